@@ -1,0 +1,2 @@
+/* vk.c — Vulkan bring-up. */
+#define VK_COMMANDS

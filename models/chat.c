@@ -1,0 +1,2 @@
+/* models/chat.c — filled in by the tokenizer issue. */
+#define CHAT_COMMANDS

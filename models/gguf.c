@@ -1,0 +1,1 @@
+/* models/gguf.c — filled in by the models issue (GGUF reader / dequantization). */

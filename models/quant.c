@@ -1,0 +1,1 @@
+/* models/quant.c — filled in by the models issue (GGUF reader / dequantization). */

@@ -1,0 +1,1 @@
+/* reference.h — scalar CPU forward pass (the oracle). Filled in by the models issue. */

@@ -1,0 +1,2 @@
+/* models/tokenizer.c — filled in by the tokenizer issue. */
+#define TOK_COMMANDS

@@ -1,0 +1,49 @@
+/* test.h — the test runner's API. Test files define EDGE_TESTING (via
+   test/tests.c, which includes edge.c and then every test file ending in _test.c).
+
+     TEST(name) { ... }        registers a test (in file order)
+     CHECK(cond)               records file, line and the expression text on failure; the test goes on
+     CHECKF(cond, fmt, ...)    the same with a formatted detail
+     REQUIRE(cond)             like CHECK but ends the test at the first failure
+     SKIP(fmt, ...)            marks the test skipped with its reason and ends it
+     fixture_path(buf, rel)    finds a file in ../shared/fixtures (preferred) or test/fixtures; false if neither */
+#ifndef EDGE_TEST_H
+#define EDGE_TEST_H
+#include <setjmp.h>
+
+typedef struct TestCase {
+    const char *name;
+    const char *file;
+    void (*fn)(void);
+    struct TestCase *next;
+} TestCase;
+
+void test_register(TestCase *t);
+void test_fail(const char *file, int line, const char *expr, const char *detail);
+_Noreturn void test_skip(const char *reason);
+_Noreturn void test_abort(void);
+bool fixture_path(char *buf, int n, const char *rel);
+bool shared_fixtures_present(void);
+
+#define TEST(name)                                                              \
+    static void test_##name(void);                                              \
+    __attribute__((constructor)) static void test_reg_##name(void) {            \
+        static TestCase t = { #name, __FILE__, test_##name, 0 };                \
+        test_register(&t);                                                      \
+    }                                                                           \
+    static void test_##name(void)
+
+#define CHECK(cond) do { if (!(cond)) test_fail(__FILE__, __LINE__, #cond, 0); } while (0)
+#define CHECKF(cond, ...) do { if (!(cond)) { char d_[512]; fmt_buf(d_, sizeof d_, __VA_ARGS__); \
+                               test_fail(__FILE__, __LINE__, #cond, d_); } } while (0)
+#define REQUIRE(cond) do { if (!(cond)) { test_fail(__FILE__, __LINE__, #cond, 0); test_abort(); } } while (0)
+#define SKIP(...) do { char r_[512]; fmt_buf(r_, sizeof r_, __VA_ARGS__); test_skip(r_); } while (0)
+
+/* Run code that is expected to call die(): returns true if it did, with the code and message. */
+#define EXPECT_DIE(code_out, stmt) ({                                           \
+    jmp_buf jb_; bool died_ = false;                                            \
+    die_trap = &jb_;                                                            \
+    if (setjmp(jb_) == 0) { stmt; } else { died_ = true; *(code_out) = die_trap_code; } \
+    die_trap = 0; died_; })
+
+#endif

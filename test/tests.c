@@ -1,0 +1,8 @@
+/* tests.c — the unity root of the test binary: edge.c without its main, the
+   runner, then every test file. Add a test file here, one line each. */
+#define EDGE_TESTING 1
+#include "../edge.c"
+#include "test.h"
+#include "runner.c"
+
+#include "base_test.c"
