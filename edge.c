@@ -26,6 +26,7 @@
 #include "kernels/kernel.h"
 #include "kernels.gen.h"            /* build/: SPIR-V arrays + reflected signatures */
 #include "kernels/vk.h"
+#include "kernels/ops.h"
 #include "models/gguf.h"
 #include "models/quant.h"
 #include "models/tokenizer.h"
@@ -43,6 +44,7 @@ typedef struct Command {
 
 #include "base/base.c"
 #include "kernels/vk.c"
+#include "kernels/ops.c"
 #include "models/gguf.c"
 #include "models/quant.c"
 #include "models/tokenizer.c"

@@ -11,4 +11,16 @@
 #define EDGE_MAX_CTX 8192               /* tokens: upper bound on -c regardless of the model's limit */
 #endif
 
+#ifndef EDGE_VK_MAX_SETS
+#define EDGE_VK_MAX_SETS 4096           /* descriptor sets: most dispatches in one recorded command buffer */
+#endif
+
+#ifndef EDGE_VK_STAGING_BYTES
+#define EDGE_VK_STAGING_BYTES (16u << 20) /* bytes: host-visible bounce buffer on non-unified devices */
+#endif
+
+#ifndef EDGE_VK_FENCE_TIMEOUT_NS
+#define EDGE_VK_FENCE_TIMEOUT_NS 60000000000ull /* ns: a submit that takes longer is a device error */
+#endif
+
 #endif

@@ -1,2 +1,567 @@
-/* vk.c — Vulkan bring-up. */
-#define VK_COMMANDS
+/* vk.c — implementation of vk.h. Functions are loaded by hand (volk style):
+   dlopen -> vkGetInstanceProcAddr -> instance functions -> device functions. */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#define VK_CHECK(call) do { VkResult r_ = (call); if (r_ != VK_SUCCESS)                          \
+    die(EXIT_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, vk_result_name(r_)); } while (0)
+
+const char *const dtype_name[DT_COUNT] = { "f32", "f16", "bf16", "u32", "i32", "q8_0", "q4_0", "q4_k", "q6_k" };
+
+/* ---- function tables ----------------------------------------------------------- */
+#define VK_GLOBAL_FUNCS(X) X(vkCreateInstance) X(vkEnumerateInstanceLayerProperties) \
+    X(vkEnumerateInstanceExtensionProperties)
+#define VK_INSTANCE_FUNCS(X) X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) \
+    X(vkGetPhysicalDeviceProperties) X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2) \
+    X(vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties) \
+    X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkGetDeviceProcAddr)
+#define VK_DEVICE_FUNCS(X) X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer) \
+    X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory) \
+    X(vkMapMemory) X(vkUnmapMemory) X(vkCreateShaderModule) X(vkDestroyShaderModule) \
+    X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout) \
+    X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline) \
+    X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool) \
+    X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreateCommandPool) X(vkDestroyCommandPool) \
+    X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
+    X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
+    X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCreateFence) X(vkDestroyFence) \
+    X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+
+#define VK_DECL(f) static PFN_##f f;
+VK_GLOBAL_FUNCS(VK_DECL)
+VK_INSTANCE_FUNCS(VK_DECL)
+VK_DEVICE_FUNCS(VK_DECL)
+static PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr_;
+static PFN_vkCreateDebugUtilsMessengerEXT  vkCreateDebugUtilsMessengerEXT_;
+static PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT_;
+static PFN_vkSetDebugUtilsObjectNameEXT    vkSetDebugUtilsObjectNameEXT_;
+
+static u32 vk_validation_error_count;
+u32 vk_validation_errors(void) { return vk_validation_error_count; }
+
+const char *vk_result_name(VkResult r) {
+    switch (r) {
+#define R(x) case x: return #x;
+    R(VK_SUCCESS) R(VK_NOT_READY) R(VK_TIMEOUT) R(VK_INCOMPLETE) R(VK_ERROR_OUT_OF_HOST_MEMORY)
+    R(VK_ERROR_OUT_OF_DEVICE_MEMORY) R(VK_ERROR_INITIALIZATION_FAILED) R(VK_ERROR_DEVICE_LOST)
+    R(VK_ERROR_MEMORY_MAP_FAILED) R(VK_ERROR_LAYER_NOT_PRESENT) R(VK_ERROR_EXTENSION_NOT_PRESENT)
+    R(VK_ERROR_FEATURE_NOT_PRESENT) R(VK_ERROR_INCOMPATIBLE_DRIVER) R(VK_ERROR_TOO_MANY_OBJECTS)
+    R(VK_ERROR_FORMAT_NOT_SUPPORTED) R(VK_ERROR_FRAGMENTED_POOL) R(VK_ERROR_OUT_OF_POOL_MEMORY)
+    R(VK_ERROR_INVALID_SHADER_NV) R(VK_ERROR_UNKNOWN)
+#undef R
+    default: return "VK_ERROR_(unnamed)";
+    }
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL vk_debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+        VkDebugUtilsMessageTypeFlagsEXT type, const VkDebugUtilsMessengerCallbackDataEXT *d, void *user) {
+    (void)type; (void)user;
+    if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        vk_validation_error_count++;
+        errf("edge: vulkan validation error: %s\n", d->pMessage);
+    } else if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        errf("edge: vulkan validation warning: %s\n", d->pMessage);
+    }
+    return VK_FALSE;
+}
+
+static void vk_name(Vk *vk, VkObjectType type, u64 handle, const char *name) {
+    if (!vkSetDebugUtilsObjectNameEXT_ || !handle) return;
+    VkDebugUtilsObjectNameInfoEXT ni = { VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, 0, type, handle, name };
+    vkSetDebugUtilsObjectNameEXT_(vk->dev, &ni);
+}
+
+static bool env_flag(const char *name) { const char *v = getenv(name); return v && *v && strcmp(v, "0"); }
+
+static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
+    for (u32 i = 0; i < n; i++) if (!strcmp(e[i].extensionName, name)) return true;
+    return false;
+}
+
+/* ---- bring-up ------------------------------------------------------------------ */
+bool vk_init(Vk *vk, Err *e) {
+    memset(vk, 0, sizeof *vk);
+    vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    if (!vk->lib)
+        return err_set(e, EXIT_DEVICE, "cannot load the Vulkan loader (libvulkan.so.1 or libvulkan.so): %s. "
+                       "Install the board's Vulkan driver and loader (Debian: libvulkan1 plus a driver such as "
+                       "mesa-vulkan-drivers)", dlerror());
+    vkGetInstanceProcAddr_ = (PFN_vkGetInstanceProcAddr)dlsym(vk->lib, "vkGetInstanceProcAddr");
+    if (!vkGetInstanceProcAddr_) return err_set(e, EXIT_DEVICE, "the Vulkan loader has no vkGetInstanceProcAddr");
+#define VK_LOAD_G(f) f = (PFN_##f)vkGetInstanceProcAddr_(0, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan loader lacks %s", #f);
+    VK_GLOBAL_FUNCS(VK_LOAD_G)
+    u32 api = VK_API_VERSION_1_1;
+    PFN_vkEnumerateInstanceVersion eiv = (PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr_(0, "vkEnumerateInstanceVersion");
+    if (eiv) { u32 v = 0; if (eiv(&v) == VK_SUCCESS && v >= VK_API_VERSION_1_2) api = VK_API_VERSION_1_2; }
+
+    /* validation: EDGE_VALIDATION=1 enables the Khronos layer and a messenger that counts errors */
+    bool want_val = env_flag("EDGE_VALIDATION");
+    const char *layers[1]; u32 n_layers = 0;
+    const char *exts[2]; u32 n_exts = 0;
+    u32 n = 0; vkEnumerateInstanceExtensionProperties(0, &n, 0);
+    VkExtensionProperties iext[128]; if (n > 128) n = 128; vkEnumerateInstanceExtensionProperties(0, &n, iext);
+    bool dbg = false;
+    if (want_val) {
+        u32 nl = 0; vkEnumerateInstanceLayerProperties(&nl, 0);
+        VkLayerProperties lp[64]; if (nl > 64) nl = 64; vkEnumerateInstanceLayerProperties(&nl, lp);
+        bool found = false;
+        for (u32 i = 0; i < nl; i++) if (!strcmp(lp[i].layerName, "VK_LAYER_KHRONOS_validation")) found = true;
+        if (!found) return err_set(e, EXIT_DEVICE, "EDGE_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
+        layers[n_layers++] = "VK_LAYER_KHRONOS_validation";
+        dbg = true;   /* the layer provides VK_EXT_debug_utils */
+    } else if (has_ext(iext, n, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) && env_flag("EDGE_DEBUG_NAMES")) dbg = true;
+    if (dbg) exts[n_exts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, 0, "edge", 1, "edge", 1, api };
+    VkDebugUtilsMessengerCreateInfoEXT mci = { VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT, 0, 0,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT, vk_debug_cb, 0 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, want_val ? &mci : 0, 0, &app,
+                                 n_layers, layers, n_exts, exts };
+    VkResult r = vkCreateInstance(&ici, 0, &vk->instance);
+    if (r != VK_SUCCESS) return err_set(e, EXIT_DEVICE, "vkCreateInstance failed: %s (no usable Vulkan driver?)", vk_result_name(r));
+#define VK_LOAD_I(f) f = (PFN_##f)vkGetInstanceProcAddr_(vk->instance, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan instance lacks %s (Vulkan 1.1 is required)", #f);
+    VK_INSTANCE_FUNCS(VK_LOAD_I)
+    if (dbg) {
+        vkCreateDebugUtilsMessengerEXT_  = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr_(vk->instance, "vkCreateDebugUtilsMessengerEXT");
+        vkDestroyDebugUtilsMessengerEXT_ = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr_(vk->instance, "vkDestroyDebugUtilsMessengerEXT");
+        vkSetDebugUtilsObjectNameEXT_    = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetInstanceProcAddr_(vk->instance, "vkSetDebugUtilsObjectNameEXT");
+        if (want_val && vkCreateDebugUtilsMessengerEXT_) VK_CHECK(vkCreateDebugUtilsMessengerEXT_(vk->instance, &mci, 0, &vk->messenger));
+    }
+
+    /* physical device: EDGE_DEVICE=N, else the first GPU, else the first device */
+    u32 nd = 0; vkEnumeratePhysicalDevices(vk->instance, &nd, 0);
+    if (nd == 0) return err_set(e, EXIT_DEVICE, "no Vulkan device found (the loader found no driver)");
+    VkPhysicalDevice pds[16]; if (nd > 16) nd = 16; vkEnumeratePhysicalDevices(vk->instance, &nd, pds);
+    const char *dev_env = getenv("EDGE_DEVICE");
+    u32 pick = 0;
+    if (dev_env && *dev_env) {
+        char *end; long v = strtol(dev_env, &end, 10);
+        if (*end || v < 0 || (u32)v >= nd) return err_set(e, EXIT_DEVICE, "EDGE_DEVICE=%s: no such device (found %u)", dev_env, nd);
+        pick = (u32)v;
+    } else {
+        for (u32 i = 0; i < nd; i++) {
+            VkPhysicalDeviceProperties p; vkGetPhysicalDeviceProperties(pds[i], &p);
+            if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU || p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) { pick = i; break; }
+        }
+    }
+    vk->phys = pds[pick];
+    vkGetPhysicalDeviceProperties(vk->phys, &vk->props);
+    vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem);
+    if (vk->props.apiVersion < VK_API_VERSION_1_1)
+        return err_set(e, EXIT_DEVICE, "device '%s' supports Vulkan %u.%u; edge needs 1.1", vk->props.deviceName,
+                       VK_API_VERSION_MAJOR(vk->props.apiVersion), VK_API_VERSION_MINOR(vk->props.apiVersion));
+
+    /* properties: subgroups, driver */
+    VkPhysicalDeviceSubgroupProperties sub = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, 0, 0, 0, 0, 0 };
+    VkPhysicalDeviceDriverProperties drv = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, 0, 0, "", "", {0, 0, 0, 0} };
+    u32 ne = 0; vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, 0);
+    VkExtensionProperties *dext = calloc(ne ? ne : 1, sizeof *dext);
+    vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, dext);
+    bool has_drv = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_driver_properties");
+    if (has_drv) sub.pNext = &drv;
+    VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub, {0} };
+    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
+    if (has_drv) { fmt_buf(vk->driver_name, sizeof vk->driver_name, "%s", drv.driverName); fmt_buf(vk->driver_info, sizeof vk->driver_info, "%s", drv.driverInfo); }
+
+    /* optional features: only what the device reports */
+    VkPhysicalDeviceShaderFloat16Int8Features f16i8 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, 0, 0, 0 };
+    VkPhysicalDevice16BitStorageFeatures s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, 0, 0, 0, 0 };
+    bool f16_ext = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_shader_float16_int8");
+    if (f16_ext) s16.pNext = &f16i8;
+    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0} };
+    vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
+    bool want_f16 = f16_ext && f16i8.shaderFloat16, want_s16 = s16.storageBuffer16BitAccess;
+    bool want_i8 = f16_ext && f16i8.shaderInt8;
+
+    VkCaps *c = &vk->caps;
+    c->api_version        = vk->props.apiVersion;
+    c->subgroup_size      = sub.subgroupSize;
+    c->subgroup_ops       = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sub.supportedOperations : 0;
+    c->f16_arith          = want_f16;
+    c->storage16          = want_s16;
+    c->int8_arith         = want_i8;
+    c->timestamps         = vk->props.limits.timestampComputeAndGraphics;
+    c->timestamp_period_ns = vk->props.limits.timestampPeriod;
+    c->max_storage_range  = vk->props.limits.maxStorageBufferRange;
+    c->min_offset_align   = MAX(vk->props.limits.minStorageBufferOffsetAlignment, 4);
+    c->max_shared         = vk->props.limits.maxComputeSharedMemorySize;
+    c->max_wg_invocations = vk->props.limits.maxComputeWorkGroupInvocations;
+    for (int i = 0; i < 3; i++) c->max_wg_size[i] = vk->props.limits.maxComputeWorkGroupSize[i];
+    c->max_push           = vk->props.limits.maxPushConstantsSize;
+    VkPhysicalDeviceMaintenance3Properties m3 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, 0, 0, 0 };
+    VkPhysicalDeviceProperties2 p3 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3, {0} };
+    vkGetPhysicalDeviceProperties2(vk->phys, &p3);
+    c->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((u64)1 << 30);
+    const char *mb = getenv("EDGE_MAX_BINDING");
+    if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
+    for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags fl = vk->mem.memoryTypes[i].propertyFlags, want =
+            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        if ((fl & want) == want) c->unified = true;
+    }
+
+    /* queue with compute */
+    u32 nq = 0; vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, 0);
+    VkQueueFamilyProperties qf[16]; if (nq > 16) nq = 16; vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, qf);
+    vk->qfam = ~0u;
+    for (u32 i = 0; i < nq; i++) if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+        if (vk->qfam == ~0u || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) vk->qfam = i;   /* prefer compute-only */
+        if (!(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) break;
+    }
+    if (vk->qfam == ~0u) { free(dext); return err_set(e, EXIT_DEVICE, "device '%s' has no compute queue", vk->props.deviceName); }
+    if (!(qf[vk->qfam].timestampValidBits)) c->timestamps = false;
+
+    f32 prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, 0, 0, vk->qfam, 1, &prio };
+    VkPhysicalDeviceShaderFloat16Int8Features en_f16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, 0, want_f16, want_i8 };
+    VkPhysicalDevice16BitStorageFeatures en_s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, want_s16, 0, 0, 0 };
+    void *chain = 0;
+    if (want_s16) { en_s16.pNext = chain; chain = &en_s16; }
+    if (want_f16 || want_i8) { en_f16.pNext = chain; chain = &en_f16; }
+    const char *dexts[4]; u32 n_dexts = 0;
+    if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
+    free(dext);
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, chain, 0, 1, &qci, 0, 0, n_dexts, dexts, 0 };
+    r = vkCreateDevice(vk->phys, &dci, 0, &vk->dev);
+    if (r != VK_SUCCESS) return err_set(e, EXIT_DEVICE, "vkCreateDevice failed on '%s': %s", vk->props.deviceName, vk_result_name(r));
+#define VK_LOAD_D(f) f = (PFN_##f)vkGetDeviceProcAddr(vk->dev, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan device lacks %s", #f);
+    VK_DEVICE_FUNCS(VK_LOAD_D)
+    vkGetDeviceQueue(vk->dev, vk->qfam, 0, &vk->queue);
+
+    VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, 0, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, vk->qfam };
+    VK_CHECK(vkCreateCommandPool(vk->dev, &cpi, 0, &vk->pool));
+    VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, vk->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &vk->cmd));
+    VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
+    VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &vk->fence));
+    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, EDGE_VK_MAX_SETS * 8 };
+    VkDescriptorPoolCreateInfo dpi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, 0, 0, EDGE_VK_MAX_SETS, 1, &ps };
+    VK_CHECK(vkCreateDescriptorPool(vk->dev, &dpi, 0, &vk->dpool));
+    return true;
+}
+
+static void vk_block_free(Vk *vk, VkBlock *b) {
+    if (b->mapped) vkUnmapMemory(vk->dev, b->mem);
+    if (b->buf) vkDestroyBuffer(vk->dev, b->buf, 0);
+    if (b->mem) vkFreeMemory(vk->dev, b->mem, 0);
+    memset(b, 0, sizeof *b);
+}
+
+void vk_shutdown(Vk *vk) {
+    if (vk->dev) {
+        vkDeviceWaitIdle(vk->dev);
+        for (u32 i = 0; i < ARRAY_COUNT(vk->pipes); i++) {
+            VkPipe *p = &vk->pipes[i];
+            if (p->pipe) vkDestroyPipeline(vk->dev, p->pipe, 0);
+            if (p->layout) vkDestroyPipelineLayout(vk->dev, p->layout, 0);
+            if (p->dsl) vkDestroyDescriptorSetLayout(vk->dev, p->dsl, 0);
+        }
+        vk_block_free(vk, &vk->staging);
+        vkDestroyDescriptorPool(vk->dev, vk->dpool, 0);
+        vkDestroyFence(vk->dev, vk->fence, 0);
+        vkDestroyCommandPool(vk->dev, vk->pool, 0);
+        vkDestroyDevice(vk->dev, 0);
+    }
+    if (vk->messenger && vkDestroyDebugUtilsMessengerEXT_) vkDestroyDebugUtilsMessengerEXT_(vk->instance, vk->messenger, 0);
+    if (vk->instance) vkDestroyInstance(vk->instance, 0);
+    if (vk->lib) dlclose(vk->lib);
+    memset(vk, 0, sizeof *vk);
+}
+
+/* ---- memory -------------------------------------------------------------------- */
+static bool vk_block_alloc(Vk *vk, VkBlock *b, u64 size, bool host, const char *name, Err *e) {
+    memset(b, 0, sizeof *b);
+    VkBufferCreateInfo bci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, 0, 0, size,
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        VK_SHARING_MODE_EXCLUSIVE, 0, 0 };
+    VkResult r = vkCreateBuffer(vk->dev, &bci, 0, &b->buf);
+    if (r != VK_SUCCESS) return err_set(e, EXIT_DEVICE, "device arena '%s': vkCreateBuffer(%llu bytes) failed: %s", name, (unsigned long long)size, vk_result_name(r));
+    VkMemoryRequirements req; vkGetBufferMemoryRequirements(vk->dev, b->buf, &req);
+    /* prefer device-local + host-visible (unified), then device-local (staging copies), for host: host-visible coherent */
+    const VkMemoryPropertyFlags HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryPropertyFlags prefs[3] = { VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | HV, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV };
+    if (host) { prefs[0] = HV; prefs[1] = HV; }
+    u32 type = ~0u;
+    for (int p = 0; p < 3 && type == ~0u; p++)
+        for (u32 i = 0; i < vk->mem.memoryTypeCount; i++)
+            if ((req.memoryTypeBits & (1u << i)) && (vk->mem.memoryTypes[i].propertyFlags & prefs[p]) == prefs[p]) { type = i; break; }
+    if (type == ~0u) { vk_block_free(vk, b); return err_set(e, EXIT_DEVICE, "device arena '%s': no suitable memory type", name); }
+    VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, 0, req.size, type };
+    r = vkAllocateMemory(vk->dev, &mai, 0, &b->mem);
+    if (r != VK_SUCCESS) {
+        vk_block_free(vk, b);
+        return err_set(e, EXIT_DEVICE, "device arena '%s': cannot allocate %llu bytes of device memory: %s", name, (unsigned long long)req.size, vk_result_name(r));
+    }
+    VK_CHECK(vkBindBufferMemory(vk->dev, b->buf, b->mem, 0));
+    b->size = size;
+    if (vk->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+        VK_CHECK(vkMapMemory(vk->dev, b->mem, 0, VK_WHOLE_SIZE, 0, (void **)&b->mapped));
+    vk_name(vk, VK_OBJECT_TYPE_BUFFER, (u64)b->buf, name);
+    return true;
+}
+
+bool vk_arena_init(Vk *vk, DevArena *a, const char *name, u64 bytes, Err *e) {
+    memset(a, 0, sizeof *a);
+    a->name = name; a->vk = vk;
+    u64 left = bytes ? bytes : 16;
+    u64 max_block = vk->caps.max_alloc;
+    while (left) {
+        if (a->n_blocks == ARRAY_COUNT(a->blocks)) return err_set(e, EXIT_DEVICE, "device arena '%s': %llu bytes need more than %u blocks of %llu", name, (unsigned long long)bytes, (u32)ARRAY_COUNT(a->blocks), (unsigned long long)max_block);
+        u64 sz = MIN(left, max_block);
+        if (!vk_block_alloc(vk, &a->blocks[a->n_blocks], sz, false, name, e)) { vk_arena_free(a); return false; }
+        a->n_blocks++; a->cap += sz; left -= sz;
+    }
+    return true;
+}
+
+void vk_arena_free(DevArena *a) {
+    for (u32 i = 0; i < a->n_blocks; i++) vk_block_free(a->vk, &a->blocks[i]);
+    a->n_blocks = 0; a->cap = a->pos = a->used = 0; a->cur = 0;
+}
+
+u64 dtype_bytes(DType t, u64 n) {
+    switch (t) {
+    case DT_F32: case DT_U32: case DT_I32: return n * 4;
+    case DT_F16: case DT_BF16: return n * 2;
+    case DT_Q8_0: return n % 32 ? 0 : n / 32 * 34;
+    case DT_Q4_0: return n % 32 ? 0 : n / 32 * 18;
+    case DT_Q4_K: return n % 256 ? 0 : n / 256 * 144;
+    case DT_Q6_K: return n % 256 ? 0 : n / 256 * 210;
+    default: return 0;
+    }
+}
+
+Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site) {
+    Tensor x; memset(&x, 0, sizeof x);
+    x.name = name; x.dtype = t; x.ndim = ndim; x.arena = a; x.nelem = 1;
+    for (u32 i = 0; i < 4; i++) { x.ne[i] = i < ndim ? ne[i] : 1; if (!mul_u64(x.nelem, x.ne[i], &x.nelem)) die(EXIT_USAGE, "tensor '%s': element count overflows, at %s", name, site); }
+    x.nbytes = dtype_bytes(t, x.nelem);
+    if (!x.nbytes) die(EXIT_USAGE, "tensor '%s': %llu elements are not whole %s blocks, at %s", name, (unsigned long long)x.nelem, dtype_name[t], site);
+    u64 al = a->vk->caps.min_offset_align;
+    for (;;) {
+        if (a->cur >= a->n_blocks) break;
+        u64 start = align_up(a->pos, al);
+        if (start + x.nbytes <= a->blocks[a->cur].size) {
+            x.block = a->cur; x.offset = start; a->pos = start + x.nbytes; a->used += x.nbytes;
+            return x;
+        }
+        a->cur++; a->pos = 0;
+    }
+    die(EXIT_DEVICE, "device arena '%s' exhausted: tensor '%s' asked for %llu bytes, used %llu of %llu, at %s",
+        a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
+}
+
+/* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed. */
+static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
+    VkBlock *b = &t->arena->blocks[t->block];
+    if (b->mapped) {
+        if (up) memcpy(b->mapped + t->offset, host, t->nbytes);
+        else    memcpy(host, b->mapped + t->offset, t->nbytes);
+        return;
+    }
+    if (!vk->staging.buf) {
+        Err e;
+        if (!vk_block_alloc(vk, &vk->staging, EDGE_VK_STAGING_BYTES, true, "staging", &e)) die(e.code, "%s", e.msg);
+    }
+    for (u64 done = 0; done < t->nbytes;) {
+        u64 n = MIN(t->nbytes - done, vk->staging.size);
+        if (up) memcpy(vk->staging.mapped, (u8 *)host + done, n);
+        VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
+        VK_CHECK(vkBeginCommandBuffer(vk->cmd, &bi));
+        VkBufferCopy c = up ? (VkBufferCopy){ 0, t->offset + done, n } : (VkBufferCopy){ t->offset + done, 0, n };
+        if (up) vkCmdCopyBuffer(vk->cmd, vk->staging.buf, b->buf, 1, &c);
+        else    vkCmdCopyBuffer(vk->cmd, b->buf, vk->staging.buf, 1, &c);
+        VK_CHECK(vkEndCommandBuffer(vk->cmd));
+        VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->cmd, 0, 0 };
+        VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
+        VK_CHECK(vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS));
+        VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
+        if (!up) memcpy((u8 *)host + done, vk->staging.mapped, n);
+        done += n;
+    }
+}
+
+void vk_upload(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true); }
+void vk_download(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false); }
+
+/* ---- pipelines ----------------------------------------------------------------- */
+i32 vk_kernel_find(const char *name) {
+    for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) if (!strcmp(kernel_table[i].name, name)) return i;
+    return -1;
+}
+
+VkPipe *vk_pipeline(Vk *vk, i32 ki) {
+    if (ki < 0 || ki >= KERNEL_TABLE_COUNT) die(EXIT_USAGE, "vk_pipeline: kernel index %d out of range (%d kernels)", ki, KERNEL_TABLE_COUNT);
+    VkPipe *p = &vk->pipes[ki];
+    if (p->pipe) return p;
+    const KernelInfo *k = &kernel_table[ki];
+    if (k->cap_f16 && !vk->caps.f16_arith) die(EXIT_DEVICE, "kernel '%s' needs shaderFloat16, which this device lacks", k->name);
+    if (k->cap_s16 && !vk->caps.storage16) die(EXIT_DEVICE, "kernel '%s' needs storageBuffer16BitAccess, which this device lacks", k->name);
+    if (k->cap_sub_arith && !(vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) die(EXIT_DEVICE, "kernel '%s' needs subgroup arithmetic, which this device lacks", k->name);
+    if (k->push_size > vk->caps.max_push) die(EXIT_DEVICE, "kernel '%s' needs %u push-constant bytes, device allows %u", k->name, k->push_size, vk->caps.max_push);
+    p->k = k;
+    VkDescriptorSetLayoutBinding lb[16];
+    for (u32 i = 0; i < k->n_bindings; i++) {
+        if (k->bindings[i].set != 0) die(EXIT_USAGE, "kernel '%s': binding in set %d (edge uses set 0 only)", k->name, k->bindings[i].set);
+        lb[i] = (VkDescriptorSetLayoutBinding){ (u32)k->bindings[i].binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, 0 };
+    }
+    VkDescriptorSetLayoutCreateInfo dli = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, 0, 0, k->n_bindings, lb };
+    VK_CHECK(vkCreateDescriptorSetLayout(vk->dev, &dli, 0, &p->dsl));
+    VkPushConstantRange pr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, align_up(k->push_size, 4) };
+    VkPipelineLayoutCreateInfo pli = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, 0, 0, 1, &p->dsl, k->push_size ? 1 : 0, &pr };
+    VK_CHECK(vkCreatePipelineLayout(vk->dev, &pli, 0, &p->layout));
+    VkShaderModuleCreateInfo smi = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, 0, 0, k->spv_words * 4, k->spv };
+    VkShaderModule sm; VK_CHECK(vkCreateShaderModule(vk->dev, &smi, 0, &sm));
+    VkComputePipelineCreateInfo cpi = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, 0, 0,
+        { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, 0, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, k->entry, 0 },
+        p->layout, 0, -1 };
+    VkResult r = vkCreateComputePipelines(vk->dev, 0, 1, &cpi, 0, &p->pipe);
+    vkDestroyShaderModule(vk->dev, sm, 0);
+    if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkCreateComputePipelines failed for kernel '%s' (%s:%s): %s", k->name, k->file, k->entry, vk_result_name(r));
+    vk_name(vk, VK_OBJECT_TYPE_PIPELINE, (u64)p->pipe, k->name);
+    return p;
+}
+
+/* ---- recording ----------------------------------------------------------------- */
+void vk_begin(Vk *vk) {
+    if (vk->recording) die(EXIT_USAGE, "vk_begin while already recording");
+    VK_CHECK(vkResetDescriptorPool(vk->dev, vk->dpool, 0));
+    VK_CHECK(vkResetCommandBuffer(vk->cmd, 0));
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
+    VK_CHECK(vkBeginCommandBuffer(vk->cmd, &bi));
+    vk->recording = true; vk->n_dispatch = 0;
+}
+
+/* Does a tensor of dtype t fit a binding whose reflected element is el? Weights of block
+   types and packed f16/bf16 travel as u32 words. */
+static bool dtype_fits(DType t, const KBinding *b) {
+    switch (t) {
+    case DT_F32: return b->elem == KE_F32;
+    case DT_F16: return b->elem == KE_F16 || b->elem == KE_U32;
+    case DT_BF16: case DT_Q8_0: case DT_Q4_0: case DT_Q4_K: case DT_Q6_K: return b->elem == KE_U32;
+    case DT_U32: return b->elem == KE_U32;
+    case DT_I32: return b->elem == KE_I32;
+    default: return false;
+    }
+}
+
+void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *push, u32 push_bytes, u32 gx, u32 gy, u32 gz) {
+    const KernelInfo *k = p->k;
+    if (!vk->recording) die(EXIT_USAGE, "vk_dispatch('%s') outside vk_begin/vk_submit_wait", k->name);
+    if (n != k->n_bindings) die(EXIT_USAGE, "kernel '%s' has %u bindings, dispatch passed %u tensors", k->name, k->n_bindings, n);
+    if (push_bytes != k->push_size) die(EXIT_USAGE, "kernel '%s' takes %u push-constant bytes, dispatch passed %u", k->name, k->push_size, push_bytes);
+    if (vk->n_dispatch >= EDGE_VK_MAX_SETS) die(EXIT_USAGE, "more than %d dispatches in one recording", EDGE_VK_MAX_SETS);
+    VkDescriptorSet set;
+    VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, 0, vk->dpool, 1, &p->dsl };
+    VK_CHECK(vkAllocateDescriptorSets(vk->dev, &ai, &set));
+    VkDescriptorBufferInfo bi[16]; VkWriteDescriptorSet w[16];
+    for (u32 i = 0; i < n; i++) {
+        const KBinding *b = &k->bindings[i];
+        if (b->binding < 0 || (u32)b->binding >= n) die(EXIT_USAGE, "kernel '%s': binding numbers must be 0..%u (found %d)", k->name, n - 1, b->binding);
+        const Tensor *t = ts[b->binding];     /* callers pass tensors in binding order */
+        if (!dtype_fits(t->dtype, b))
+            die(EXIT_USAGE, "kernel '%s' (%s:%s) binding %d '%s' holds %s%s, but tensor '%s' is %s",
+                k->name, k->file, k->entry, b->binding, b->name, kelem_name[b->elem], b->vec > 1 ? " vectors" : "", t->name, dtype_name[t->dtype]);
+        if (t->nbytes > vk->caps.max_storage_range)
+            die(EXIT_DEVICE, "tensor '%s' is %llu bytes, over maxStorageBufferRange %llu (bind it as row chunks)", t->name, (unsigned long long)t->nbytes, (unsigned long long)vk->caps.max_storage_range);
+        bi[i] = (VkDescriptorBufferInfo){ t->arena->blocks[t->block].buf, t->offset, t->nbytes };
+        w[i] = (VkWriteDescriptorSet){ VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, 0, set, (u32)b->binding, 0, 1,
+                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 0, &bi[i], 0 };
+    }
+    vkUpdateDescriptorSets(vk->dev, n, w, 0, 0);
+    vkCmdBindPipeline(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
+    vkCmdBindDescriptorSets(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, 0);
+    if (push_bytes) vkCmdPushConstants(vk->cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, align_up(push_bytes, 4), push);
+    const u32 *mx = vk->props.limits.maxComputeWorkGroupCount;
+    if (gx > mx[0] || gy > mx[1] || gz > mx[2]) die(EXIT_USAGE, "kernel '%s': dispatch %ux%ux%u exceeds the device's %ux%ux%u", k->name, gx, gy, gz, mx[0], mx[1], mx[2]);
+    vkCmdDispatch(vk->cmd, gx, gy, gz);
+    vk->n_dispatch++;
+}
+
+void vk_barrier(Vk *vk) {
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0,
+        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
+    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, 0, 0, 0);
+}
+
+void vk_submit_wait(Vk *vk) {
+    if (!vk->recording) die(EXIT_USAGE, "vk_submit_wait without vk_begin");
+    vk_barrier(vk);
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk->recording = false;
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->cmd, 0, 0 };
+    VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
+    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS);
+    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(EDGE_VK_FENCE_TIMEOUT_NS / 1000000));
+    if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkWaitForFences failed: %s", vk_result_name(r));
+    VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
+}
+
+/* ---- edge info ------------------------------------------------------------------- */
+static void vk_print_info(Vk *vk) {
+    VkPhysicalDeviceProperties *p = &vk->props;
+    const char *types[] = { "other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU" };
+    out("device:            %s (%s)\n", p->deviceName, p->deviceType <= 4 ? types[p->deviceType] : "?");
+    out("driver:            %s %s (version 0x%08x)\n", vk->driver_name[0] ? vk->driver_name : "?", vk->driver_info, p->driverVersion);
+    out("vulkan:            %u.%u.%u\n", VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
+    out("vendor/device id:  0x%04x / 0x%04x\n", p->vendorID, p->deviceID);
+    VkCaps *c = &vk->caps;
+    out("subgroup size:     %u\n", c->subgroup_size);
+    out("subgroup ops:      %s%s%s%s%s%s%s%s\n", c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT ? "basic " : "",
+        c->subgroup_ops & VK_SUBGROUP_FEATURE_VOTE_BIT ? "vote " : "", c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "arithmetic " : "",
+        c->subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT ? "ballot " : "", c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT ? "shuffle " : "",
+        c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT ? "shuffle-relative " : "", c->subgroup_ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT ? "clustered " : "",
+        c->subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT ? "quad" : "");
+    out("f16 arithmetic:    %s\n", c->f16_arith ? "yes" : "no");
+    out("int8 arithmetic:   %s\n", c->int8_arith ? "yes" : "no");
+    out("16-bit storage:    %s\n", c->storage16 ? "yes" : "no");
+    out("timestamps:        %s (period %.3f ns)\n", c->timestamps ? "yes" : "no", (f64)c->timestamp_period_ns);
+    out("maxStorageBufferRange:     %llu\n", (unsigned long long)c->max_storage_range);
+    out("maxMemoryAllocationSize:   %llu\n", (unsigned long long)c->max_alloc);
+    out("minStorageBufferOffsetAlignment: %llu\n", (unsigned long long)p->limits.minStorageBufferOffsetAlignment);
+    out("shared memory per workgroup: %u\n", c->max_shared);
+    out("max workgroup:     %u invocations, size %u x %u x %u\n", c->max_wg_invocations, c->max_wg_size[0], c->max_wg_size[1], c->max_wg_size[2]);
+    out("unified memory:    %s\n", c->unified ? "yes (device-local memory is host-visible)" : "no (staging copies)");
+    for (u32 i = 0; i < vk->mem.memoryHeapCount; i++)
+        out("memory heap %u:     %llu MiB%s\n", i, (unsigned long long)(vk->mem.memoryHeaps[i].size >> 20),
+            vk->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? " device-local" : "");
+    for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = vk->mem.memoryTypes[i].propertyFlags;
+        out("memory type %u:     heap %u%s%s%s%s\n", i, vk->mem.memoryTypes[i].heapIndex,
+            f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT ? " device-local" : "", f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT ? " host-visible" : "",
+            f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT ? " host-coherent" : "", f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT ? " host-cached" : "");
+    }
+}
+
+static void kernel_print_table(void) {
+    out("\nkernels (%d, SPIR-V by Tint, reflected at build time):\n", KERNEL_TABLE_COUNT);
+    for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
+        const KernelInfo *k = &kernel_table[i];
+        out("  %-24s %s:%s  wg %ux%ux%u  push %uB%s%s%s\n", k->name, k->file, k->entry, k->wg[0], k->wg[1], k->wg[2], k->push_size,
+            k->cap_f16 ? "  f16" : "", k->cap_s16 ? "  16bit-storage" : "", k->cap_subgroup ? "  subgroups" : "");
+        for (u32 b = 0; b < k->n_bindings; b++) {
+            const KBinding *kb = &k->bindings[b];
+            char ty[32];
+            if (kb->vec > 1) fmt_buf(ty, sizeof ty, "vec%u<%s>", kb->vec, kelem_name[kb->elem]);
+            else fmt_buf(ty, sizeof ty, "%s", kelem_name[kb->elem]);
+            out("      @binding(%d) %-10s array<%s>  %s\n", kb->binding, kb->name, ty, kb->writable ? "read_write" : "read");
+        }
+    }
+}
+
+static int cmd_info(int argc, char **argv) {
+    (void)argc; (void)argv;
+    Vk vk; Err e;
+    if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); kernel_print_table(); return e.code; }
+    vk_print_info(&vk);
+    kernel_print_table();
+    vk_shutdown(&vk);
+    return EXIT_OK;
+}
+
+#define VK_COMMANDS { "info", cmd_info, "the Vulkan device, its limits and features, and the embedded kernel table" },

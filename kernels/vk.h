@@ -1,4 +1,130 @@
-/* vk.h — Vulkan bring-up (dlopen), device, memory, pipelines, dispatch. */
+/* vk.h — Vulkan compute for edge: the loader through dlopen, one device and queue,
+   capabilities, a fixed device arena carved by a bump allocator, pipelines built
+   from the embedded SPIR-V and its reflected signature, recording and dispatch.
+
+   Why: the binary must start on any board with a Vulkan 1.1 driver, say clearly
+   when there is none, use optional features only when the device reports them,
+   and never hand a kernel a buffer whose dtype it does not expect.
+
+   API:
+     vk_init(&vk, err)                       dlopen libvulkan, instance (validation-aware), device (EDGE_DEVICE=N)
+     vk_shutdown(&vk)
+     vk_arena_init(&vk, &arena, name, bytes) one VkDeviceMemory block (several if maxMemoryAllocationSize forces it)
+     vk_tensor(&arena, name, dtype, ndim, ne) exact-size sub-allocation (offset aligned to minStorageBufferOffsetAlignment)
+     vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible)
+     vk_kernel_find(name) / vk_pipeline(&vk, kernel)
+     vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
+     vk_validation_errors()                  errors reported by the Khronos validation layer so far
+
+   Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation. */
 #ifndef EDGE_VK_H
 #define EDGE_VK_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+/* Runtime tensor dtypes: activations/scratch and the ggml weight types. */
+typedef enum DType {
+    DT_F32, DT_F16, DT_BF16, DT_U32, DT_I32, DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q6_K, DT_COUNT
+} DType;
+extern const char *const dtype_name[DT_COUNT];
+
+typedef struct VkCaps {
+    u32  api_version;
+    u32  subgroup_size;
+    u32  subgroup_ops;          /* VkSubgroupFeatureFlags supported in compute */
+    bool f16_arith;             /* shaderFloat16 enabled */
+    bool storage16;             /* storageBuffer16BitAccess enabled */
+    bool int8_arith;            /* shaderInt8 */
+    bool timestamps;            /* timestampComputeAndGraphics */
+    f32  timestamp_period_ns;
+    u64  max_storage_range;     /* maxStorageBufferRange (EDGE_MAX_BINDING may lower it) */
+    u64  max_alloc;             /* maxMemoryAllocationSize */
+    u64  min_offset_align;      /* minStorageBufferOffsetAlignment */
+    u32  max_shared;            /* maxComputeSharedMemorySize */
+    u32  max_wg_invocations;
+    u32  max_wg_size[3];
+    u32  max_push;              /* maxPushConstantsSize */
+    bool unified;               /* device-local memory is also host-visible (lavapipe, most ARM boards) */
+} VkCaps;
+
+typedef struct VkBlock {        /* one VkDeviceMemory with one VkBuffer over all of it */
+    VkDeviceMemory mem;
+    VkBuffer       buf;
+    u64            size;
+    u8            *mapped;      /* non-NULL when host-visible */
+} VkBlock;
+
+typedef struct DevArena {
+    const char *name;
+    struct Vk  *vk;
+    VkBlock     blocks[8];
+    u32         n_blocks;
+    u32         cur;            /* block being carved */
+    u64         pos;            /* bump position inside blocks[cur] */
+    u64         cap;            /* sum of block sizes */
+    u64         used;           /* sum of exact tensor bytes (no alignment padding) */
+} DevArena;
+
+typedef struct Tensor {
+    const char *name;
+    DType       dtype;
+    u32         ndim;
+    u64         ne[4];          /* ne[0] contiguous */
+    u64         nelem;
+    u64         nbytes;         /* exactly what the data needs */
+    DevArena   *arena;
+    u32         block;
+    u64         offset;         /* in blocks[block] */
+} Tensor;
+
+typedef struct VkPipe {
+    const KernelInfo     *k;
+    VkPipeline            pipe;
+    VkPipelineLayout      layout;
+    VkDescriptorSetLayout dsl;
+} VkPipe;
+
+typedef struct Vk {
+    void                 *lib;
+    VkInstance            instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice      phys;
+    VkDevice              dev;
+    VkQueue               queue;
+    u32                   qfam;
+    VkPhysicalDeviceProperties       props;
+    VkPhysicalDeviceMemoryProperties mem;
+    VkCaps                caps;
+    char                  driver_name[256], driver_info[256];
+    VkCommandPool         pool;
+    VkCommandBuffer       cmd;
+    VkFence               fence;
+    VkDescriptorPool      dpool;
+    VkPipe                pipes[KERNEL_TABLE_COUNT ? KERNEL_TABLE_COUNT : 1];
+    VkBlock               staging;  /* host-visible bounce buffer for non-unified devices */
+    bool                  recording;
+    u32                   n_dispatch; /* dispatches recorded since vk_begin */
+} Vk;
+
+bool  vk_init(Vk *vk, Err *e);
+void  vk_shutdown(Vk *vk);
+const char *vk_result_name(VkResult r);
+u32   vk_validation_errors(void);
+
+bool  vk_arena_init(Vk *vk, DevArena *a, const char *name, u64 bytes, Err *e);
+void  vk_arena_free(DevArena *a);
+u64   dtype_bytes(DType t, u64 nelem);     /* exact bytes; 0 if nelem is not a whole number of blocks */
+Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site);
+#define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
+void  vk_upload(Vk *vk, const Tensor *t, const void *src);
+void  vk_download(Vk *vk, const Tensor *t, void *dst);
+
+i32   vk_kernel_find(const char *name);    /* index into kernel_table, -1 if absent */
+VkPipe *vk_pipeline(Vk *vk, i32 kernel);
+void  vk_begin(Vk *vk);
+void  vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *push, u32 push_bytes, u32 gx, u32 gy, u32 gz);
+void  vk_barrier(Vk *vk);
+void  vk_submit_wait(Vk *vk);
+
 #endif

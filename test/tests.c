@@ -6,3 +6,7 @@
 #include "runner.c"
 
 #include "base_test.c"
+#include "vk_test.c"
+
+/* keep last */
+#include "zz_final_test.c"

@@ -1,0 +1,75 @@
+/* ops.c — implementation of ops.h. */
+
+const KernelDef kdefs[KDEF_COUNT] = {
+#define KERNEL(name, op, ph, wt, at, ot) { #name, op, ph, wt, at, ot },
+#include "config/kernels.def"
+#undef KERNEL
+};
+
+static const char *const op_name[OP_COUNT] = { "add", "mul", "rmsnorm", "matvec" };
+static const char *const phase_name[PH_COUNT] = { "any", "prefill", "decode" };
+
+i32 kdef_find(Op op, Phase ph, DType wt, DType at, DType ot) {
+    for (i32 i = 0; i < KDEF_COUNT; i++) {
+        const KernelDef *d = &kdefs[i];
+        if (d->op == op && d->phase == ph && d->wtype == wt && d->atype == at && d->otype == ot) return i;
+    }
+    return -1;
+}
+
+static VkPipe *op_pipe(Vk *vk, Op op, Phase ph, DType wt, DType at, DType ot) {
+    i32 d = kdef_find(op, ph, wt, at, ot);
+    if (d < 0) die(EXIT_USAGE, "no kernel for op %s, phase %s, weights %s, activations %s, output %s (see config/kernels.def)",
+                   op_name[op], phase_name[ph], dtype_name[wt], dtype_name[at], dtype_name[ot]);
+    i32 k = vk_kernel_find(kdefs[d].kernel);
+    if (k < 0) die(EXIT_USAGE, "config/kernels.def names kernel '%s', which is not in the embedded kernel table", kdefs[d].kernel);
+    return vk_pipeline(vk, k);
+}
+
+static void need(bool ok, const char *op, const Tensor *t, const char *what) {
+    if (!ok) die(EXIT_USAGE, "op %s: tensor '%s' (%s, %llu x %llu): %s", op, t->name, dtype_name[t->dtype],
+                 (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], what);
+}
+
+/* Grid for one workgroup per row, rows beyond 65535 spill into y. */
+static void rows_grid(u64 rows, u32 *gx, u32 *gy) {
+    *gx = (u32)MIN(rows, 65535); *gy = (u32)((rows + 65534) / 65535);
+}
+
+static void op_binary(Vk *vk, Op op, const Tensor *a, const Tensor *b, const Tensor *y) {
+    const char *n = op_name[op];
+    need(a->nelem == b->nelem && a->nelem == y->nelem, n, y, "element counts differ");
+    need(a->nelem <= 0xffffffffu, n, a, "more than 2^32 elements");
+    VkPipe *p = op_pipe(vk, op, PH_ANY, a->dtype, b->dtype, y->dtype);
+    u32 push[1] = { (u32)a->nelem };
+    const Tensor *ts[3] = { a, b, y };
+    u64 groups = (a->nelem + p->k->wg[0] - 1) / p->k->wg[0];
+    need(groups <= 65535, n, a, "too many elements for one dispatch");
+    vk_dispatch(vk, p, ts, 3, push, sizeof push, (u32)groups, 1, 1);
+}
+
+void op_add(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y) { op_binary(vk, OP_ADD, a, b, y); }
+void op_mul(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y) { op_binary(vk, OP_MUL, a, b, y); }
+
+void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps) {
+    u64 n = x->ne[0], rows = x->nelem / n;
+    need(w->nelem == n, "rmsnorm", w, "weight length differs from the row length");
+    need(y->nelem == x->nelem, "rmsnorm", y, "output size differs from the input");
+    VkPipe *p = op_pipe(vk, OP_RMSNORM, PH_ANY, w->dtype, x->dtype, y->dtype);
+    struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
+    const Tensor *ts[3] = { x, w, y };
+    u32 gx, gy; rows_grid(rows, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}
+
+void op_matvec(Vk *vk, const Tensor *W, const Tensor *x, const Tensor *y) {
+    u64 k = W->ne[0], rows = W->nelem / k;
+    need(x->nelem == k, "matvec", x, "input length differs from the weight's row length");
+    need(y->nelem == rows, "matvec", y, "output length differs from the weight's row count");
+    need(W->dtype != DT_F16 || k % 2 == 0, "matvec", W, "f16 rows must have an even length");
+    VkPipe *p = op_pipe(vk, OP_MATVEC, PH_DECODE, W->dtype, x->dtype, y->dtype);
+    struct { u32 k, rows; } push = { (u32)k, (u32)rows };
+    const Tensor *ts[3] = { W, x, y };
+    u32 gx, gy; rows_grid(rows, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}

@@ -1,0 +1,239 @@
+/* vk_test.c — the Vulkan layer and the first kernels against scalar C references
+   on seeded random inputs (and inputs with large magnitudes). */
+
+static Vk   tvk;
+static int  tvk_state;          /* 0 untried, 1 up, -1 unavailable */
+static char tvk_why[1024];
+
+/* One device for the whole test binary; tests skip with the reason when there is none. */
+static Vk *test_vk(void) {
+    if (tvk_state == 0) {
+        Err e;
+        if (vk_init(&tvk, &e)) tvk_state = 1;
+        else { tvk_state = -1; fmt_buf(tvk_why, sizeof tvk_why, "%s", e.msg); }
+    }
+    if (tvk_state < 0) SKIP("no Vulkan device: %s", tvk_why);
+    return &tvk;
+}
+
+static u64 trng_state = 88172645463325252ull;
+static void trng_seed(u64 s) { trng_state = s * 2685821657736338717ull + 1; }
+static u32  trng_u32(void) { trng_state ^= trng_state << 13; trng_state ^= trng_state >> 7; trng_state ^= trng_state << 17; return (u32)(trng_state >> 32); }
+static f32  trng_uniform(void) { return (f32)(trng_u32() >> 8) / 16777216.0f * 2.0f - 1.0f; }   /* [-1, 1) */
+static f32  trng_normal(void) {
+    f64 u1 = ((f64)(trng_u32() >> 8) + 0.5) / 16777216.0, u2 = (f64)(trng_u32() >> 8) / 16777216.0;
+    return (f32)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+TEST(kernel_table_is_tint_spirv_with_reflected_bindings) {
+    REQUIRE(KERNEL_TABLE_COUNT > 0);
+    for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
+        const KernelInfo *k = &kernel_table[i];
+        CHECKF(k->spv[0] == 0x07230203u, "%s: magic %08x", k->name, k->spv[0]);
+        CHECKF((k->spv[2] >> 16) == 23, "%s: generator %08x is not Google Tint (23)", k->name, k->spv[2]);
+        CHECKF(k->wg[0] * k->wg[1] * k->wg[2] > 0, "%s", k->name);
+        CHECKF(k->n_bindings > 0, "%s", k->name);
+        for (u32 b = 0; b < k->n_bindings; b++) {
+            CHECKF(k->bindings[b].elem == KE_F32 || k->bindings[b].elem == KE_F16 || k->bindings[b].elem == KE_U32 ||
+                   k->bindings[b].elem == KE_I32, "%s binding %u elem %u", k->name, b, k->bindings[b].elem);
+            CHECKF(k->bindings[b].set == 0, "%s", k->name);
+        }
+    }
+    /* spot-check the reflection against what the WGSL declares */
+    const KernelInfo *a = &kernel_table[vk_kernel_find("add_f32")];
+    CHECK(a->n_bindings == 3 && a->push_size == 4 && a->wg[0] == 256);
+    for (u32 b = 0; b < 3; b++) {
+        const KBinding *kb = &a->bindings[b];
+        CHECK(kb->elem == KE_F32 && kb->vec == 1);
+        CHECK(kb->writable == (kb->binding == 2));
+    }
+    const KernelInfo *m = &kernel_table[vk_kernel_find("matvec_f16w_f32")];
+    for (u32 b = 0; b < m->n_bindings; b++) {
+        const KBinding *kb = &m->bindings[b];
+        if (kb->binding == 0) CHECK(kb->elem == KE_U32 && kb->vec == 1 && !kb->writable && !strcmp(kb->name, "w"));
+        if (kb->binding == 1) CHECK(kb->elem == KE_F32 && kb->vec == 2 && !kb->writable);
+        if (kb->binding == 2) CHECK(kb->elem == KE_F32 && kb->writable);
+    }
+    const KernelInfo *r = &kernel_table[vk_kernel_find("rmsnorm_f32")];
+    CHECK(r->push_size == 12);
+}
+
+TEST(every_kernel_def_names_an_embedded_kernel_whose_bindings_fit) {
+    for (i32 i = 0; i < KDEF_COUNT; i++) {
+        i32 k = vk_kernel_find(kdefs[i].kernel);
+        CHECKF(k >= 0, "kernels.def entry '%s' has no embedded kernel", kdefs[i].kernel);
+        if (k < 0) continue;
+        CHECKF(kdef_find(kdefs[i].op, kdefs[i].phase, kdefs[i].wtype, kdefs[i].atype, kdefs[i].otype) == i,
+               "key of '%s' is not unique", kdefs[i].kernel);
+        /* the output binding is the last, written, and holds the output dtype */
+        const KernelInfo *ki = &kernel_table[k];
+        const KBinding *ob = 0;
+        for (u32 b = 0; b < ki->n_bindings; b++) if (ki->bindings[b].writable) ob = &ki->bindings[b];
+        CHECKF(ob && dtype_fits(kdefs[i].otype, ob), "%s: output binding does not hold %s", ki->name, dtype_name[kdefs[i].otype]);
+    }
+}
+
+TEST(device_arena_exact_sizes_and_alignment) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "test-arena", 4096, &e));
+    u64 ne1[1] = { 3 }, ne2[2] = { 5, 7 };
+    Tensor t1 = vk_tensor(&a, "t1", DT_F32, 1, ne1);
+    Tensor t2 = vk_tensor(&a, "t2", DT_F16, 2, ne2);
+    CHECK(t1.nbytes == 12 && t1.nelem == 3);
+    CHECK(t2.nbytes == 70 && t2.nelem == 35);
+    CHECK(t2.offset % vk->caps.min_offset_align == 0);
+    CHECK(t2.offset >= t1.offset + t1.nbytes);
+    CHECK(t2.offset - (t1.offset + t1.nbytes) < vk->caps.min_offset_align);   /* nothing but alignment between */
+    CHECK(a.used == 82);
+    u64 big[1] = { 2000 };
+    int code = 0;
+    bool died = EXPECT_DIE(&code, vk_tensor(&a, "too-big", DT_F32, 1, big));
+    CHECK(died && code == EXIT_DEVICE);
+    CHECKF(strstr(die_trap_msg, "'test-arena'") && strstr(die_trap_msg, "'too-big'") && strstr(die_trap_msg, "8000 bytes")
+           && strstr(die_trap_msg, "used 82 of 4096") && strstr(die_trap_msg, "vk_test.c:"), "%s", die_trap_msg);
+    u64 q[1] = { 100 };
+    died = EXPECT_DIE(&code, vk_tensor(&a, "bad-q4k", DT_Q4_K, 1, q));
+    CHECKF(died && strstr(die_trap_msg, "not whole q4_k blocks"), "%s", die_trap_msg);
+    vk_arena_free(&a);
+}
+
+/* y = a op b against C, on random values and on large magnitudes (overflow to inf matches IEEE). */
+static void check_binary(Op op) {
+    Vk *vk = test_vk();
+    const u32 n = 10007;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "binary", 3 * n * 4 + 1024, &e));
+    u64 ne[1] = { n };
+    Tensor ta = vk_tensor(&a, "a", DT_F32, 1, ne), tb = vk_tensor(&a, "b", DT_F32, 1, ne), ty = vk_tensor(&a, "y", DT_F32, 1, ne);
+    f32 *ha = malloc(n * 4), *hb = malloc(n * 4), *hy = malloc(n * 4);
+    for (int round = 0; round < 2; round++) {
+        trng_seed(11 + round);
+        f32 scale = round ? 3e19f : 1.0f;     /* round 1: products and sums near/over f32 range */
+        for (u32 i = 0; i < n; i++) { ha[i] = trng_normal() * scale; hb[i] = trng_normal() * scale; }
+        vk_upload(vk, &ta, ha); vk_upload(vk, &tb, hb);
+        vk_begin(vk);
+        if (op == OP_ADD) op_add(vk, &ta, &tb, &ty); else op_mul(vk, &ta, &tb, &ty);
+        vk_submit_wait(vk);
+        vk_download(vk, &ty, hy);
+        u32 bad = 0;
+        for (u32 i = 0; i < n; i++) {
+            f32 want = op == OP_ADD ? ha[i] + hb[i] : ha[i] * hb[i];
+            if (!(hy[i] == want)) { if (bad < 3) errf("  [%u] got %g want %g\n", i, (f64)hy[i], (f64)want); bad++; }
+        }
+        CHECKF(bad == 0, "%u of %u elements differ (round %d)", bad, n, round);
+    }
+    free(ha); free(hb); free(hy);
+    vk_arena_free(&a);
+}
+
+TEST(kernel_add_matches_c) { check_binary(OP_ADD); }
+TEST(kernel_mul_matches_c) { check_binary(OP_MUL); }
+
+TEST(kernel_rmsnorm_matches_reference) {
+    Vk *vk = test_vk();
+    const u32 n = 1000, rows = 6;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "rmsnorm", (2 * n * rows + n) * 4 + 1024, &e));
+    u64 nx[2] = { n, rows }, nw[1] = { n };
+    Tensor tx = vk_tensor(&a, "x", DT_F32, 2, nx), tw = vk_tensor(&a, "w", DT_F32, 1, nw), ty = vk_tensor(&a, "y", DT_F32, 2, nx);
+    f32 *hx = malloc(n * rows * 4), *hw = malloc(n * 4), *hy = malloc(n * rows * 4);
+    trng_seed(5);
+    const f32 row_scale[6] = { 1.0f, 1e-20f, 3e4f, 1e25f, 0.0f, 1e-3f };   /* tiny, large, overflowing squares, zero */
+    for (u32 r = 0; r < rows; r++) for (u32 i = 0; i < n; i++) hx[r * n + i] = trng_normal() * row_scale[r];
+    for (u32 i = 0; i < n; i++) hw[i] = 1.0f + 0.1f * trng_normal();
+    vk_upload(vk, &tx, hx); vk_upload(vk, &tw, hw);
+    const f32 eps = 1e-6f;
+    vk_begin(vk); op_rmsnorm(vk, &tx, &tw, &ty, eps); vk_submit_wait(vk);
+    vk_download(vk, &ty, hy);
+    f64 worst = 0; u32 nans = 0;
+    for (u32 r = 0; r < rows; r++) {
+        f64 ss = 0; for (u32 i = 0; i < n; i++) ss += (f64)hx[r * n + i] * hx[r * n + i];
+        f64 inv = 1.0 / sqrt(ss / n + eps);
+        for (u32 i = 0; i < n; i++) {
+            f64 want = hx[r * n + i] * inv * hw[i], got = hy[r * n + i];
+            if (got != got || isinf(got)) { nans++; continue; }
+            f64 rel = fabs(got - want) / (fabs(want) + 1e-30);
+            if (fabs(want) > 1e-30 && rel > worst) worst = rel;
+            if (want == 0) CHECK(got == 0);
+        }
+    }
+    CHECKF(nans == 0, "%u NaN/Inf outputs from finite inputs", nans);
+    CHECKF(worst <= 1e-5, "max relative error %g", worst);
+    free(hx); free(hw); free(hy);
+    vk_arena_free(&a);
+}
+
+/* matvec: |y - ref| <= tol * sum_k |w x| (the dot product's own scale), ref in f64. */
+static void check_matvec(DType wt, u32 rows, u32 k, f64 tol, f32 xscale, u64 seed) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    u64 wbytes = dtype_bytes(wt, (u64)rows * k);
+    REQUIRE(vk_arena_init(vk, &a, "matvec", wbytes + ((u64)k + rows) * 4 + 1024, &e));
+    u64 nw[2] = { k, rows }, nx[1] = { k }, ny[1] = { rows };
+    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    f32 *w = malloc((u64)rows * k * 4), *x = malloc((u64)k * 4), *y = malloc((u64)rows * 4);
+    u16 *w16 = malloc((u64)rows * k * 2);
+    trng_seed(seed);
+    for (u64 i = 0; i < (u64)rows * k; i++) w[i] = trng_normal() * 0.05f;
+    for (u32 i = 0; i < k; i++) x[i] = trng_normal() * xscale;
+    if (wt == DT_F16) {
+        for (u64 i = 0; i < (u64)rows * k; i++) { w16[i] = f16_from_f32(w[i]); }
+        vk_upload(vk, &tw, w16);
+    } else vk_upload(vk, &tw, w);
+    vk_upload(vk, &tx, x);
+    vk_begin(vk); op_matvec(vk, &tw, &tx, &ty); vk_submit_wait(vk);
+    vk_download(vk, &ty, y);
+    f64 worst = 0, worst_orig = 0; u32 nans = 0;
+    for (u32 r = 0; r < rows; r++) {
+        f64 s = 0, sa = 0, so = 0;
+        for (u32 i = 0; i < k; i++) {
+            f64 wv = wt == DT_F16 ? (f64)f32_from_f16(w16[(u64)r * k + i]) : (f64)w[(u64)r * k + i];
+            s += wv * x[i]; sa += fabs(wv * x[i]); so += (f64)w[(u64)r * k + i] * x[i];
+        }
+        if (y[r] != y[r] || isinf(y[r])) { nans++; continue; }
+        f64 rel = fabs(y[r] - s) / (sa + 1e-30), relo = fabs(y[r] - so) / (sa + 1e-30);
+        if (rel > worst) worst = rel;
+        if (relo > worst_orig) worst_orig = relo;
+    }
+    CHECKF(nans == 0, "%u NaN/Inf", nans);
+    CHECKF(worst <= tol, "%s %ux%u: max error %g of sum|w*x| (tolerance %g)", dtype_name[wt], rows, k, worst, tol);
+    if (wt == DT_F16) CHECKF(worst_orig <= 1e-3, "f16 weights vs the f32 originals: %g", worst_orig);
+    free(w); free(x); free(y); free(w16);
+    vk_arena_free(&a);
+}
+
+TEST(kernel_matvec_f32_matches_reference) {
+    check_matvec(DT_F32, 300, 1000, 1e-5, 1.0f, 1);
+    check_matvec(DT_F32, 64, 9216, 1e-5, 1.0f, 2);       /* a long row */
+    check_matvec(DT_F32, 70000, 8, 1e-5, 1.0f, 3);       /* more rows than one grid dimension holds */
+    check_matvec(DT_F32, 33, 512, 1e-5, 1e15f, 4);       /* large magnitudes */
+}
+
+TEST(kernel_matvec_f16_weights_matches_reference) {
+    check_matvec(DT_F16, 300, 1000, 1e-5, 1.0f, 7);
+    check_matvec(DT_F16, 70000, 16, 1e-5, 1.0f, 8);
+    check_matvec(DT_F16, 16, 9216, 1e-5, 1e10f, 9);
+}
+
+TEST(dispatch_refuses_a_tensor_of_the_wrong_dtype) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "dtype", 4096, &e));
+    u64 ne[1] = { 16 };
+    Tensor f = vk_tensor(&a, "activations", DT_F32, 1, ne), h = vk_tensor(&a, "half-buffer", DT_F16, 1, ne);
+    VkPipe *p = vk_pipeline(vk, vk_kernel_find("add_f32"));
+    const Tensor *ts[3] = { &f, &f, &h };            /* f16 tensor into the f32 output binding */
+    u32 push = 16; int code = 0;
+    vk_begin(vk);
+    bool died = EXPECT_DIE(&code, vk_dispatch(vk, p, ts, 3, &push, 4, 1, 1, 1));
+    CHECK(died && code == EXIT_USAGE);
+    CHECKF(strstr(die_trap_msg, "add_f32") && strstr(die_trap_msg, "binding 2") && strstr(die_trap_msg, "'half-buffer' is f16"), "%s", die_trap_msg);
+    u64 one[1] = { 1 };
+    Tensor h1 = vk_tensor(&a, "half-out", DT_F16, 1, one);
+    died = EXPECT_DIE(&code, op_matvec(vk, &f, &f, &h1));
+    CHECKF(died && strstr(die_trap_msg, "no kernel for op matvec"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a);
+}
