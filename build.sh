@@ -89,8 +89,11 @@ echo "== tint: $T/root/usr/bin/tint"
 
 # ---- section: kernels: WGSL -> SPIR-V (Tint) -> spirv-val -> build/kernels.gen.h --------------
 # Every @compute entry point of kernels/*.wgsl is compiled. A file may instead list variants with
-# lines '//! variant NAME ENTRY [OVERRIDES]' (OVERRIDES as Tint's --overrides: A=1,B=2); then only
-# those are compiled. Kernel names must be unique (tools/spvgen.c checks).
+# lines '//! variant NAME ENTRY [WORD...]'; then only those are compiled. A WORD is either an
+# override 'A=1' (Tint's --overrides) or a type alias 'alias:T=f16', which rewrites the file's
+# module-scope line 'alias T = ...;' (and adds 'enable f16;' when any alias is f16). That is the
+# whole variant mechanism: an explicit list, no preprocessor. Kernel names must be unique
+# (tools/spvgen.c checks).
 mkdir -p build/spv
 CC=${CC:-cc}
 if [ ! -x build/spvgen ] || [ tools/spvgen.c -nt build/spvgen ]; then
@@ -101,20 +104,37 @@ for src in kernels/*.wgsl; do
     [ -e "$src" ] || continue
     base=$(basename "$src" .wgsl)
     if grep -q '^//! variant ' "$src"; then
-        grep '^//! variant ' "$src" | while read -r _ _ name ep ov; do echo "$name $src $ep ${ov:-}"; done >> "$list.new"
+        grep '^//! variant ' "$src" | while read -r _ _ name ep words; do
+            ov=""; al=""
+            for wd in $words; do
+                case "$wd" in alias:*) al="$al,${wd#alias:}" ;; *) ov="$ov,$wd" ;; esac
+            done
+            ov=${ov#,}; echo "$name $src $ep ${ov:--} ${al#,}"
+        done >> "$list.new"
     else
         grep -oE '^fn [A-Za-z_][A-Za-z0-9_]*' <(grep -A1 -E '^@compute' "$src" | grep -E '^fn ') | awk '{print $2}' |
             while read -r ep; do echo "$ep $src $ep"; done >> "$list.new"
     fi
 done
 nk=0; nbuilt=0
-while read -r name src ep ov; do
+mkdir -p build/wgsl
+while read -r name src ep ov al; do
     spv=build/spv/$name.spv
     nk=$((nk+1))
     if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ]; then
         args=(-ep "$ep" --format spirv -o "$spv")
-        [ -n "${ov:-}" ] && args+=(--overrides "$ov")
-        if ! tint "${args[@]}" "$src"; then echo "build.sh: tint failed on $src entry $ep" >&2; rm -f "$spv"; exit 1; fi
+        [ -n "${ov:-}" ] && [ "$ov" != "-" ] && args+=(--overrides "$ov")
+        in=$src
+        if [ -n "${al:-}" ]; then                      # type-alias variant: rewrite 'alias T = ...;'
+            in=build/wgsl/$name.wgsl; cp "$src" "$in"
+            for pair in ${al//,/ }; do
+                tn=${pair%%=*}; ty=${pair#*=}
+                grep -q "^alias $tn = " "$in" || { echo "build.sh: $src has no 'alias $tn = ...;' line for variant $name" >&2; exit 1; }
+                sed -i "s/^alias $tn = .*;/alias $tn = $ty;/" "$in"
+            done
+            case ",$al" in *=f16*) grep -q '^enable f16;' "$in" || sed -i '1i enable f16;' "$in" ;; esac
+        fi
+        if ! tint "${args[@]}" "$in"; then echo "build.sh: tint failed on $src entry $ep (variant $name)" >&2; rm -f "$spv"; exit 1; fi
         if ! spirv-val --target-env vulkan1.1 "$spv"; then echo "build.sh: spirv-val rejected $spv ($src:$ep)" >&2; rm -f "$spv"; exit 1; fi
         nbuilt=$((nbuilt+1))
     fi

@@ -32,4 +32,40 @@ void op_mul(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y);
 void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps);
 void op_matvec(Vk *vk, const Tensor *W, const Tensor *x, const Tensor *y);
 
+/* ---- the GPU forward pass's ops (issue 4). Conventions:
+   - shapes in GGUF order: ne[0] is contiguous. A "(n, T)" tensor is T rows of n values.
+   - the residual stream is always f32; "act" tensors (matmul inputs, q/k/v, FFN hidden,
+     attention output) are f32 or f16 (the activation dtype of the kernel path).
+   - positions come from a u32 tensor `pos` of 2 elements [p0, T] (first position of the
+     batch, number of tokens), never from push constants, so a recorded decode command
+     buffer can be replayed per token after only rewriting `pos`.
+   - every kernel accumulates in f32 and is NaN-safe for finite inputs.                    */
+void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f32 scale);
+     /* E (n_embd, n_vocab) any weight type; ids u32 (T); y f32 (n_embd, T) = E[ids] * scale */
+void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
+     /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t].
+        PH_DECODE with T == 1 uses matvec kernels, PH_PREFILL tiled matmul kernels. */
+void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
+     /* y act (n, T) += b f32 (n), broadcast over rows (Qwen2 q/k/v bias) */
+void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
+     /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
+void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
+     /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates
+        (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]); dims >= n_rot pass through. */
+void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
+     /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
+void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
+                  const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+     /* q act (head_dim, n_head, T); kc/vc caches (head_dim*n_head_kv, n_ctx); scores f32
+        scratch (n_ctx, n_head, T_max); out act (head_dim, n_head, T). Query t (position
+        p0+t) attends keys j <= p0+t, and j > p0+t-window when window > 0. s = (q.k)*scale;
+        if softcap > 0: s = softcap*tanh(s/softcap); softmax; out = sum p_j v_j. GQA: head h
+        uses kv head h / (n_head / n_head_kv). */
+void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool gelu);
+     /* y act (n, T) = act(gate) * up; gelu = GELU-tanh (argument clamped, NaN-safe) else SiLU */
+void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
+     /* y f32 = cap * tanh(x / cap) */
+void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
+     /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */
+
 #endif

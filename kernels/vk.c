@@ -81,12 +81,16 @@ static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
 /* ---- bring-up ------------------------------------------------------------------ */
 bool vk_init(Vk *vk, Err *e) {
     memset(vk, 0, sizeof *vk);
-    vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    const char *lib = getenv("EDGE_VULKAN_LIB");   /* a loader in a non-standard place (porting, tests) */
+    if (lib && *lib) vk->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    else {
+        vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    }
     if (!vk->lib)
-        return err_set(e, EXIT_DEVICE, "cannot load the Vulkan loader (libvulkan.so.1 or libvulkan.so): %s. "
+        return err_set(e, EXIT_DEVICE, "cannot load the Vulkan loader (%s): %s. "
                        "Install the board's Vulkan driver and loader (Debian: libvulkan1 plus a driver such as "
-                       "mesa-vulkan-drivers)", dlerror());
+                       "mesa-vulkan-drivers)", lib && *lib ? lib : "libvulkan.so.1 or libvulkan.so", dlerror());
     vkGetInstanceProcAddr_ = (PFN_vkGetInstanceProcAddr)dlsym(vk->lib, "vkGetInstanceProcAddr");
     if (!vkGetInstanceProcAddr_) return err_set(e, EXIT_DEVICE, "the Vulkan loader has no vkGetInstanceProcAddr");
 #define VK_LOAD_G(f) f = (PFN_##f)vkGetInstanceProcAddr_(0, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan loader lacks %s", #f);

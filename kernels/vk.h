@@ -16,7 +16,8 @@
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
      vk_validation_errors()                  errors reported by the Khronos validation layer so far
 
-   Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation. */
+   Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation;
+   EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange. */
 #ifndef EDGE_VK_H
 #define EDGE_VK_H
 

@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, lf)) {
         char name[64], src[256], ep[64], ov[512] = "";
         if (sscanf(line, "%63s %255s %63s %511s", name, src, ep, ov) < 3) continue;
+        if (!strcmp(ov, "-")) ov[0] = 0;
         for (int i = 0; i < nk; i++) if (!strcmp(knames[i], name)) fail("duplicate kernel name", name);
         if (nk == 512) fail("too many kernels", 0);
         strcpy(knames[nk++], name);
