@@ -45,6 +45,8 @@ typedef struct Command {
 #include "base/base.c"
 #include "kernels/vk.c"
 #include "kernels/ops.c"
+#include "kernels/ops_matmul.c"
+#include "kernels/ops_attn.c"
 #include "models/gguf.c"
 #include "models/quant.c"
 #include "models/tokenizer.c"

@@ -7,6 +7,8 @@
 
 #include "base_test.c"
 #include "vk_test.c"
+#include "matmul_test.c"
+#include "attn_test.c"
 
 /* keep last */
 #include "zz_final_test.c"

@@ -1,0 +1,1 @@
+/* attn_test.c — rope, attention, activations, norms, sampling kernels against C references. */
