@@ -515,9 +515,17 @@ static void gguf_print_scalar(u32 t, const u8 *p) {
     if (t == GGUF_F32) out("%g", (f64)gguf_f32_at(p));
     else if (t == GGUF_F64) out("%g", gguf_f64_at(p));
     else if (t == GGUF_BOOL) out("%s", p[0] ? "true" : "false");
-    else if (t == GGUF_STRING) {
+    else if (t == GGUF_STRING) {     /* control characters escaped, long strings cut */
         u64 n = gguf_u64(p);
-        out("\"%.*s%s\"", (int)MIN(n, 120), (const char *)p + 8, n > 120 ? "..." : "");
+        char buf[512]; u32 k = 0;
+        for (u64 i = 0; i < n && i < 120; i++) {
+            u8 ch = p[8 + i];
+            if (ch == '\n') { buf[k++] = '\\'; buf[k++] = 'n'; }
+            else if (ch == '"' || ch == '\\') { buf[k++] = '\\'; buf[k++] = (char)ch; }
+            else if (ch < 0x20 || ch == 0x7f) k += (u32)fmt_buf(buf + k, 8, "\\x%02x", ch);
+            else buf[k++] = (char)ch;
+        }
+        out("\"%.*s%s\"", (int)k, buf, n > 120 ? "..." : "");
     } else if (gguf_int_at(t, p, &v, &uv, &isu)) {
         if (isu) out("%llu", (ull)uv); else out("%lld", (long long)v);
     }

@@ -450,3 +450,33 @@ TEST(gguf_open_errors_name_the_file) {
     CHECK(!gguf_parse(&g, (const u8 *)"", 0, "empty.gguf", &a, &e) && strstr(e.msg, "magic"));
     arena_free(&a);
 }
+
+/* Seeded random byte mutations of the header and directory: any outcome but a crash, an
+   out-of-bounds read (ASan) or an error without code 2 and the file name is a failure. */
+TEST(gguf_random_directory_mutations_never_crash) {
+    Arena a; arena_init(&a, "gguf-test", GT_ARENA);
+    u8 *d; u64 n; Gguf g;
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    u8 *m = malloc(n);
+    u32 seed = 12345, bad = 0, rejected = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(m, d, n);
+        int flips = 1 + it % 4;
+        for (int k = 0; k < flips; k++) {
+            seed = seed * 1664525u + 1013904223u;
+            u64 at = (seed >> 8) % g.data_offset;
+            seed = seed * 1664525u + 1013904223u;
+            m[at] = (it & 1) ? (u8)(seed >> 24) : (u8)(m[at] ^ (1u << ((seed >> 24) & 7)));
+        }
+        Err e = { 0 }; Gguf h; u64 pos = arena_pos(&a);
+        bool ok = gguf_parse(&h, m, n, "mut.gguf", &a, &e);
+        if (!ok) { rejected++; if (e.code != EXIT_MODEL || !strstr(e.msg, "mut.gguf")) bad++; }
+        else for (u64 i = 0; i < h.n_tensors; i++)
+            if (h.tensors[i].data < m || h.tensors[i].data + h.tensors[i].nbytes > m + n) bad++;
+        arena_pop_to(&a, pos);
+    }
+    CHECKF(bad == 0, "%u mutations misbehaved", bad);
+    CHECKF(rejected > 100, "only %u of 3000 mutations were rejected", rejected);
+    free(m);
+    arena_free(&a);
+}
