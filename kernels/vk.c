@@ -78,6 +78,8 @@ static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
     return false;
 }
 
+static VkDescriptorPool vk_make_pool(Vk *vk);
+
 /* ---- bring-up ------------------------------------------------------------------ */
 bool vk_init(Vk *vk, Err *e) {
     memset(vk, 0, sizeof *vk);
@@ -239,11 +241,10 @@ bool vk_init(Vk *vk, Err *e) {
     VK_CHECK(vkCreateCommandPool(vk->dev, &cpi, 0, &vk->pool));
     VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, vk->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &vk->cmd));
+    VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &vk->copy_cmd));
     VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
     VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &vk->fence));
-    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, EDGE_VK_MAX_SETS * 8 };
-    VkDescriptorPoolCreateInfo dpi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, 0, 0, EDGE_VK_MAX_SETS, 1, &ps };
-    VK_CHECK(vkCreateDescriptorPool(vk->dev, &dpi, 0, &vk->dpool));
+    vk->dpool = vk_make_pool(vk);
     return true;
 }
 
@@ -322,9 +323,21 @@ bool vk_arena_init(Vk *vk, DevArena *a, const char *name, u64 bytes, Err *e) {
 }
 
 void vk_arena_free(DevArena *a) {
-    for (u32 i = 0; i < a->n_blocks; i++) vk_block_free(a->vk, &a->blocks[i]);
+    if (!a->planning) for (u32 i = 0; i < a->n_blocks; i++) vk_block_free(a->vk, &a->blocks[i]);
     a->n_blocks = 0; a->cap = a->pos = a->used = 0; a->cur = 0;
 }
+
+void vk_arena_plan(Vk *vk, DevArena *a, const char *name) {
+    memset(a, 0, sizeof *a);
+    a->name = name; a->vk = vk; a->planning = true;
+    a->n_blocks = ARRAY_COUNT(a->blocks);
+    a->cap = vk->caps.max_alloc * a->n_blocks;
+}
+
+/* The same block-filling walk as vk_tensor_at: full blocks of max_alloc, then the last one's fill. */
+u64 vk_arena_plan_bytes(const DevArena *a) { return (u64)a->cur * a->vk->caps.max_alloc + a->pos; }
+
+static u64 vk_block_cap(const DevArena *a, u32 i) { return a->planning ? a->vk->caps.max_alloc : a->blocks[i].size; }
 
 u64 dtype_bytes(DType t, u64 n) {
     switch (t) {
@@ -348,7 +361,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
     for (;;) {
         if (a->cur >= a->n_blocks) break;
         u64 start = align_up(a->pos, al);
-        if (start + x.nbytes <= a->blocks[a->cur].size) {
+        if (start + x.nbytes <= vk_block_cap(a, a->cur)) {
             x.block = a->cur; x.offset = start; a->pos = start + x.nbytes; a->used += x.nbytes;
             return x;
         }
@@ -374,12 +387,12 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         u64 n = MIN(t->nbytes - done, vk->staging.size);
         if (up) memcpy(vk->staging.mapped, (u8 *)host + done, n);
         VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
-        VK_CHECK(vkBeginCommandBuffer(vk->cmd, &bi));
+        VK_CHECK(vkBeginCommandBuffer(vk->copy_cmd, &bi));
         VkBufferCopy c = up ? (VkBufferCopy){ 0, t->offset + done, n } : (VkBufferCopy){ t->offset + done, 0, n };
-        if (up) vkCmdCopyBuffer(vk->cmd, vk->staging.buf, b->buf, 1, &c);
-        else    vkCmdCopyBuffer(vk->cmd, b->buf, vk->staging.buf, 1, &c);
-        VK_CHECK(vkEndCommandBuffer(vk->cmd));
-        VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->cmd, 0, 0 };
+        if (up) vkCmdCopyBuffer(vk->copy_cmd, vk->staging.buf, b->buf, 1, &c);
+        else    vkCmdCopyBuffer(vk->copy_cmd, b->buf, vk->staging.buf, 1, &c);
+        VK_CHECK(vkEndCommandBuffer(vk->copy_cmd));
+        VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->copy_cmd, 0, 0 };
         VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
         VK_CHECK(vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS));
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
@@ -430,13 +443,60 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
 }
 
 /* ---- recording ----------------------------------------------------------------- */
-void vk_begin(Vk *vk) {
+static void vk_begin_on(Vk *vk, VkCommandBuffer cmd, VkDescriptorPool pool, VkCommandBufferUsageFlags fl) {
     if (vk->recording) die(EXIT_USAGE, "vk_begin while already recording");
-    VK_CHECK(vkResetDescriptorPool(vk->dev, vk->dpool, 0));
-    VK_CHECK(vkResetCommandBuffer(vk->cmd, 0));
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
-    VK_CHECK(vkBeginCommandBuffer(vk->cmd, &bi));
+    VK_CHECK(vkResetDescriptorPool(vk->dev, pool, 0));
+    VK_CHECK(vkResetCommandBuffer(cmd, 0));
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, fl, 0 };
+    VK_CHECK(vkBeginCommandBuffer(cmd, &bi));
     vk->recording = true; vk->n_dispatch = 0;
+    vk->cur_cmd = cmd; vk->cur_pool = pool;
+}
+
+void vk_begin(Vk *vk) { vk_begin_on(vk, vk->cmd, vk->dpool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT); }
+
+static VkDescriptorPool vk_make_pool(Vk *vk) {
+    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, EDGE_VK_MAX_SETS * 8 };
+    VkDescriptorPoolCreateInfo dpi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, 0, 0, EDGE_VK_MAX_SETS, 1, &ps };
+    VkDescriptorPool p; VK_CHECK(vkCreateDescriptorPool(vk->dev, &dpi, 0, &p));
+    return p;
+}
+
+void vk_rec_init(Vk *vk, VkRec *r) {
+    memset(r, 0, sizeof *r);
+    VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, vk->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &r->cmd));
+    r->pool = vk_make_pool(vk);
+}
+
+void vk_rec_free(Vk *vk, VkRec *r) {
+    if (r->pool) { vkDeviceWaitIdle(vk->dev); vkDestroyDescriptorPool(vk->dev, r->pool, 0); }
+    memset(r, 0, sizeof *r);          /* the command buffer goes with the command pool */
+}
+
+void vk_rec_begin(Vk *vk, VkRec *r) { r->ready = false; vk_begin_on(vk, r->cmd, r->pool, 0); }
+
+void vk_rec_end(Vk *vk, VkRec *r) {
+    if (!vk->recording || vk->cur_cmd != r->cmd) die(EXIT_USAGE, "vk_rec_end without vk_rec_begin");
+    vk_barrier(vk);
+    VK_CHECK(vkEndCommandBuffer(r->cmd));
+    r->n_dispatch = vk->n_dispatch;
+    r->ready = true;
+    vk->recording = false;
+}
+
+static void vk_submit_cmd(Vk *vk, VkCommandBuffer cmd) {
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &cmd, 0, 0 };
+    VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
+    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS);
+    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(EDGE_VK_FENCE_TIMEOUT_NS / 1000000));
+    if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkWaitForFences failed: %s", vk_result_name(r));
+    VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
+}
+
+void vk_rec_submit(Vk *vk, VkRec *r) {
+    if (!r->ready) die(EXIT_USAGE, "vk_rec_submit: nothing recorded");
+    vk_submit_cmd(vk, r->cmd);
 }
 
 /* Does a tensor of dtype t fit a binding whose reflected element is el? Weights of block
@@ -459,7 +519,7 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
     if (push_bytes != k->push_size) die(EXIT_USAGE, "kernel '%s' takes %u push-constant bytes, dispatch passed %u", k->name, k->push_size, push_bytes);
     if (vk->n_dispatch >= EDGE_VK_MAX_SETS) die(EXIT_USAGE, "more than %d dispatches in one recording", EDGE_VK_MAX_SETS);
     VkDescriptorSet set;
-    VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, 0, vk->dpool, 1, &p->dsl };
+    VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, 0, vk->cur_pool, 1, &p->dsl };
     VK_CHECK(vkAllocateDescriptorSets(vk->dev, &ai, &set));
     VkDescriptorBufferInfo bi[16]; VkWriteDescriptorSet w[16];
     for (u32 i = 0; i < n; i++) {
@@ -476,12 +536,12 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 0, &bi[i], 0 };
     }
     vkUpdateDescriptorSets(vk->dev, n, w, 0, 0);
-    vkCmdBindPipeline(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
-    vkCmdBindDescriptorSets(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, 0);
-    if (push_bytes) vkCmdPushConstants(vk->cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, align_up(push_bytes, 4), push);
+    vkCmdBindPipeline(vk->cur_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
+    vkCmdBindDescriptorSets(vk->cur_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, 0);
+    if (push_bytes) vkCmdPushConstants(vk->cur_cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, align_up(push_bytes, 4), push);
     const u32 *mx = vk->props.limits.maxComputeWorkGroupCount;
     if (gx > mx[0] || gy > mx[1] || gz > mx[2]) die(EXIT_USAGE, "kernel '%s': dispatch %ux%ux%u exceeds the device's %ux%ux%u", k->name, gx, gy, gz, mx[0], mx[1], mx[2]);
-    vkCmdDispatch(vk->cmd, gx, gy, gz);
+    vkCmdDispatch(vk->cur_cmd, gx, gy, gz);
     vk->n_dispatch++;
 }
 
@@ -489,21 +549,16 @@ void vk_barrier(Vk *vk) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0,
         VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
-    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, 0, 0, 0);
 }
 
 void vk_submit_wait(Vk *vk) {
-    if (!vk->recording) die(EXIT_USAGE, "vk_submit_wait without vk_begin");
+    if (!vk->recording || vk->cur_cmd != vk->cmd) die(EXIT_USAGE, "vk_submit_wait without vk_begin");
     vk_barrier(vk);
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk->recording = false;
-    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->cmd, 0, 0 };
-    VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
-    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS);
-    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(EDGE_VK_FENCE_TIMEOUT_NS / 1000000));
-    if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkWaitForFences failed: %s", vk_result_name(r));
-    VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
+    vk_submit_cmd(vk, vk->cmd);
 }
 
 /* ---- edge info ------------------------------------------------------------------- */

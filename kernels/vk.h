@@ -65,6 +65,7 @@ typedef struct DevArena {
     u64         pos;            /* bump position inside blocks[cur] */
     u64         cap;            /* sum of block sizes */
     u64         used;           /* sum of exact tensor bytes (no alignment padding) */
+    bool        planning;       /* plan mode: no memory, tensors only advance the bump pointer */
 } DevArena;
 
 typedef struct Tensor {
@@ -86,6 +87,15 @@ typedef struct VkPipe {
     VkDescriptorSetLayout dsl;
 } VkPipe;
 
+/* A command buffer recorded once and submitted many times (the decode step): its own
+   descriptor pool, so its sets survive other recordings. */
+typedef struct VkRec {
+    VkCommandBuffer  cmd;
+    VkDescriptorPool pool;
+    u32              n_dispatch;
+    bool             ready;         /* recorded and ended */
+} VkRec;
+
 typedef struct Vk {
     void                 *lib;
     VkInstance            instance;
@@ -99,13 +109,16 @@ typedef struct Vk {
     VkCaps                caps;
     char                  driver_name[256], driver_info[256];
     VkCommandPool         pool;
-    VkCommandBuffer       cmd;
+    VkCommandBuffer       cmd;        /* one-shot recordings (vk_begin) */
+    VkCommandBuffer       copy_cmd;   /* staging copies */
     VkFence               fence;
     VkDescriptorPool      dpool;
     VkPipe                pipes[KERNEL_TABLE_COUNT ? KERNEL_TABLE_COUNT : 1];
     VkBlock               staging;  /* host-visible bounce buffer for non-unified devices */
     bool                  recording;
     u32                   n_dispatch; /* dispatches recorded since vk_begin */
+    VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
+    VkDescriptorPool      cur_pool;
 } Vk;
 
 bool  vk_init(Vk *vk, Err *e);
@@ -115,6 +128,8 @@ u32   vk_validation_errors(void);
 
 bool  vk_arena_init(Vk *vk, DevArena *a, const char *name, u64 bytes, Err *e);
 void  vk_arena_free(DevArena *a);
+void  vk_arena_plan(Vk *vk, DevArena *a, const char *name);  /* a planning arena: tensors get offsets, no memory */
+u64   vk_arena_plan_bytes(const DevArena *a);                /* bytes vk_arena_init needs for the same tensors */
 u64   dtype_bytes(DType t, u64 nelem);     /* exact bytes; 0 if nelem is not a whole number of blocks */
 Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site);
 #define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
@@ -127,5 +142,10 @@ void  vk_begin(Vk *vk);
 void  vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *push, u32 push_bytes, u32 gx, u32 gy, u32 gz);
 void  vk_barrier(Vk *vk);
 void  vk_submit_wait(Vk *vk);
+void  vk_rec_init(Vk *vk, VkRec *r);
+void  vk_rec_free(Vk *vk, VkRec *r);
+void  vk_rec_begin(Vk *vk, VkRec *r);      /* later vk_dispatch calls record into r */
+void  vk_rec_end(Vk *vk, VkRec *r);
+void  vk_rec_submit(Vk *vk, VkRec *r);     /* replay: submit and wait */
 
 #endif
