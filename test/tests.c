@@ -6,3 +6,4 @@
 #include "runner.c"
 
 #include "base_test.c"
+#include "reference_test.c"
