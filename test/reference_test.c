@@ -347,3 +347,98 @@ TEST(reference_primitives) {
     f32 l[5] = { 1, 3, 3, -1, 2 };
     CHECK(ref_argmax(l, 5) == 1);          /* ties: the lowest id */
 }
+
+/* ---- every table row is matchable ------------------------------------------------------------ */
+/* A metadata-only GGUF v3 (no tensors) in the arena, as llama.cpp's converter would write the keys of a row. */
+typedef struct GgufW { u8 *p; u64 n, cap; u32 n_kv; } GgufW;
+
+static void gw_bytes(GgufW *w, const void *d, u64 n) { if (w->n + n <= w->cap) memcpy(w->p + w->n, d, n); w->n += n; }
+static void gw_u32(GgufW *w, u32 v) { gw_bytes(w, &v, 4); }
+static void gw_u64(GgufW *w, u64 v) { gw_bytes(w, &v, 8); }
+static void gw_key(GgufW *w, const char *arch, const char *k, u32 type) {
+    char full[128];
+    fmt_buf(full, sizeof full, arch ? "%s.%s" : "%s%s", arch ? arch : "", k);
+    gw_u64(w, strlen(full)); gw_bytes(w, full, strlen(full)); gw_u32(w, type);
+    w->n_kv++;
+}
+static void gw_kv_u32(GgufW *w, const char *arch, const char *k, u32 v) { gw_key(w, arch, k, GGUF_U32); gw_u32(w, v); }
+static void gw_kv_f32(GgufW *w, const char *arch, const char *k, f32 v) { gw_key(w, arch, k, GGUF_F32); gw_bytes(w, &v, 4); }
+static void gw_kv_str(GgufW *w, const char *arch, const char *k, const char *s) {
+    gw_key(w, arch, k, GGUF_STRING); gw_u64(w, strlen(s)); gw_bytes(w, s, strlen(s));
+}
+
+static u64 reft_row_gguf(const ModelEntry *t, const char *general_name, u8 *buf, u64 cap) {
+    GgufW w = { buf, 0, cap, 0 };
+    const char *a = model_arch_name(t->arch);
+    gw_bytes(&w, "GGUF", 4); gw_u32(&w, 3); gw_u64(&w, 0);
+    u64 n_kv_at = w.n;
+    gw_u64(&w, 0);
+    gw_kv_str(&w, 0, "general.architecture", a);
+    gw_kv_str(&w, 0, "general.name", general_name);
+    gw_kv_u32(&w, a, "vocab_size", t->n_vocab);
+    gw_kv_u32(&w, a, "context_length", t->ctx);
+    gw_kv_u32(&w, a, "embedding_length", t->n_embd);
+    gw_kv_u32(&w, a, "block_count", t->n_layer);
+    gw_kv_u32(&w, a, "feed_forward_length", t->n_ff);
+    gw_kv_u32(&w, a, "attention.head_count", t->n_head);
+    gw_kv_u32(&w, a, "attention.head_count_kv", t->n_head_kv);
+    gw_kv_u32(&w, a, "attention.key_length", t->head_dim);
+    gw_kv_u32(&w, a, "attention.value_length", t->head_dim);
+    gw_kv_f32(&w, a, "attention.layer_norm_rms_epsilon", t->eps);
+    gw_kv_f32(&w, a, "rope.freq_base", t->rope_base);
+    if (t->rope_dim != t->head_dim) gw_kv_u32(&w, a, "rope.dimension_count", t->rope_dim);
+    if (t->swa_window) gw_kv_u32(&w, a, "attention.sliding_window", t->swa_window);
+    if (t->arch == ARCH_GEMMA2) {
+        gw_kv_f32(&w, a, "attn_logit_softcapping", t->attn_softcap);
+        gw_kv_f32(&w, a, "final_logit_softcapping", t->final_softcap);
+    }
+    u64 n_kv = w.n_kv;
+    memcpy(buf + n_kv_at, &n_kv, 8);
+    return w.n;
+}
+
+TEST(model_table_every_row_matches_its_published_keys) {
+    Arena a;
+    arena_init(&a, "reference test", 4u << 20);
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *t = &model_table[i];
+        u64 pos = arena_pos(&a);
+        u8 *buf = push_array(&a, u8, 8192);
+        char gname[96];
+        fmt_buf(gname, sizeof gname, "%s", strstr(t->name, "coder") ? "Qwen2.5 Coder" : t->name);
+        u64 n = reft_row_gguf(t, gname, buf, 8192);
+        REQUIRE(n <= 8192);
+        Gguf g;
+        Err e = {0};
+        REQUIRE(gguf_parse(&g, buf, n, t->name, &a, &e));
+        ModelConfig cfg;
+        bool ok = model_config_from_gguf(&g, false, &cfg, &e);
+        CHECKF(ok && cfg.id == (ModelId)i, "row %s: %s (matched %s)", t->name, ok ? "" : e.msg, ok ? cfg.name : "-");
+        if (ok) {
+            CHECKF(cfg.n_ctx == t->ctx && cfg.kernel == t->kernel && cfg.chat == t->chat && cfg.tok == t->tok, "%s", t->name);
+            /* The gemma3 rows: 5 local layers of 6; gemma2: every other layer slides. */
+            if (t->arch == ARCH_GEMMA3) CHECK(model_layer_is_swa(&cfg, 4) && !model_layer_is_swa(&cfg, 5));
+            if (t->arch == ARCH_GEMMA2) CHECK(model_layer_is_swa(&cfg, 0) && !model_layer_is_swa(&cfg, 1));
+        }
+        arena_pop_to(&a, pos);
+    }
+    /* A row's key changed: refused, naming the key, the value found and the value expected. */
+    ModelEntry t = model_table[MODEL_gemma_2_2b_it];
+    t.swa_window = 2048;
+    u8 *buf = push_array(&a, u8, 8192);
+    u64 n = reft_row_gguf(&t, "gemma", buf, 8192);
+    Gguf g;
+    Err e = {0};
+    REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
+    ModelConfig cfg;
+    CHECK(!model_config_from_gguf(&g, false, &cfg, &e) && e.code == EXIT_MODEL);
+    CHECKF(reft_has(e.msg, "gemma2.attention.sliding_window is 2048, expected 4096"), "%s", e.msg);
+    /* The 27B attention-scale rule: 46 gemma2 layers use 1/sqrt(n_embd/n_head). */
+    t = model_table[MODEL_gemma_2_2b_it];
+    t.n_layer = 46;
+    n = reft_row_gguf(&t, "gemma", buf, 8192);
+    REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
+    REQUIRE(model_config_from_gguf(&g, true, &cfg, &e));
+    CHECK(cfg.attn_scale == 1.0f / sqrtf(2304.0f / 8.0f));
+    arena_free(&a);
+}
