@@ -260,7 +260,6 @@ TEST(model_config_mismatch_names_key_found_expected) {
     CHECK(e.code == EXIT_MODEL);
     CHECKF(reft_has(e.msg, "blk.0.ffn_gate.weight") && reft_has(e.msg, "[64, 172") && reft_has(e.msg, "[64, 200]"),
            "message: %s", e.msg);
-    /* An unsupported architecture is named. */
     arena_free(&a);
 }
 
@@ -440,5 +439,11 @@ TEST(model_table_every_row_matches_its_published_keys) {
     REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
     REQUIRE(model_config_from_gguf(&g, true, &cfg, &e));
     CHECK(cfg.attn_scale == 1.0f / sqrtf(2304.0f / 8.0f));
+    /* An unsupported architecture is named (model_arch_name gives "?" past the enum). */
+    t.arch = ARCH_COUNT;
+    n = reft_row_gguf(&t, "x", buf, 8192);
+    REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
+    CHECK(!model_config_from_gguf(&g, true, &cfg, &e) && e.code == EXIT_MODEL);
+    CHECKF(reft_has(e.msg, "general.architecture '?' is not supported"), "%s", e.msg);
     arena_free(&a);
 }
