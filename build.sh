@@ -158,7 +158,7 @@ else
     BIN=edge; TBIN=build/edge_test
 fi
 LIBS="-ldl -lm -lpthread"
-srcs=$(git ls-files -co --exclude-standard '*.c' '*.h' 2>/dev/null || find . -name '*.c' -o -name '*.h')
+srcs=$(git ls-files -co --exclude-standard '*.c' '*.h' '*.def' 'models/*.gguf' 2>/dev/null || find . -name '*.c' -o -name '*.h' -o -name '*.def')
 newest=$(ls -t $srcs build/kernels.gen.h build.sh 2>/dev/null | head -n 1)
 if [ ! -x "$BIN" ] || [ "$newest" -nt "$BIN" ]; then
     echo "== cc $BIN"

@@ -1,2 +1,531 @@
-/* model.c — filled in by the models issue (config table, GGUF matching, eval). */
-#define MODEL_COMMANDS
+/* model.c — the config table, matching a GGUF against it, the weight directory, the embedded
+   default model, and the `edge models` / `edge eval` commands.
+
+   Matching: the hyperparameters are read from the file with the defaults of the fixtures README
+   (llama.cpp's) when a key is absent, then compared with every table row of the same
+   architecture. No row equal in every column: an error (EXIT_MODEL) naming the closest row, the
+   key, the value found and the value expected; with --allow-unlisted the file's values are used.
+   Everything derived from the architecture (RoPE layout, norms, softcaps, attention scale, SWA
+   pattern) is set here once, so the forward passes only read ModelConfig. */
+
+const ModelEntry model_table[MODEL_COUNT] = {
+#define MODEL_ROW(id, name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx) \
+    { name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx },
+#include "config/models.def"
+};
+_Static_assert(ARRAY_COUNT(model_table) == MODEL_COUNT, "models.def rows and MODEL_COUNT disagree");
+
+static const char *const model_arch_names[ARCH_COUNT] = { "llama", "qwen2", "gemma2", "gemma3" };
+_Static_assert(ARRAY_COUNT(model_arch_names) == ARCH_COUNT, "one name per ModelArch");
+
+const char *model_arch_name(ModelArch a) { return (u32)a < ARCH_COUNT ? model_arch_names[a] : "?"; }
+
+/* ---- the embedded default model ------------------------------------------------ */
+/* models/stories260K.gguf (TinyStories 260K, MIT) linked in by the assembler; the path is relative
+   to the repository root, where build.sh runs the compiler. */
+__asm__(".section .rodata\n"
+        ".balign 64\n"
+        ".global model_embedded_start\n"
+        ".hidden model_embedded_start\n"
+        "model_embedded_start:\n"
+        ".incbin \"models/stories260K.gguf\"\n"
+        ".global model_embedded_end\n"
+        ".hidden model_embedded_end\n"
+        "model_embedded_end:\n"
+        ".previous\n");
+extern const u8 model_embedded_start[], model_embedded_end[];
+
+void model_embedded(const u8 **data, u64 *size) {
+    *data = model_embedded_start;
+    *size = (u64)(model_embedded_end - model_embedded_start);
+}
+
+/* ---- reading hyperparameters ------------------------------------------------------ */
+typedef struct KeyReader {
+    const Gguf *g;
+    const char *arch;
+    char key[128];      /* the last key asked for, for messages */
+    Err *e;
+    bool ok;
+} KeyReader;
+
+static const char *kr_key(KeyReader *r, const char *suffix) {
+    fmt_buf(r->key, sizeof r->key, "%s.%s", r->arch, suffix);
+    return r->key;
+}
+
+/* present: *out = value; absent: *out = def. A present key of the wrong type is an error. */
+static u32 kr_u32(KeyReader *r, const char *suffix, u32 def, bool *present) {
+    const char *k = kr_key(r, suffix);
+    u32 v = def;
+    if (present) *present = false;
+    if (!gguf_find_kv(r->g, k)) return def;
+    if (!gguf_get_u32(r->g, k, &v)) {
+        if (r->ok) err_set(r->e, EXIT_MODEL, "%s: key %s is not an unsigned 32-bit integer", r->g->path, k);
+        r->ok = false;
+        return def;
+    }
+    if (present) *present = true;
+    return v;
+}
+
+static f32 kr_f32(KeyReader *r, const char *suffix, f32 def, bool *present) {
+    const char *k = kr_key(r, suffix);
+    f32 v = def;
+    if (present) *present = false;
+    if (!gguf_find_kv(r->g, k)) return def;
+    if (!gguf_get_f32(r->g, k, &v)) {
+        if (r->ok) err_set(r->e, EXIT_MODEL, "%s: key %s is not a number", r->g->path, k);
+        r->ok = false;
+        return def;
+    }
+    if (present) *present = true;
+    return v;
+}
+
+static bool model_required(KeyReader *r, const char *suffix, u32 *out) {
+    bool present;
+    *out = kr_u32(r, suffix, 0, &present);
+    if (r->ok && !present) {
+        err_set(r->e, EXIT_MODEL, "%s: required key %s.%s is missing", r->g->path, r->arch, suffix);
+        r->ok = false;
+    }
+    return r->ok;
+}
+
+/* ---- comparing with the table --------------------------------------------------------- */
+typedef struct Field {
+    const char *key;    /* GGUF key suffix (after "<arch>.") or a description */
+    bool  is_float;
+    f64   found, expected;
+} Field;
+
+static bool field_equal(const Field *f) {
+    if (!f->is_float) return f->found == f->expected;
+    f64 d = f->found - f->expected, m = fabs(f->expected) * 1e-6;
+    return fabs(d) <= m;
+}
+
+/* The comparable columns of a config, in table order. Returns the count. */
+static u32 model_fields(const ModelConfig *c, const ModelEntry *t, Field *f) {
+    u32 n = 0;
+#define FI(k, a, b) f[n++] = (Field){ k, false, (f64)(a), (f64)(b) }
+#define FF(k, a, b) f[n++] = (Field){ k, true,  (f64)(a), (f64)(b) }
+    FI("vocab_size (n_vocab)", c->n_vocab, t->n_vocab);
+    FI("embedding_length", c->n_embd, t->n_embd);
+    FI("block_count", c->n_layer, t->n_layer);
+    FI("attention.head_count", c->n_head, t->n_head);
+    FI("attention.head_count_kv", c->n_head_kv, t->n_head_kv);
+    FI("attention.key_length (head_dim)", c->head_dim, t->head_dim);
+    FI("feed_forward_length", c->n_ff, t->n_ff);
+    FF("rope.freq_base", c->rope_base, t->rope_base);
+    if (c->rope_swa_own_base) FF("rope.freq_base_swa", c->rope_base_swa, t->rope_base_swa);
+    FI("rope.dimension_count", c->rope_dim, t->rope_dim);
+    FF("attention.layer_norm_rms_epsilon", c->eps, t->eps);
+    FI("attention.sliding_window", c->swa_window, t->swa_window);
+    FF("attn_logit_softcapping", c->attn_softcap, t->attn_softcap);
+    FF("final_logit_softcapping", c->final_softcap, t->final_softcap);
+#undef FI
+#undef FF
+    return n;
+}
+
+static void field_str(const Field *f, f64 v, char *buf, int n) {
+    if (f->is_float) fmt_buf(buf, n, "%g", v);
+    else fmt_buf(buf, n, "%llu", (unsigned long long)v);
+}
+
+static bool gguf_str_contains(GgufStr s, const char *needle) {
+    u64 n = strlen(needle);
+    for (u64 i = 0; i + n <= s.len; i++) {
+        u64 j = 0;
+        while (j < n && (s.ptr[i + j] | 0x20) == (needle[j] | 0x20)) j++;
+        if (j == n) return true;
+    }
+    return false;
+}
+
+bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg, Err *e) {
+    memset(cfg, 0, sizeof *cfg);
+    GgufStr archs;
+    if (!gguf_get_str(g, "general.architecture", &archs))
+        return err_set(e, EXIT_MODEL, "%s: key general.architecture is missing (is this a model GGUF?)", g->path);
+    ModelArch arch = ARCH_COUNT;
+    for (u32 a = 0; a < ARCH_COUNT; a++) if (gguf_str_eq(archs, model_arch_names[a])) arch = (ModelArch)a;
+    if (arch == ARCH_COUNT)
+        return err_set(e, EXIT_MODEL, "%s: general.architecture '%.*s' is not supported (supported: llama qwen2 gemma2 gemma3)",
+                       g->path, (int)MIN(archs.len, 64), archs.ptr);
+    bool gemma = arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3;
+
+    KeyReader r = { .g = g, .arch = model_arch_names[arch], .e = e, .ok = true };
+    ModelConfig *c = cfg;
+    c->arch = arch;
+    if (!model_required(&r, "embedding_length", &c->n_embd)) return false;
+    if (!model_required(&r, "block_count", &c->n_layer)) return false;
+    if (!model_required(&r, "attention.head_count", &c->n_head)) return false;
+    if (!model_required(&r, "feed_forward_length", &c->n_ff)) return false;
+    if (c->n_embd == 0 || c->n_layer == 0 || c->n_head == 0 || c->n_ff == 0)
+        return err_set(e, EXIT_MODEL, "%s: a zero hyperparameter (embedding_length %u, block_count %u, head_count %u, "
+                       "feed_forward_length %u)", g->path, c->n_embd, c->n_layer, c->n_head, c->n_ff);
+    c->n_head_kv = kr_u32(&r, "attention.head_count_kv", c->n_head, 0);
+    c->head_dim  = kr_u32(&r, "attention.key_length", c->n_embd / c->n_head, 0);
+    u32 vdim     = kr_u32(&r, "attention.value_length", c->head_dim, 0);
+    c->rope_dim  = kr_u32(&r, "rope.dimension_count", c->head_dim, 0);
+    c->eps       = kr_f32(&r, "attention.layer_norm_rms_epsilon", 1e-5f, 0);
+    c->rope_base = kr_f32(&r, "rope.freq_base", 10000.0f, 0);
+    if (!r.ok) return false;
+    if (vdim != c->head_dim)
+        return err_set(e, EXIT_MODEL, "%s: %s.attention.value_length %u differs from key_length %u (not supported)",
+                       g->path, r.arch, vdim, c->head_dim);
+    if (c->n_head_kv == 0 || c->n_head % c->n_head_kv)
+        return err_set(e, EXIT_MODEL, "%s: %s.attention.head_count %u is not a multiple of head_count_kv %u",
+                       g->path, r.arch, c->n_head, c->n_head_kv);
+    if (c->head_dim == 0 || c->head_dim % 2 || c->rope_dim == 0 || c->rope_dim % 2 || c->rope_dim > c->head_dim)
+        return err_set(e, EXIT_MODEL, "%s: head_dim %u and rope.dimension_count %u must be even, nonzero, rope <= head",
+                       g->path, c->head_dim, c->rope_dim);
+
+    /* n_vocab: <arch>.vocab_size, else the tokenizer's token count, else token_embd's rows. */
+    bool has_vocab;
+    c->n_vocab = kr_u32(&r, "vocab_size", 0, &has_vocab);
+    if (!r.ok) return false;
+    if (!has_vocab) {
+        const GgufKV *kv = gguf_find_kv(g, "tokenizer.ggml.tokens");
+        const GgufTensor *te = gguf_find_tensor(g, "token_embd.weight");
+        if (kv && kv->type == GGUF_ARRAY && kv->arr_n <= 0xffffffffu) c->n_vocab = (u32)kv->arr_n;
+        else if (te && te->ne[1] <= 0xffffffffu) c->n_vocab = (u32)te->ne[1];
+    }
+    if (c->n_vocab == 0) return err_set(e, EXIT_MODEL, "%s: cannot tell n_vocab (no %s.vocab_size, tokenizer.ggml.tokens "
+                                        "or token_embd.weight)", g->path, r.arch);
+
+    /* Architecture rules (fixtures README, "Forward-pass rules"). */
+    c->rope_neox   = arch != ARCH_LLAMA;
+    c->qkv_bias    = arch == ARCH_QWEN2;
+    c->qk_norm     = arch == ARCH_GEMMA3;
+    c->post_norms  = gemma;
+    c->gelu        = gemma;
+    c->tied_output = gguf_find_tensor(g, "output.weight") == NULL;
+    c->embd_scale  = gemma ? sqrtf((f32)c->n_embd) : 1.0f;
+    c->attn_scale  = 1.0f / sqrtf((f32)c->head_dim);
+    if ((arch == ARCH_GEMMA2 && c->n_layer == 46) || (arch == ARCH_GEMMA3 && c->n_layer == 62))
+        c->attn_scale = 1.0f / sqrtf((f32)(c->n_embd / c->n_head));   /* the "27B" rule of llama.cpp */
+    c->rope_base_swa = c->rope_base;
+    if (arch == ARCH_GEMMA2) {
+        c->swa_window    = kr_u32(&r, "attention.sliding_window", 4096, 0);
+        c->swa_period    = kr_u32(&r, "attention.sliding_window_pattern", 2, 0);
+        c->attn_softcap  = kr_f32(&r, "attn_logit_softcapping", 50.0f, 0);
+        c->final_softcap = kr_f32(&r, "final_logit_softcapping", 30.0f, 0);
+    } else if (arch == ARCH_GEMMA3) {
+        c->swa_window    = kr_u32(&r, "attention.sliding_window", 0, 0);
+        c->swa_period    = c->swa_window ? kr_u32(&r, "attention.sliding_window_pattern", 6, 0) : 0;
+        c->final_softcap = kr_f32(&r, "final_logit_softcapping", 0.0f, 0);
+        c->rope_swa_own_base = true;
+        c->rope_base_swa = kr_f32(&r, "rope.freq_base_swa", 10000.0f, 0);
+    }
+    if (!c->swa_window) c->swa_period = 0;
+    c->freq_scale = 1.0f;
+    GgufStr st;
+    bool has_factor;
+    f32 factor = kr_f32(&r, "rope.scaling.factor", 1.0f, &has_factor);
+    if (gguf_get_str(g, kr_key(&r, "rope.scaling.type"), &st) && !gguf_str_eq(st, "none")) {
+        if (!gguf_str_eq(st, "linear"))
+            return err_set(e, EXIT_MODEL, "%s: %s.rope.scaling.type '%.*s' is not supported (supported: none linear)",
+                           g->path, r.arch, (int)MIN(st.len, 32), st.ptr);
+        if (has_factor && factor > 0) c->freq_scale = 1.0f / factor;
+    }
+    u32 file_ctx = kr_u32(&r, "context_length", 2048, 0);
+    if (!r.ok) return false;
+    if (file_ctx == 0) file_ctx = 2048;
+
+    /* Match against the table. */
+    const ModelEntry *best = 0;
+    u32 best_bad = ~0u;
+    Field best_f = {0};
+    GgufStr gname = {0};
+    bool has_name = gguf_get_str(g, "general.name", &gname);
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *t = &model_table[i];
+        if (t->arch != arch) continue;
+        Field f[16];
+        u32 n = model_fields(c, t, f), bad = 0, first = 0;
+        for (u32 j = 0; j < n; j++) if (!field_equal(&f[j])) { if (!bad) first = j; bad++; }
+        /* Rows of identical shape (qwen2.5 and qwen2.5-coder): general.name decides. */
+        bool coder_row = strstr(t->name, "coder") != 0;
+        bool name_fits = !has_name || coder_row == gguf_str_contains(gname, "coder");
+        if (bad < best_bad || (bad == 0 && best_bad == 0 && name_fits)) {
+            best = t; best_bad = bad; best_f = f[first];
+        }
+    }
+    if (best && best_bad == 0) {
+        c->id = (ModelId)(best - model_table);
+        c->name = best->name;
+        c->tok = best->tok; c->chat = best->chat; c->kernel = best->kernel;
+        c->n_ctx = MIN(best->ctx, file_ctx);
+        if (allow_unlisted)
+            errf("edge: warning: --allow-unlisted is a developer option; %s matches the listed config '%s' anyway\n",
+                 g->path, best->name);
+        return true;
+    }
+    char fs[48] = "", es[48] = "";
+    if (best) { field_str(&best_f, best_f.found, fs, sizeof fs); field_str(&best_f, best_f.expected, es, sizeof es); }
+    if (!allow_unlisted) {
+        if (!best) return err_set(e, EXIT_MODEL, "%s: no supported config has architecture %s", g->path, r.arch);
+        return err_set(e, EXIT_MODEL, "%s: not a supported config: %s.%s is %s, expected %s (closest listed config: '%s'; "
+                       "`edge models` lists them; --allow-unlisted loads the file anyway)",
+                       g->path, r.arch, best_f.key, fs, es, best->name);
+    }
+    if (best) errf("edge: warning: --allow-unlisted: %s is not a listed config (closest '%s': %s.%s is %s, expected %s); "
+                   "using the file's hyperparameters\n", g->path, best->name, r.arch, best_f.key, fs, es);
+    else errf("edge: warning: --allow-unlisted: %s is not a listed config; using the file's hyperparameters\n", g->path);
+    c->id = MODEL_UNLISTED;
+    c->name = "unlisted";
+    c->tok = gguf_get_str(g, "tokenizer.ggml.model", &st) && gguf_str_eq(st, "gpt2") ? TOK_BPE : TOK_SPM;
+    c->chat = arch == ARCH_QWEN2 ? CHAT_CHATML : gemma ? CHAT_GEMMA : CHAT_NONE;
+    c->kernel = model_arch_names[arch];
+    c->n_ctx = MIN(file_ctx, (u32)EDGE_MAX_CTX);
+    return true;
+}
+
+bool model_layer_is_swa(const ModelConfig *cfg, u32 il) {
+    return cfg->swa_period && cfg->swa_window && il % cfg->swa_period < cfg->swa_period - 1;
+}
+
+void model_layer_rope(const ModelConfig *cfg, u32 il, f32 *base, f32 *freq_scale) {
+    bool swa = model_layer_is_swa(cfg, il);
+    *base = swa && cfg->rope_swa_own_base ? cfg->rope_base_swa : cfg->rope_base;
+    *freq_scale = swa && cfg->rope_swa_own_base ? 1.0f : cfg->freq_scale;   /* gemma3 local layers: scale 1 */
+}
+
+/* ---- weights ------------------------------------------------------------------------ */
+/* Finds a tensor and checks its shape [ne0, ne1] (ne1 = 1 for vectors) and type. */
+static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, bool required,
+                         const GgufTensor **out, Err *e) {
+    const GgufTensor *t = gguf_find_tensor(g, name);
+    *out = t;
+    if (!t) {
+        if (!required) return true;
+        return err_set(e, EXIT_MODEL, "%s: tensor '%s' is missing (expected shape [%llu, %llu])", g->path, name,
+                       (unsigned long long)ne0, (unsigned long long)ne1);
+    }
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
+        return err_set(e, EXIT_MODEL, "%s: tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                       g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                       (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
+                       (unsigned long long)ne0, (unsigned long long)ne1);
+    u64 rb;
+    if (!ggml_type_supported(t->type))
+        return err_set(e, EXIT_MODEL, "%s: tensor '%s': type %s is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K)",
+                       g->path, name, ggml_type_name(t->type));
+    if (!ggml_row_bytes(t->type, ne0, &rb))
+        return err_set(e, EXIT_MODEL, "%s: tensor '%s': row of %llu is not a multiple of the %s block of %u",
+                       g->path, name, (unsigned long long)ne0, ggml_type_name(t->type), ggml_block_elems(t->type));
+    return true;
+}
+
+bool model_weights_load(ModelWeights *w, const ModelConfig *c, const Gguf *g, Arena *a, Err *e) {
+    memset(w, 0, sizeof *w);
+    u64 E = c->n_embd, Q = (u64)c->n_head * c->head_dim, KV = (u64)c->n_head_kv * c->head_dim, F = c->n_ff;
+    if (!model_tensor(g, "token_embd.weight", E, c->n_vocab, true, &w->tok_embd, e)) return false;
+    if (!model_tensor(g, "output_norm.weight", E, 1, true, &w->output_norm, e)) return false;
+    if (!model_tensor(g, "output.weight", E, c->n_vocab, !c->tied_output, &w->output, e)) return false;
+    if (c->tied_output) w->output = w->tok_embd;
+    if (!model_tensor(g, "rope_freqs.weight", c->rope_dim / 2, 1, false, &w->rope_freqs, e)) return false;
+    w->layers = push_array(a, ModelLayer, c->n_layer);
+    for (u32 il = 0; il < c->n_layer; il++) {
+        ModelLayer *L = &w->layers[il];
+        char n[96];
+#define T(field, suffix, ne0, ne1, req) \
+        fmt_buf(n, sizeof n, "blk.%u." suffix, il); if (!model_tensor(g, n, ne0, ne1, req, &L->field, e)) return false;
+        T(attn_norm, "attn_norm.weight", E, 1, true);
+        T(wq, "attn_q.weight", E, Q, true);
+        T(wk, "attn_k.weight", E, KV, true);
+        T(wv, "attn_v.weight", E, KV, true);
+        T(wo, "attn_output.weight", Q, E, true);
+        T(ffn_norm, "ffn_norm.weight", E, 1, true);
+        T(w_gate, "ffn_gate.weight", E, F, true);
+        T(w_up, "ffn_up.weight", E, F, true);
+        T(w_down, "ffn_down.weight", F, E, true);
+        if (c->qkv_bias) {
+            T(bq, "attn_q.bias", Q, 1, true);
+            T(bk, "attn_k.bias", KV, 1, true);
+            T(bv, "attn_v.bias", KV, 1, true);
+        }
+        if (c->qk_norm) {
+            T(q_norm, "attn_q_norm.weight", c->head_dim, 1, true);
+            T(k_norm, "attn_k_norm.weight", c->head_dim, 1, true);
+        }
+        if (c->post_norms) {
+            T(post_attn_norm, "post_attention_norm.weight", E, 1, true);
+            T(post_ffn_norm, "post_ffw_norm.weight", E, 1, true);
+        }
+#undef T
+    }
+    return true;
+}
+
+bool model_open(Model *m, const char *path, bool allow_unlisted, Arena *a, Err *e) {
+    memset(m, 0, sizeof *m);
+    if (path) {
+        if (!gguf_open(&m->gguf, path, a, e)) return false;
+    } else {
+        const u8 *d; u64 n;
+        model_embedded(&d, &n);
+        if (!gguf_parse(&m->gguf, d, n, "<embedded stories260K.gguf>", a, e)) return false;
+    }
+    if (!model_config_from_gguf(&m->gguf, allow_unlisted, &m->cfg, e) ||
+        !model_weights_load(&m->w, &m->cfg, &m->gguf, a, e)) {
+        gguf_close(&m->gguf);
+        return false;
+    }
+    return true;
+}
+
+void model_close(Model *m) { gguf_close(&m->gguf); }
+
+/* ---- commands: edge models, edge eval ---------------------------------------------------------- */
+static const char *const model_tok_names[] = { "spm", "bpe" };
+static const char *const model_chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
+
+static int model_cmd_models(int argc, char **argv) {
+    (void)argc; (void)argv;
+    out("%-28s %-7s %7s %5s %6s %5s %3s %5s %6s %7s %4s %-7s %-7s\n", "name", "arch", "vocab", "embd", "layers",
+        "heads", "kv", "hdim", "ff", "ctx", "tok", "chat", "kernels");
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *t = &model_table[i];
+        out("%-28s %-7s %7u %5u %6u %5u %3u %5u %6u %7u %4s %-7s %-7s\n", t->name, model_arch_name(t->arch), t->n_vocab,
+            t->n_embd, t->n_layer, t->n_head, t->n_head_kv, t->head_dim, t->n_ff, t->ctx, model_tok_names[t->tok],
+            model_chat_names[t->chat], t->kernel);
+    }
+    return EXIT_OK;
+}
+
+static int model_eval_usage(const char *why) {
+    errf("edge eval: %s\n"
+         "usage: edge eval [-m MODEL.gguf] --tokens \"ID ID ...\" (--logits OUT.f32 | --greedy N)\n"
+         "                 [--backend ref|gpu] [--allow-unlisted]\n"
+         "  --logits OUT.f32  write little-endian f32 logits [n_tokens][n_vocab]; row i predicts after tokens 0..i\n"
+         "  --greedy N        print N greedily generated ids (argmax, lowest id on ties, no EOS stop)\n"
+         "  without -m the embedded stories260K model is used\n", why);
+    return EXIT_USAGE;
+}
+
+/* Parses "ID ID ..." (spaces, tabs or commas between ids). Returns false on anything else. */
+static bool model_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n) {
+    u32 count = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
+        if (!*p) break;
+        if (*p < '0' || *p > '9') return false;
+        while (*p >= '0' && *p <= '9') p++;
+        count++;
+    }
+    *ids = push_array(a, i32, count ? count : 1);
+    *n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
+        if (!*p) break;
+        u64 v = 0;
+        while (*p >= '0' && *p <= '9') { v = v * 10 + (u64)(*p - '0'); if (v > 0x7fffffff) return false; p++; }
+        (*ids)[(*n)++] = (i32)v;
+    }
+    return true;
+}
+
+static bool model_all_finite(const f32 *x, u32 n) {
+    for (u32 i = 0; i < n; i++) if (!isfinite(x[i])) return false;
+    return true;
+}
+
+static int model_cmd_eval(int argc, char **argv) {
+    const char *path = 0, *tokens = 0, *logits_path = 0, *backend = "ref";
+    i64 greedy = -1;
+    bool allow_unlisted = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { model_eval_usage("help"); return EXIT_OK; }
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "--logits") ||
+                 !strcmp(a, "--greedy") || !strcmp(a, "--backend")) {
+            if (!has_val) { char w[96]; fmt_buf(w, sizeof w, "%s needs a value", a); return model_eval_usage(w); }
+            const char *v = argv[++i];
+            if (a[1] == 'm' || !strcmp(a, "--model")) path = v;
+            else if (!strcmp(a, "--tokens")) tokens = v;
+            else if (!strcmp(a, "--logits")) logits_path = v;
+            else if (!strcmp(a, "--backend")) backend = v;
+            else {
+                char *end;
+                greedy = strtoll(v, &end, 10);
+                if (*end || greedy < 0 || greedy > EDGE_MAX_CTX) return model_eval_usage("--greedy wants a count 0..EDGE_MAX_CTX");
+            }
+        } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return model_eval_usage(w); }
+    }
+    if (!tokens) return model_eval_usage("--tokens is required");
+    if (!logits_path && greedy < 0) return model_eval_usage("one of --logits or --greedy is required");
+    if (!strcmp(backend, "gpu")) { errf("edge eval: the GPU backend is not built yet\n"); return EXIT_USAGE; }
+    if (strcmp(backend, "ref")) return model_eval_usage("--backend is ref or gpu");
+
+    Arena a;
+    arena_init(&a, "eval", (u64)EDGE_HOST_ARENA_MIB << 20);
+    i32 *ids; u32 n_ids;
+    if (!model_parse_tokens(tokens, &a, &ids, &n_ids) || n_ids == 0) {
+        arena_free(&a);
+        return model_eval_usage("--tokens wants one or more decimal ids");
+    }
+    Err e = {0};
+    Model m;
+    if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
+    int rc = EXIT_OK;
+    u64 n_ctx = (u64)n_ids + (greedy > 0 ? (u64)greedy : 0);
+    for (u32 i = 0; i < n_ids; i++)
+        if ((u32)ids[i] >= m.cfg.n_vocab) {
+            errf("edge eval: token id %d at index %u is out of range (n_vocab %u)\n", ids[i], i, m.cfg.n_vocab);
+            rc = EXIT_USAGE; goto done;
+        }
+    if (n_ctx > m.cfg.n_ctx) {
+        errf("edge eval: %llu positions exceed the context limit of %u for '%s'\n", (unsigned long long)n_ctx,
+             m.cfg.n_ctx, m.cfg.name);
+        rc = EXIT_USAGE; goto done;
+    }
+    u64 sbytes;
+    if (!ref_state_bytes(&m.cfg, (u32)n_ctx, &sbytes)) { errf("edge eval: state size overflows\n"); rc = EXIT_USAGE; goto done; }
+    Arena sa;
+    arena_init(&sa, "reference state", sbytes);
+    RefState s;
+    FILE *f = 0;
+    if (!ref_init(&s, &m, (u32)n_ctx, &sa, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
+    if (logits_path && !(f = fopen(logits_path, "wb"))) {
+        errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; goto done_state;
+    }
+    for (u32 i = 0; i < n_ids; i++) {
+        if (!ref_step(&s, ids[i], &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
+        if (!model_all_finite(s.logits, m.cfg.n_vocab)) {
+            errf("edge eval: non-finite logits at position %u\n", i); rc = EXIT_NUMERIC; goto done_state;
+        }
+        /* Little-endian f32: every target of edge (aarch64, x86-64) is little-endian. */
+        if (f && fwrite(s.logits, sizeof(f32), m.cfg.n_vocab, f) != m.cfg.n_vocab) {
+            errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_state;
+        }
+    }
+    for (i64 g = 0; g < greedy; g++) {
+        u32 tok = ref_argmax(s.logits, m.cfg.n_vocab);
+        out(g ? " %u" : "%u", tok);
+        if (g + 1 < greedy) {
+            if (!ref_step(&s, (i32)tok, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
+            if (!model_all_finite(s.logits, m.cfg.n_vocab)) {
+                errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)g); rc = EXIT_NUMERIC; goto done_state;
+            }
+        }
+    }
+    if (greedy >= 0) out("\n");
+done_state:
+    if (f && fclose(f) != 0 && rc == EXIT_OK) { errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; }
+    arena_free(&sa);
+done:
+    model_close(&m);
+    arena_free(&a);
+    return rc;
+}
+
+#define MODEL_COMMANDS \
+    { "models", model_cmd_models, "list the supported model configs" }, \
+    { "eval",   model_cmd_eval,   "evaluate token ids on a model: logits file or greedy ids (tests)" },

@@ -10,6 +10,7 @@
 #include "vk_test.c"
 #include "matmul_test.c"
 #include "attn_test.c"
+#include "reference_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
