@@ -4,8 +4,11 @@
 // 0.5 * (1 + tanh(u)) = sigmoid(2u) with u = sqrt(2/pi) (x + 0.044715 x^3) clamped to
 // +-15, so no NaN for any finite x. A is the activation dtype; math in f32.
 //! variant glu_f32 glu
-//! variant glu_f16 glu alias:A=f16
+//! variant glu_f16 glu alias:A=f16 OUT_MAX=65504
 alias A = f32;
+// OUT_MAX: outputs are clamped to +-OUT_MAX (65504 in f16 variants: a too-large value saturates
+// instead of becoming inf, which would turn into NaN downstream).
+override OUT_MAX: f32 = 3.4028234e38;
 struct Params { n: u32, gelu: u32 }
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> gate: array<A>;      // (n)
@@ -24,5 +27,5 @@ fn glu(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw:
     let x = f32(gate[i]);
     var z = x;
     if (p.gelu != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
-    y[i] = A(x * sigmoid(z) * f32(up[i]));
+    y[i] = A(clamp(x * sigmoid(z) * f32(up[i]), -OUT_MAX, OUT_MAX));
 }

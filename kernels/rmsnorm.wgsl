@@ -5,9 +5,12 @@
 // O is the output dtype of rmsnorm (f32, or f16 to feed f16-activation matmuls);
 // rmsnorm_add always runs with O = f32 (the residual stream).
 //! variant rmsnorm_f32      rmsnorm
-//! variant rmsnorm_f32_f16o rmsnorm     alias:O=f16
+//! variant rmsnorm_f32_f16o rmsnorm     alias:O=f16 OUT_MAX=65504
 //! variant rmsnorm_add_f32  rmsnorm_add
 alias O = f32;
+// OUT_MAX: outputs are clamped to +-OUT_MAX (65504 in f16 variants: a too-large value saturates
+// instead of becoming inf, which would turn into NaN downstream).
+override OUT_MAX: f32 = 3.4028234e38;
 struct Params { n: u32, rows: u32, eps: f32 }
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> x: array<f32>;       // (rows, n) the normalized input
@@ -61,7 +64,7 @@ fn rmsnorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: v
     if (row >= p.rows) { return; }
     let base = row * p.n;
     let inv = row_inv_rms(lid.x, base);
-    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(x[base + i] * inv * w[i]); }
+    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(clamp(x[base + i] * inv * w[i], -OUT_MAX, OUT_MAX)); }
 }
 
 @compute @workgroup_size(256)

@@ -3,8 +3,11 @@
 // One invocation per pair: NORM rotates (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]),
 // theta_i = p * freq_scale * base^(-2i/n_rot); dims >= n_rot pass through. f32 math.
 //! variant rope_f32 rope
-//! variant rope_f16 rope alias:A=f16
+//! variant rope_f16 rope alias:A=f16 OUT_MAX=65504
 alias A = f32;
+// OUT_MAX: outputs are clamped to +-OUT_MAX (65504 in f16 variants: a too-large value saturates
+// instead of becoming inf, which would turn into NaN downstream).
+override OUT_MAX: f32 = 3.4028234e38;
 struct Params { head_dim: u32, n_heads: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32 }
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> x: array<A>;          // (head_dim, n_heads, T)
@@ -35,6 +38,6 @@ fn rope(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let s = sin(theta);
     let xa = f32(x[a]);
     let xb = f32(x[b]);
-    y[a] = A(xa * c - xb * s);
-    y[b] = A(xa * s + xb * c);
+    y[a] = A(clamp(xa * c - xb * s, -OUT_MAX, OUT_MAX));
+    y[b] = A(clamp(xa * s + xb * c, -OUT_MAX, OUT_MAX));
 }
