@@ -426,3 +426,38 @@ TEST(kernel_argmax_and_topk_match_reference) {
     free(l); free(kv); free(ki);
     vk_arena_free(&a);
 }
+
+/* ---- keys and argument checks ---------------------------------------------------- */
+TEST(forward_ops_have_f32_and_f16_kernels_and_refuse_bad_shapes) {
+    for (int ai = 0; ai < 2; ai++) {
+        DType at = ai ? DT_F16 : DT_F32;
+        CHECK(kdef_find(OP_ADD_BIAS, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_ROPE, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_GLU, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_RMSNORM, PH_ANY, DT_F32, DT_F32, at) >= 0);
+        for (int ci = 0; ci < 2; ci++) {
+            DType ct = ci ? DT_F16 : DT_F32;
+            CHECK(kdef_find(OP_KV_STORE, PH_ANY, ct, at, ct) >= 0);
+            CHECK(kdef_find(OP_ATTENTION, PH_ANY, ct, at, at) >= 0);
+        }
+    }
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "badshapes", 65536, &e));
+    u64 sq[3] = { 64, 6, 1 }, sc[2] = { 64 * 4, 8 }, ss[3] = { 8, 6, 1 }, sp[1] = { 2 };
+    Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), kc = vk_tensor(&a, "kc", DT_F32, 2, sc), vc = vk_tensor(&a, "vc", DT_F32, 2, sc);
+    Tensor s = vk_tensor(&a, "scores", DT_F32, 3, ss), o = vk_tensor(&a, "o", DT_F32, 3, sq), pos = vk_tensor(&a, "pos", DT_U32, 1, sp);
+    int code = 0;
+    vk_begin(vk);
+    bool died = EXPECT_DIE(&code, op_attention(vk, &q, &kc, &vc, &pos, &s, &o, 6, 4, 0.125f, 0, 0));
+    CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "multiple of n_head_kv"), "%s", die_trap_msg);
+    died = EXPECT_DIE(&code, op_rope(vk, &q, &q, &o, 64, 10000, 1, false));     /* pos of the wrong type */
+    CHECKF(died && strstr(die_trap_msg, "pos must be u32"), "%s", die_trap_msg);
+    u64 s100[2] = { 100, 1 };
+    Tensor l = vk_tensor(&a, "logits", DT_F32, 2, s100), ids = vk_tensor(&a, "ids", DT_U32, 1, s100 + 1);
+    died = EXPECT_DIE(&code, op_topk(vk, &l, &ids, &ids, 65));
+    CHECKF(died && strstr(die_trap_msg, "k must be 1..EDGE_TOPK_MAX"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a);
+}
