@@ -23,4 +23,8 @@
 #define EDGE_VK_FENCE_TIMEOUT_NS 60000000000ull /* ns: a submit that takes longer is a device error */
 #endif
 
+#ifndef EDGE_TOPK_MAX
+#define EDGE_TOPK_MAX 64                /* ids: most candidates op_topk returns per row */
+#endif
+
 #endif

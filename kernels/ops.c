@@ -6,7 +6,11 @@ const KernelDef kdefs[KDEF_COUNT] = {
 #undef KERNEL
 };
 
-static const char *const op_name[OP_COUNT] = { "add", "mul", "rmsnorm", "matvec" };
+static const char *const op_name[OP_COUNT] = {
+    [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm", [OP_MATVEC] = "matvec",
+    [OP_ADD_BIAS] = "add_bias", [OP_RMSNORM_ADD] = "rmsnorm_add", [OP_ROPE] = "rope", [OP_KV_STORE] = "kv_store",
+    [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk",
+};
 static const char *const phase_name[PH_COUNT] = { "any", "prefill", "decode" };
 
 i32 kdef_find(Op op, Phase ph, DType wt, DType at, DType ot) {

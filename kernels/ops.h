@@ -5,12 +5,16 @@
    API:
      kdef_find(op, phase, wt, at, ot)        index into kdefs[] or -1
      op_add(vk, a, b, y) / op_mul(vk, a, b, y)     elementwise over nelem
-     op_rmsnorm(vk, x, w, y, eps)            x (rows, n), w (n)
+     op_rmsnorm(vk, x, w, y, eps)            x (rows, n), w (n); y f32 or f16
      op_matvec(vk, W, x, y)                  W (k, rows) in GGUF order, x (k), y (rows)   */
 #ifndef EDGE_OPS_H
 #define EDGE_OPS_H
 
-typedef enum Op { OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_COUNT } Op;
+typedef enum Op {
+    OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC,
+    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK,
+    OP_COUNT
+} Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
 
 typedef struct KernelDef {
@@ -67,5 +71,8 @@ void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
      /* y f32 = cap * tanh(x / cap) */
 void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
      /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */
+void op_topk(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *vals, u32 k);
+     /* logits f32 (n_vocab, T) -> ids u32 (k, T) and vals f32 (k, T), best first, lowest id
+        first among equal values, NaN never chosen; 1 <= k <= 64 (EDGE_TOPK_MAX) */
 
 #endif

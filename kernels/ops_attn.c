@@ -1,1 +1,133 @@
-/* ops_attn.c — norms, rope, KV store, attention, GLU, softcap, argmax (see ops.h). */
+/* ops_attn.c — norms, bias, rope, KV store, attention, GLU, softcap, argmax and top-k
+   (see ops.h for the contracts; kernels in rmsnorm, bias, rope, kv_store, attention,
+   glu, softcap and argmax .wgsl). Ops whose position depends on the batch read it from
+   the u32 `pos` tensor [p0, T] inside the kernel; every dispatch size here comes from
+   tensor shapes only, so a recorded decode command buffer stays valid for any p0. */
+
+/* Grid for `n` invocations in workgroups of 256 along x, spilling into y past 65535 groups
+   (kernels index them as g.x + g.y * nw.x * 256). */
+static void flat_grid(const char *op, const Tensor *t, u64 n, u32 *gx, u32 *gy) {
+    need(n <= 0xffffffffu, op, t, "more than 2^32 elements");
+    u64 groups = (n + 255) / 256;
+    *gx = (u32)MIN(MAX(groups, 1), 65535); *gy = (u32)((groups + 65534) / 65535);
+    if (*gy == 0) *gy = 1;
+}
+
+static bool is_act(DType t) { return t == DT_F32 || t == DT_F16; }
+
+static void need_pos(const char *op, const Tensor *pos) {
+    need(pos->dtype == DT_U32 && pos->nelem == 2, op, pos, "pos must be u32 [p0, T]");
+}
+
+/* ---- norms and bias ------------------------------------------------------------ */
+void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps) {
+    u64 n = o->ne[0], rows = o->nelem / n;
+    need(w->nelem == n, "rmsnorm_add", w, "weight length differs from the row length");
+    need(x->nelem == o->nelem, "rmsnorm_add", x, "residual size differs from the input");
+    VkPipe *p = op_pipe(vk, OP_RMSNORM_ADD, PH_ANY, w->dtype, o->dtype, x->dtype);
+    struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
+    const Tensor *ts[3] = { o, w, x };
+    u32 gx, gy; rows_grid(rows, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}
+
+void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y) {
+    u64 n = b->nelem;
+    need(n > 0 && y->ne[0] == n && y->nelem % n == 0, "add_bias", y, "rows differ from the bias length");
+    VkPipe *p = op_pipe(vk, OP_ADD_BIAS, PH_ANY, b->dtype, y->dtype, y->dtype);
+    struct { u32 n, total; } push = { (u32)n, (u32)y->nelem };
+    const Tensor *ts[2] = { b, y };
+    u32 gx, gy; flat_grid("add_bias", y, y->nelem, &gx, &gy);
+    vk_dispatch(vk, p, ts, 2, &push, sizeof push, gx, gy, 1);
+}
+
+/* ---- rope and the KV cache ----------------------------------------------------- */
+void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+    u64 hd = x->ne[0], nh = x->ne[1], T = x->nelem / (hd * nh);
+    need_pos("rope", pos);
+    need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, "rope", x, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
+    need(y->nelem == x->nelem && y->dtype == x->dtype, "rope", y, "output differs from the input in size or dtype");
+    need(base > 0, "rope", x, "frequency base must be positive");
+    VkPipe *p = op_pipe(vk, OP_ROPE, PH_ANY, DT_F32, x->dtype, y->dtype);
+    struct { u32 head_dim, n_heads, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox; } push =
+        { (u32)hd, (u32)nh, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u };
+    const Tensor *ts[3] = { x, pos, y };
+    u32 gx, gy; flat_grid("rope", x, x->nelem / 2, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}
+
+void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache) {
+    u64 kvd = k->ne[0], T = k->nelem / kvd;
+    need_pos("kv_store", pos);
+    need(cache->ne[0] == kvd, "kv_store", cache, "cache row length differs from k's");
+    VkPipe *p = op_pipe(vk, OP_KV_STORE, PH_ANY, cache->dtype, k->dtype, cache->dtype);
+    struct { u32 kv_dim, t_cap, n_ctx; } push = { (u32)kvd, (u32)T, (u32)(cache->nelem / kvd) };
+    const Tensor *ts[3] = { k, pos, cache };
+    u32 gx, gy; flat_grid("kv_store", k, k->nelem, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}
+
+/* ---- attention ----------------------------------------------------------------- */
+void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
+                  const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
+    const char *n = "attention";
+    need_pos(n, pos);
+    need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
+    u64 hd = q->ne[0];
+    need(hd > 0 && hd <= 256 && q->ne[1] == n_head, n, q, "q must be (head_dim <= 256, n_head, T)");
+    u64 T = q->nelem / (hd * n_head), kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd;
+    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
+         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    need(scores->dtype == DT_F32 && scores->ne[0] == n_ctx && scores->nelem >= n_ctx * n_head * T, n, scores,
+         "scores must be f32 (n_ctx, n_head, T_max) with T_max >= T");
+    need(out->nelem == q->nelem && out->ne[0] == hd, n, out, "out must have q's shape");
+    need(T <= 65535 && n_head <= 65535, n, q, "more than 65535 queries or heads");
+    VkPipe *p = op_pipe(vk, OP_ATTENTION, PH_ANY, kc->dtype, q->dtype, out->dtype);
+    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; } push =
+        { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap };
+    const Tensor *ts[6] = { q, kc, vc, pos, scores, out };
+    vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
+}
+
+/* ---- activations, softcap, sampling -------------------------------------------- */
+void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool gelu) {
+    need(gate->nelem == up->nelem && gate->nelem == y->nelem, "glu", y, "element counts differ");
+    need(gate->dtype == up->dtype, "glu", up, "gate and up dtypes differ");
+    VkPipe *p = op_pipe(vk, OP_GLU, PH_ANY, DT_F32, gate->dtype, y->dtype);
+    struct { u32 n, gelu; } push = { (u32)y->nelem, gelu ? 1u : 0u };
+    const Tensor *ts[3] = { gate, up, y };
+    u32 gx, gy; flat_grid("glu", y, y->nelem, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+}
+
+void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap) {
+    need(x->nelem == y->nelem, "softcap", y, "element counts differ");
+    need(cap > 0, "softcap", x, "cap must be positive");
+    VkPipe *p = op_pipe(vk, OP_SOFTCAP, PH_ANY, DT_F32, x->dtype, y->dtype);
+    struct { u32 n; f32 cap; } push = { (u32)x->nelem, cap };
+    const Tensor *ts[2] = { x, y };
+    u32 gx, gy; flat_grid("softcap", x, x->nelem, &gx, &gy);
+    vk_dispatch(vk, p, ts, 2, &push, sizeof push, gx, gy, 1);
+}
+
+void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids) {
+    u64 nv = logits->ne[0], rows = logits->nelem / nv;
+    need(ids->nelem == rows, "argmax", ids, "needs one id per row of logits");
+    need(rows <= 65535, "argmax", logits, "more than 65535 rows");
+    VkPipe *p = op_pipe(vk, OP_ARGMAX, PH_ANY, DT_F32, logits->dtype, ids->dtype);
+    struct { u32 n, rows, k; } push = { (u32)nv, (u32)rows, 1 };
+    const Tensor *ts[2] = { logits, ids };
+    vk_dispatch(vk, p, ts, 2, &push, sizeof push, (u32)rows, 1, 1);
+}
+
+void op_topk(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *vals, u32 k) {
+    u64 nv = logits->ne[0], rows = logits->nelem / nv;
+    need(k >= 1 && k <= EDGE_TOPK_MAX, "topk", ids, "k must be 1..EDGE_TOPK_MAX (64)");
+    need(ids->dtype == DT_U32 && ids->nelem == (u64)k * rows, "topk", ids, "ids must be u32 (k, rows)");
+    need(vals->nelem == (u64)k * rows, "topk", vals, "vals must be (k, rows)");
+    need(rows <= 65535, "topk", logits, "more than 65535 rows");
+    VkPipe *p = op_pipe(vk, OP_TOPK, PH_ANY, DT_F32, logits->dtype, vals->dtype);
+    struct { u32 n, rows, k; } push = { (u32)nv, (u32)rows, k };
+    const Tensor *ts[3] = { logits, ids, vals };
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)rows, 1, 1);
+}

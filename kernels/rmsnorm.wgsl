@@ -1,50 +1,78 @@
-// rmsnorm.wgsl — y = x / sqrt(mean(x^2) + eps) * w, one workgroup per row of n f32 values.
+// rmsnorm.wgsl — y = x / sqrt(mean(x^2) + eps) * w, one workgroup per row of n f32 values,
+// and the fused residual form x += rmsnorm(o) * w (Gemma post-attention / post-FFN norms).
 // The weight is used as stored (Gemma files already hold 1+w). NaN-safe for finite input:
 // when max|x|^2 would overflow the sum of squares, the row is pre-scaled by 1/max|x|.
+// O is the output dtype of rmsnorm (f32, or f16 to feed f16-activation matmuls);
+// rmsnorm_add always runs with O = f32 (the residual stream).
+//! variant rmsnorm_f32      rmsnorm
+//! variant rmsnorm_f32_f16o rmsnorm     alias:O=f16 OUT_MAX=65504
+//! variant rmsnorm_add_f32  rmsnorm_add
+alias O = f32;
+// OUT_MAX: outputs are clamped to +-OUT_MAX (65504 in f16 variants: a too-large value saturates
+// instead of becoming inf, which would turn into NaN downstream).
+override OUT_MAX: f32 = 3.4028234e38;
 struct Params { n: u32, rows: u32, eps: f32 }
 var<immediate> p: Params;
-@group(0) @binding(0) var<storage, read> x: array<f32>;       // (rows, n)
+@group(0) @binding(0) var<storage, read> x: array<f32>;       // (rows, n) the normalized input
 @group(0) @binding(1) var<storage, read> w: array<f32>;       // (n)
-@group(0) @binding(2) var<storage, read_write> y: array<f32>; // (rows, n)
+@group(0) @binding(2) var<storage, read_write> y: array<O>;   // (rows, n) output, or the residual x
 var<workgroup> part: array<f32, 256>;
 
-fn reduce_sum(l: u32) -> f32 {
+// Both reductions leave every invocation with the result and end on a barrier,
+// so `part` may be written again right after.
+fn reduce_sum(l: u32, v: f32) -> f32 {
+    part[l] = v;
     workgroupBarrier();
     for (var k = 128u; k > 0u; k = k >> 1u) {
         if (l < k) { part[l] = part[l] + part[l + k]; }
         workgroupBarrier();
     }
-    let r = workgroupUniformLoad(&part[0]);
+    let r = part[0];
+    workgroupBarrier();
     return r;
 }
 
-fn reduce_max(l: u32) -> f32 {
+fn reduce_max(l: u32, v: f32) -> f32 {
+    part[l] = v;
     workgroupBarrier();
     for (var k = 128u; k > 0u; k = k >> 1u) {
         if (l < k) { part[l] = max(part[l], part[l + k]); }
         workgroupBarrier();
     }
-    let r = workgroupUniformLoad(&part[0]);
+    let r = part[0];
+    workgroupBarrier();
     return r;
 }
 
-@compute @workgroup_size(256)
-fn rmsnorm_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-               @builtin(local_invocation_id) lid: vec3<u32>) {
-    let row = wid.x + wid.y * nw.x;
-    if (row >= p.rows) { return; }
-    let l = lid.x;
-    let base = row * p.n;
+// 1/rms of row `base` (including the overflow pre-scale).
+fn row_inv_rms(l: u32, base: u32) -> f32 {
     var m = 0.0;
     for (var i = l; i < p.n; i = i + 256u) { m = max(m, abs(x[base + i])); }
-    part[l] = m;
-    m = reduce_max(l);
+    m = reduce_max(l, m);
     // sc = 1 for ordinary rows; 1/max|x| when the squares could overflow f32.
     let sc = select(1.0, 1.0 / m, m >= 1e15);
     var s = 0.0;
     for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i] * sc; s = s + v * v; }
-    part[l] = s;
-    s = reduce_sum(l);
-    let inv = sc / sqrt(s / f32(p.n) + p.eps * sc * sc);
-    for (var i = l; i < p.n; i = i + 256u) { y[base + i] = x[base + i] * inv * w[i]; }
+    s = reduce_sum(l, s);
+    return sc / sqrt(s / f32(p.n) + p.eps * sc * sc);
+}
+
+@compute @workgroup_size(256)
+fn rmsnorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+           @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x + wid.y * nw.x;
+    if (row >= p.rows) { return; }
+    let base = row * p.n;
+    let inv = row_inv_rms(lid.x, base);
+    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(clamp(x[base + i] * inv * w[i], -OUT_MAX, OUT_MAX)); }
+}
+
+@compute @workgroup_size(256)
+fn rmsnorm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+               @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x + wid.y * nw.x;
+    if (row >= p.rows) { return; }
+    let base = row * p.n;
+    let inv = row_inv_rms(lid.x, base);
+    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(f32(y[base + i]) + x[base + i] * inv * w[i]); }
 }

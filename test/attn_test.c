@@ -1,1 +1,463 @@
-/* attn_test.c — rope, attention, activations, norms, sampling kernels against C references. */
+/* attn_test.c — rmsnorm (f16 out, fused add), bias, rope, KV store, attention, GLU,
+   softcap, argmax and top-k kernels against plain C references in f64, on seeded random
+   inputs with large magnitudes and masked keys, for f32 and f16 activations (f16: the
+   reference sees the same f16-rounded inputs). Errors are measured against each op's
+   natural magnitude (the size of the terms that make up the result). */
+
+/* ---- helpers ------------------------------------------------------------------- */
+static f32 f16_round(f32 x) { return f32_from_f16(f16_from_f32(x)); }
+
+/* Rounds host values in place to what a tensor of dtype dt can hold. */
+static void round_to(DType dt, f32 *x, u64 n) { if (dt == DT_F16) for (u64 i = 0; i < n; i++) x[i] = f16_round(x[i]); }
+
+static void up_as(Vk *vk, const Tensor *t, const f32 *src) {
+    if (t->dtype == DT_F32) { vk_upload(vk, t, src); return; }
+    u16 *h = malloc(t->nelem * 2);
+    for (u64 i = 0; i < t->nelem; i++) h[i] = f16_from_f32(src[i]);
+    vk_upload(vk, t, h); free(h);
+}
+
+static void down_as(Vk *vk, const Tensor *t, f32 *dst) {
+    if (t->dtype == DT_F32) { vk_download(vk, t, dst); return; }
+    u16 *h = malloc(t->nelem * 2);
+    vk_download(vk, t, h);
+    for (u64 i = 0; i < t->nelem; i++) dst[i] = f32_from_f16(h[i]);
+    free(h);
+}
+
+static bool is_finite_f64(f64 x) { return x == x && !isinf(x); }
+
+/* Is a dtype usable on this device (f16 kernels need shaderFloat16 + 16-bit storage)? */
+static bool dtype_ok(Vk *vk, DType t) { return t != DT_F16 || (vk->caps.f16_arith && vk->caps.storage16); }
+
+static f64 tol_for(DType t) { return t == DT_F16 ? 1e-3 : 1e-5; }
+
+/* ---- rmsnorm with f16 output, fused residual add --------------------------------- */
+TEST(kernel_rmsnorm_f16_output_and_fused_add_match_reference) {
+    Vk *vk = test_vk();
+    if (!dtype_ok(vk, DT_F16)) SKIP("device lacks f16");
+    const u32 n = 640, rows = 5;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "rmsnorm2", (u64)n * rows * 14 + n * 4 + 4096, &e));
+    u64 nx[2] = { n, rows }, nw[1] = { n };
+    Tensor tx = vk_tensor(&a, "x", DT_F32, 2, nx), tw = vk_tensor(&a, "w", DT_F32, 1, nw);
+    Tensor ty = vk_tensor(&a, "y16", DT_F16, 2, nx), tr = vk_tensor(&a, "resid", DT_F32, 2, nx);
+    f32 *x = malloc(n * rows * 4), *w = malloc(n * 4), *y = malloc(n * rows * 4), *r0 = malloc(n * rows * 4), *r = malloc(n * rows * 4);
+    trng_seed(21);
+    const f32 row_scale[5] = { 1.0f, 1e-20f, 1e25f, 0.0f, 3e4f };
+    for (u32 j = 0; j < rows; j++) for (u32 i = 0; i < n; i++) { x[j * n + i] = trng_normal() * row_scale[j]; r0[j * n + i] = trng_normal() * 3; }
+    for (u32 i = 0; i < n; i++) w[i] = 1.0f + 0.1f * trng_normal();
+    vk_upload(vk, &tx, x); vk_upload(vk, &tw, w); vk_upload(vk, &tr, r0);
+    const f32 eps = 1e-6f;
+    vk_begin(vk); op_rmsnorm(vk, &tx, &tw, &ty, eps); op_rmsnorm_add(vk, &tx, &tw, &tr, eps); vk_submit_wait(vk);
+    down_as(vk, &ty, y); vk_download(vk, &tr, r);
+    f64 w16 = 0, wadd = 0; u32 bad = 0;
+    for (u32 j = 0; j < rows; j++) {
+        f64 ss = 0; for (u32 i = 0; i < n; i++) ss += (f64)x[j * n + i] * x[j * n + i];
+        f64 inv = 1.0 / sqrt(ss / n + eps);
+        for (u32 i = 0; i < n; i++) {
+            f64 nv = x[j * n + i] * inv * w[i], want = r0[j * n + i] + nv;
+            if (!is_finite_f64(y[j * n + i]) || !is_finite_f64(r[j * n + i])) { bad++; continue; }
+            w16 = MAX(w16, fabs(y[j * n + i] - nv) / (fabs(nv) + 1e-4));     /* f16 subnormals below 6e-5 */
+            wadd = MAX(wadd, fabs(r[j * n + i] - want) / (fabs(r0[j * n + i]) + fabs(nv) + 1e-30));
+        }
+    }
+    CHECKF(bad == 0, "%u NaN/Inf outputs", bad);
+    CHECKF(w16 <= 1e-3, "rmsnorm f16 output: max relative error %g", w16);
+    CHECKF(wadd <= 1e-5, "rmsnorm_add: max error %g of |x| + |norm|", wadd);
+    out("    rmsnorm f16-out max rel err %.3g, rmsnorm_add %.3g\n", w16, wadd);
+    free(x); free(w); free(y); free(r0); free(r);
+    vk_arena_free(&a);
+}
+
+/* ---- bias ------------------------------------------------------------------------ */
+TEST(kernel_add_bias_matches_reference) {
+    Vk *vk = test_vk();
+    const u32 n = 384, T = 9;
+    DType types[2] = { DT_F32, DT_F16 };
+    for (int ti = 0; ti < 2; ti++) {
+        DType at = types[ti];
+        if (!dtype_ok(vk, at)) continue;
+        DevArena a; Err e;
+        REQUIRE(vk_arena_init(vk, &a, "bias", (u64)n * (T + 1) * 4 + 4096, &e));
+        u64 nb[1] = { n }, ny[2] = { n, T };
+        Tensor tb = vk_tensor(&a, "b", DT_F32, 1, nb), ty = vk_tensor(&a, "y", at, 2, ny);
+        f32 *b = malloc(n * 4), *y0 = malloc(n * T * 4), *y = malloc(n * T * 4);
+        trng_seed(31 + ti);
+        for (u32 i = 0; i < n; i++) b[i] = trng_normal();
+        for (u32 i = 0; i < n * T; i++) y0[i] = trng_normal() * (i % 7 == 0 ? 1000.0f : 1.0f);
+        round_to(at, y0, n * T);
+        vk_upload(vk, &tb, b); up_as(vk, &ty, y0);
+        vk_begin(vk); op_add_bias(vk, &tb, &ty); vk_submit_wait(vk);
+        down_as(vk, &ty, y);
+        f64 worst = 0;
+        for (u32 i = 0; i < n * T; i++) {
+            f64 want = (f64)y0[i] + b[i % n];
+            worst = MAX(worst, fabs(y[i] - want) / (fabs(y0[i]) + fabs(b[i % n])));
+        }
+        CHECKF(worst <= tol_for(at), "%s: max error %g", dtype_name[at], worst);
+        out("    add_bias %s max err %.3g\n", dtype_name[at], worst);
+        free(b); free(y0); free(y);
+        vk_arena_free(&a);
+    }
+}
+
+/* ---- rope -------------------------------------------------------------------------- */
+static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bool neox, u32 p0, f32 base, f32 fs, u64 seed) {
+    Vk *vk = test_vk();
+    if (!dtype_ok(vk, at)) return;
+    u64 n = (u64)hd * nh * T;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "rope", n * 8 + 4096, &e));
+    u64 nx[3] = { hd, nh, T }, np[1] = { 2 };
+    Tensor tx = vk_tensor(&a, "x", at, 3, nx), ty = vk_tensor(&a, "y", at, 3, nx), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+    f32 *x = malloc(n * 4), *y = malloc(n * 4), *y0 = malloc(n * 4);
+    trng_seed(seed);
+    for (u64 i = 0; i < n; i++) { x[i] = trng_normal() * (i % 11 == 0 ? 100.0f : 1.0f); y0[i] = 12345.0f; }
+    round_to(at, x, n);
+    u32 pos[2] = { p0, T_run };
+    up_as(vk, &tx, x); up_as(vk, &ty, y0); vk_upload(vk, &tp, pos);
+    vk_begin(vk); op_rope(vk, &tx, &tp, &ty, n_rot, base, fs, neox); vk_submit_wait(vk);
+    down_as(vk, &ty, y);
+    /* f32 angles: theta carries a relative error of a few f32 ulps, so the tolerance grows
+       with the angle (|x| * theta * 2.4e-7 is 4 ulps of theta). */
+    f64 worst = 0; u32 untouched_bad = 0;
+    for (u32 t = 0; t < T; t++) for (u32 h = 0; h < nh; h++) {
+        const f32 *xr = x + ((u64)t * nh + h) * hd; const f32 *yr = y + ((u64)t * nh + h) * hd;
+        if (t >= T_run) { for (u32 d = 0; d < hd; d++) untouched_bad += yr[d] != (at == DT_F16 ? f16_round(12345.0f) : 12345.0f); continue; }
+        for (u32 i = 0; i < hd / 2; i++) {
+            u32 ia = 2 * i, ib = 2 * i + 1;
+            f64 ra = xr[ia], rb = xr[ib], theta = 0;
+            if (2 * i < n_rot) {
+                if (neox) { ia = i; ib = i + n_rot / 2; }
+                theta = (f64)(p0 + t) * fs * pow(base, -2.0 * i / n_rot);
+                f64 c = cos(theta), s = sin(theta);
+                ra = xr[ia] * c - xr[ib] * s; rb = xr[ia] * s + xr[ib] * c;
+            }
+            f64 mag = fabs(xr[ia]) + fabs(xr[ib]) + 1e-30;
+            f64 tol = tol_for(at) + 2.4e-7 * theta;
+            f64 err = MAX(fabs(yr[ia] - ra), fabs(yr[ib] - rb)) / mag;
+            worst = MAX(worst, err / tol * tol_for(at));
+        }
+    }
+    CHECKF(untouched_bad == 0, "rope wrote %u values of rows t >= pos[1]", untouched_bad);
+    CHECKF(worst <= tol_for(at), "rope %s hd %u n_rot %u %s p0 %u: max error %g (angle-scaled)", dtype_name[at], hd, n_rot,
+           neox ? "neox" : "norm", p0, worst);
+    out("    rope %s hd %u n_rot %u %s p0 %u: max err %.3g\n", dtype_name[at], hd, n_rot, neox ? "neox" : "norm", p0, worst);
+    free(x); free(y); free(y0);
+    vk_arena_free(&a);
+}
+
+TEST(kernel_rope_norm_and_neox_match_reference) {
+    for (int ti = 0; ti < 2; ti++) {
+        DType at = ti ? DT_F16 : DT_F32;
+        check_rope(at, 64, 4, 6, 6, 64, false, 0, 10000.0f, 1.0f, 41);
+        check_rope(at, 128, 3, 5, 3, 128, true, 1000, 1000000.0f, 1.0f, 42);   /* rows past pos[1] untouched */
+        check_rope(at, 8, 8, 4, 4, 8, false, 2040, 10000.0f, 1.0f, 43);         /* stories260K shape, late positions */
+        check_rope(at, 256, 2, 2, 2, 64, true, 77, 10000.0f, 0.5f, 44);         /* partial rotation, freq scale */
+        check_rope(at, 64, 2, 2, 2, 32, false, 5, 10000.0f, 1.0f, 45);
+    }
+}
+
+/* ---- KV store ---------------------------------------------------------------------- */
+TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
+    Vk *vk = test_vk();
+    const u32 kvd = 96, T = 5, n_ctx = 16;
+    for (int v = 0; v < 4; v++) {
+        DType at = v & 1 ? DT_F16 : DT_F32, ct = v & 2 ? DT_F16 : DT_F32;
+        if (!dtype_ok(vk, at) || !dtype_ok(vk, ct)) continue;
+        DevArena a; Err e;
+        REQUIRE(vk_arena_init(vk, &a, "kv", (u64)kvd * (T + n_ctx) * 4 + 4096, &e));
+        u64 nk[2] = { kvd, T }, nc[2] = { kvd, n_ctx }, np[1] = { 2 };
+        Tensor tk = vk_tensor(&a, "k", at, 2, nk), tc = vk_tensor(&a, "cache", ct, 2, nc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+        f32 *k = malloc(kvd * T * 4), *c0 = malloc(kvd * n_ctx * 4), *c = malloc(kvd * n_ctx * 4);
+        trng_seed(51 + v);
+        for (u32 i = 0; i < kvd * T; i++) k[i] = trng_normal() * 10;
+        for (u32 i = 0; i < kvd * n_ctx; i++) c0[i] = -7.0f;
+        round_to(at, k, kvd * T);
+        u32 pos[2] = { 9, 4 };   /* 4 of the 5 rows: 9..12 */
+        up_as(vk, &tk, k); up_as(vk, &tc, c0); vk_upload(vk, &tp, pos);
+        vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
+        down_as(vk, &tc, c);
+        u32 bad = 0;
+        for (u32 r = 0; r < n_ctx; r++) for (u32 d = 0; d < kvd; d++) {
+            f32 want = r >= 9 && r < 13 ? k[(r - 9) * kvd + d] : -7.0f;
+            if (ct == DT_F16) want = f16_round(want);
+            bad += c[r * kvd + d] != want;
+        }
+        CHECKF(bad == 0, "act %s cache %s: %u cache values wrong", dtype_name[at], dtype_name[ct], bad);
+        free(k); free(c0); free(c);
+        vk_arena_free(&a);
+    }
+}
+
+/* ---- attention ------------------------------------------------------------------- */
+typedef struct AttnCase {
+    u32 hd, nh, nkv, T, p0, n_ctx, window; f32 scale, softcap, qscale; DType at, ct;
+} AttnCase;
+
+/* Reference in f64 on the values the GPU sees. Error: |out - ref| / sum_j p_j |v_j|, allowed
+   tol + score_ulps * 6e-8 * max_j sum_d |q_d k_jd| * scale: an f32 dot product carries an
+   absolute error of a few ulps of the sum of its terms' magnitudes, and a score error
+   delta moves the output by at most about delta (relative). */
+static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
+    Vk *vk = test_vk();
+    if (!dtype_ok(vk, c->at) || !dtype_ok(vk, c->ct)) return 0;
+    u32 hd = c->hd, nh = c->nh, kvd = hd * c->nkv, T = c->T, n_ctx = c->n_ctx;
+    u64 nq = (u64)hd * nh * T, nc = (u64)kvd * n_ctx, ns = (u64)n_ctx * nh * T;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns) * 4 + 8192, &e));
+    u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
+    Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);
+    Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", c->at, 3, shq);
+    f32 *q = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4), *o = malloc(nq * 4);
+    f64 *p = malloc(n_ctx * sizeof *p);
+    trng_seed(seed);
+    for (u64 i = 0; i < nq; i++) q[i] = trng_normal() * c->qscale;
+    for (u64 i = 0; i < nc; i++) { kc[i] = trng_normal(); vc[i] = trng_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
+    round_to(c->at, q, nq); round_to(c->ct, kc, nc); round_to(c->ct, vc, nc);
+    u32 pos[2] = { c->p0, T };
+    up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); vk_upload(vk, &tp, pos);
+    vk_begin(vk);
+    op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
+    vk_submit_wait(vk);
+    down_as(vk, &to, o);
+    f64 worst = 0; u32 bad = 0;
+    for (u32 t = 0; t < T; t++) for (u32 h = 0; h < nh; h++) {
+        u32 qp = c->p0 + t, hk = h / (nh / c->nkv);
+        u32 lo = c->window && qp + 1 > c->window ? qp + 1 - c->window : 0;
+        const f32 *qr = q + ((u64)t * nh + h) * hd;
+        f64 m = -INFINITY, smag = 0;
+        for (u32 j = 0; j < n_ctx; j++) {
+            if (j > qp || j < lo) { p[j] = -INFINITY; continue; }        /* the mask, as -inf */
+            f64 s = 0, sa = 0;
+            for (u32 d = 0; d < hd; d++) {
+                f64 term = (f64)(f32)(qr[d] * c->scale) * kc[(u64)j * kvd + hk * hd + d];
+                s += term; sa += fabs(term);
+            }
+            smag = MAX(smag, sa);
+            if (c->softcap > 0) s = c->softcap * tanh(s / c->softcap);
+            p[j] = s; m = MAX(m, s);
+        }
+        f64 sum = 0;
+        for (u32 j = 0; j < n_ctx; j++) { p[j] = exp(p[j] - m); sum += p[j]; }
+        for (u32 d = 0; d < hd; d++) {
+            f64 want = 0, mag = 0;
+            for (u32 j = 0; j < n_ctx; j++) {
+                f64 v = vc[(u64)j * kvd + hk * hd + d];
+                want += p[j] / sum * v; mag += p[j] / sum * fabs(v);
+            }
+            f64 got = o[((u64)t * nh + h) * hd + d];
+            if (!is_finite_f64(got)) { bad++; continue; }
+            f64 tol = tol_for(c->at) + score_ulps * 6e-8 * smag;
+            worst = MAX(worst, fabs(got - want) / (mag + 1e-30) / tol * tol_for(c->at));   /* in units of tol_for */
+        }
+    }
+    CHECKF(bad == 0, "%u NaN/Inf outputs", bad);
+    CHECKF(worst <= tol_for(c->at), "attention hd %u heads %u/%u T %u p0 %u window %u softcap %g act %s cache %s: max error %g",
+           hd, nh, c->nkv, T, c->p0, c->window, (f64)c->softcap, dtype_name[c->at], dtype_name[c->ct], worst);
+    free(q); free(kc); free(vc); free(o); free(p);
+    vk_arena_free(&a);
+    return worst;
+}
+
+TEST(kernel_attention_matches_reference) {
+    const AttnCase cases[] = {
+        /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale  (dtypes set below) */
+        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32 },    /* decode, GQA 1 */
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32 },    /* prefill from 0, GQA 2 */
+        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32 },    /* prefill continuing a cache */
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32 },    /* GQA 8, window < sequence, softcap active */
+        { 256,  2,  1,  9,    3,   16,  3, 0.0625f,      50,     1e4, DT_F32, DT_F32 },  /* huge scores through the softcap */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32 },    /* decode at the end of a 2048 context */
+        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32 },    /* long context, sliding window */
+        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32 },   /* peaked softmax, no softcap */
+    };
+    f64 w[2][2] = { { 0, 0 }, { 0, 0 } };
+    for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
+        AttnCase c = cases[i];
+        c.at = v & 1 ? DT_F16 : DT_F32; c.ct = v & 2 ? DT_F16 : DT_F32;
+        if (c.at == DT_F16 && c.qscale > 100) c.qscale = 100;        /* f16 q must stay finite */
+        w[v & 1][v >> 1] = MAX(w[v & 1][v >> 1], check_attention(&c, 4, 61 + i * 4 + v));
+    }
+    out("    attention max err: act f32 (cache f32 %.3g, f16 %.3g), act f16 (cache f32 %.3g, f16 %.3g)\n",
+        w[0][0], w[0][1], w[1][0], w[1][1]);
+}
+
+TEST(kernel_attention_huge_scores_stay_finite) {
+    /* q.k near 1e30 without a softcap: one key dominates; the output is that key's value */
+    AttnCase c = { 64, 2, 1, 4, 5, 16, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32 };
+    check_attention(&c, 0, 99);
+}
+
+/* ---- GLU ------------------------------------------------------------------------- */
+static f64 gelu_ref(f64 x) { return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+static f64 silu_ref(f64 x) { return x / (1 + exp(-x)); }
+
+TEST(kernel_glu_silu_and_gelu_match_reference) {
+    Vk *vk = test_vk();
+    const u32 n = 8192;
+    for (int v = 0; v < 4; v++) {
+        DType at = v & 1 ? DT_F16 : DT_F32; bool gelu = v & 2;
+        if (!dtype_ok(vk, at)) continue;
+        DevArena a; Err e;
+        REQUIRE(vk_arena_init(vk, &a, "glu", (u64)n * 12 + 4096, &e));
+        u64 ne[1] = { n };
+        Tensor tg = vk_tensor(&a, "gate", at, 1, ne), tu = vk_tensor(&a, "up", at, 1, ne), ty = vk_tensor(&a, "y", at, 1, ne);
+        f32 *g = malloc(n * 4), *u = malloc(n * 4), *y = malloc(n * 4);
+        trng_seed(71 + v);
+        /* gate magnitudes 1 .. 1e30 (f16: up to 1e4), both signs */
+        const f32 sc32[6] = { 1, 5, 30, 1e4f, 1e15f, 1e30f }, sc16[6] = { 1, 5, 30, 300, 3000, 1e4f };
+        for (u32 i = 0; i < n; i++) {
+            g[i] = trng_normal() * (at == DT_F16 ? sc16 : sc32)[i % 6];
+            u[i] = trng_normal();
+        }
+        g[0] = 1e30f; g[1] = -1e30f; g[2] = 0; g[3] = -88.7f; g[4] = 88.8f;
+        if (at == DT_F16) { g[0] = 65504; g[1] = -65504; u[0] = 3; u[1] = 2.5f; }   /* products past f16 range */
+        round_to(at, g, n); round_to(at, u, n);
+        up_as(vk, &tg, g); up_as(vk, &tu, u);
+        vk_begin(vk); op_glu(vk, &tg, &tu, &ty, gelu); vk_submit_wait(vk);
+        down_as(vk, &ty, y);
+        f64 worst = 0; u32 bad = 0;
+        for (u32 i = 0; i < n; i++) {
+            f64 want = (gelu ? gelu_ref(g[i]) : silu_ref(g[i])) * u[i];
+            if (at == DT_F16) want = MAX(-65504.0, MIN(65504.0, want));            /* f16 outputs saturate */
+            if (!is_finite_f64(y[i])) { bad++; continue; }
+            /* natural magnitude |gate * up|; f16 adds the output's subnormal spacing */
+            worst = MAX(worst, fabs(y[i] - want) / (fabs((f64)g[i] * u[i]) + (at == DT_F16 ? 1e-4 : 1e-30)));
+        }
+        CHECKF(bad == 0, "%s %s: %u NaN/Inf outputs from finite inputs", gelu ? "gelu" : "silu", dtype_name[at], bad);
+        CHECKF(worst <= tol_for(at), "%s %s: max error %g", gelu ? "gelu" : "silu", dtype_name[at], worst);
+        out("    glu %s %s max err %.3g\n", gelu ? "gelu" : "silu", dtype_name[at], worst);
+        free(g); free(u); free(y);
+        vk_arena_free(&a);
+    }
+}
+
+/* ---- softcap --------------------------------------------------------------------- */
+TEST(kernel_softcap_matches_reference) {
+    Vk *vk = test_vk();
+    const u32 n = 10000; const f32 cap = 30;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "softcap", (u64)n * 8 + 4096, &e));
+    u64 ne[1] = { n };
+    Tensor tx = vk_tensor(&a, "x", DT_F32, 1, ne), ty = vk_tensor(&a, "y", DT_F32, 1, ne);
+    f32 *x = malloc(n * 4), *y = malloc(n * 4);
+    trng_seed(81);
+    const f32 sc[5] = { 1, 30, 100, 1e4f, 1e30f };
+    for (u32 i = 0; i < n; i++) x[i] = trng_normal() * sc[i % 5];
+    x[0] = 1e30f; x[1] = -1e30f; x[2] = 0; x[3] = 3.4e38f; x[4] = 1e-30f;
+    vk_upload(vk, &tx, x);
+    vk_begin(vk); op_softcap(vk, &tx, &ty, cap); vk_submit_wait(vk);
+    vk_download(vk, &ty, y);
+    f64 worst = 0, worst_rel = 0; u32 bad = 0;
+    for (u32 i = 0; i < n; i++) {
+        f64 want = cap * tanh((f64)x[i] / cap);
+        if (!is_finite_f64(y[i])) { bad++; continue; }
+        worst = MAX(worst, fabs(y[i] - want) / cap);                   /* natural magnitude: the cap */
+        worst_rel = MAX(worst_rel, fabs(y[i] - want) / (fabs(want) + 1e-30));
+    }
+    CHECKF(bad == 0, "%u NaN/Inf outputs", bad);
+    CHECKF(worst <= 1e-6, "max error %g of the cap", worst);
+    CHECKF(worst_rel <= 1e-5, "max relative error %g", worst_rel);
+    out("    softcap max err %.3g of cap, %.3g relative\n", worst, worst_rel);
+    free(x); free(y);
+    vk_arena_free(&a);
+}
+
+/* ---- argmax and top-k ------------------------------------------------------------ */
+TEST(kernel_argmax_and_topk_match_reference) {
+    Vk *vk = test_vk();
+    const u32 nv = 32000, rows = 4, K = 64;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "sample", (u64)nv * rows * 4 + (u64)K * rows * 8 + 4096, &e));
+    u64 nl[2] = { nv, rows }, ni[1] = { rows }, nk[2] = { K, rows };
+    Tensor tl = vk_tensor(&a, "logits", DT_F32, 2, nl), ti = vk_tensor(&a, "ids", DT_U32, 1, ni);
+    Tensor tki = vk_tensor(&a, "topk_ids", DT_U32, 2, nk), tkv = vk_tensor(&a, "topk_vals", DT_F32, 2, nk);
+    f32 *l = malloc((u64)nv * rows * 4), *kv = malloc(K * rows * 4);
+    u32 ids[4], *ki = malloc(K * rows * 4);
+    trng_seed(91);
+    for (u64 i = 0; i < (u64)nv * rows; i++) l[i] = trng_normal() * 3;
+    f32 nan = NAN;
+    /* row 0: tie of the max at ids 30000, 17, 5000 -> 17; a NaN at id 3 */
+    l[30000] = 100; l[17] = 100; l[5000] = 100; l[3] = nan;
+    /* row 1: NaNs everywhere at the front, max at the last id, ties inside the top-k */
+    for (u32 i = 0; i < 100; i++) l[nv + i] = nan;
+    l[nv + nv - 1] = 1e30f; for (u32 i = 0; i < 10; i++) l[nv + 200 + i * 1000] = 20;
+    /* row 2: all -inf -> id 0 */
+    for (u32 i = 0; i < nv; i++) l[2 * nv + i] = -INFINITY;
+    /* row 3: integers, many ties everywhere */
+    for (u32 i = 0; i < nv; i++) l[3 * nv + i] = (f32)(trng_u32() % 50);
+    vk_upload(vk, &tl, l);
+    vk_begin(vk); op_argmax(vk, &tl, &ti); op_topk(vk, &tl, &tki, &tkv, K); vk_submit_wait(vk);
+    vk_download(vk, &ti, ids); vk_download(vk, &tki, ki); vk_download(vk, &tkv, kv);
+    u32 bad_topk = 0;
+    for (u32 r = 0; r < rows; r++) {
+        const f32 *lr = l + (u64)r * nv;
+        /* reference: K passes of "best after the previous pick", written plainly */
+        f32 pv = 0; u32 pi = ~0u, best = ~0u;
+        for (u32 k = 0; k < K; k++) {
+            u32 bi = ~0u; f32 bv = -INFINITY;
+            for (u32 i = 0; i < nv; i++) {
+                f32 x = lr[i];
+                if (x != x) continue;
+                if (k > 0 && !(x < pv || (x == pv && i > pi))) continue;
+                if (bi == ~0u || x > bv || (x == bv && i < bi)) { bv = x; bi = i; }
+            }
+            if (k == 0) best = bi;
+            if (ki[r * K + k] != bi || !(kv[r * K + k] == bv)) {
+                if (bad_topk < 3) errf("  row %u rank %u: got id %u (%g), want %u (%g)\n", r, k, ki[r * K + k], (f64)kv[r * K + k], bi, (f64)bv);
+                bad_topk++;
+            }
+            pv = bv; pi = bi;
+        }
+        CHECKF(ids[r] == best, "row %u: argmax %u, want %u", r, ids[r], best);
+    }
+    CHECK(ids[0] == 17 && ids[1] == nv - 1 && ids[2] == 0);
+    CHECK(ki[0] == 17 && ki[1] == 5000 && ki[2] == 30000);
+    CHECKF(bad_topk == 0, "%u top-k entries differ", bad_topk);
+    /* k = 1 equals argmax */
+    u64 n1[2] = { 1, rows };
+    Tensor t1i = vk_tensor(&a, "top1_ids", DT_U32, 2, n1), t1v = vk_tensor(&a, "top1_vals", DT_F32, 2, n1);
+    u32 one[4];
+    vk_begin(vk); op_topk(vk, &tl, &t1i, &t1v, 1); vk_submit_wait(vk);
+    vk_download(vk, &t1i, one);
+    for (u32 r = 0; r < rows; r++) CHECKF(one[r] == ids[r], "row %u: top-1 %u, argmax %u", r, one[r], ids[r]);
+    free(l); free(kv); free(ki);
+    vk_arena_free(&a);
+}
+
+/* ---- keys and argument checks ---------------------------------------------------- */
+TEST(forward_ops_have_f32_and_f16_kernels_and_refuse_bad_shapes) {
+    for (int ai = 0; ai < 2; ai++) {
+        DType at = ai ? DT_F16 : DT_F32;
+        CHECK(kdef_find(OP_ADD_BIAS, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_ROPE, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_GLU, PH_ANY, DT_F32, at, at) >= 0);
+        CHECK(kdef_find(OP_RMSNORM, PH_ANY, DT_F32, DT_F32, at) >= 0);
+        for (int ci = 0; ci < 2; ci++) {
+            DType ct = ci ? DT_F16 : DT_F32;
+            CHECK(kdef_find(OP_KV_STORE, PH_ANY, ct, at, ct) >= 0);
+            CHECK(kdef_find(OP_ATTENTION, PH_ANY, ct, at, at) >= 0);
+        }
+    }
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "badshapes", 65536, &e));
+    u64 sq[3] = { 64, 6, 1 }, sc[2] = { 64 * 4, 8 }, ss[3] = { 8, 6, 1 }, sp[1] = { 2 };
+    Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), kc = vk_tensor(&a, "kc", DT_F32, 2, sc), vc = vk_tensor(&a, "vc", DT_F32, 2, sc);
+    Tensor s = vk_tensor(&a, "scores", DT_F32, 3, ss), o = vk_tensor(&a, "o", DT_F32, 3, sq), pos = vk_tensor(&a, "pos", DT_U32, 1, sp);
+    int code = 0;
+    vk_begin(vk);
+    bool died = EXPECT_DIE(&code, op_attention(vk, &q, &kc, &vc, &pos, &s, &o, 6, 4, 0.125f, 0, 0));
+    CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "multiple of n_head_kv"), "%s", die_trap_msg);
+    died = EXPECT_DIE(&code, op_rope(vk, &q, &q, &o, 64, 10000, 1, false));     /* pos of the wrong type */
+    CHECKF(died && strstr(die_trap_msg, "pos must be u32"), "%s", die_trap_msg);
+    u64 s100[2] = { 100, 1 };
+    Tensor l = vk_tensor(&a, "logits", DT_F32, 2, s100), ids = vk_tensor(&a, "ids", DT_U32, 1, s100 + 1);
+    died = EXPECT_DIE(&code, op_topk(vk, &l, &ids, &ids, 65));
+    CHECKF(died && strstr(die_trap_msg, "k must be 1..EDGE_TOPK_MAX"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a);
+}

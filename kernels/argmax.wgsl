@@ -1,0 +1,72 @@
+// argmax.wgsl — greedy sampling and top-k on the GPU, one workgroup per row of logits,
+// so decode reads back only token ids (and the top-k values when sampling needs them).
+// Order: larger value first, the lower id first among equal values; NaN never wins
+// (it compares false to everything). argmax of a row with no candidate (all NaN) is 0;
+// top-k slots with no candidate left get id 0xffffffff and value -inf.
+struct Params { n: u32, rows: u32, k: u32 }
+var<immediate> p: Params;
+@group(0) @binding(0) var<storage, read> logits: array<f32>;    // (n, rows)
+@group(0) @binding(1) var<storage, read_write> ids: array<u32>; // (k, rows); argmax: (rows)
+@group(0) @binding(2) var<storage, read_write> vals: array<f32>; // (k, rows), top-k only
+var<workgroup> bv: array<f32, 256>;
+var<workgroup> bi: array<u32, 256>;
+
+const NONE = 0xffffffffu;
+
+// -inf, built at run time (a constant expression may not hold an infinity)
+fn neg_inf() -> f32 { var bits = 0xff800000u; return bitcast<f32>(bits); }
+
+// (v, i) comes before (w, j)
+fn before(v: f32, i: u32, w: f32, j: u32) -> bool { return v > w || (v == w && i < j); }
+
+// Workgroup reduction of every invocation's (v, i) candidate; the winner lands in bv[0], bi[0].
+fn reduce_best(l: u32, v: f32, i: u32) {
+    bv[l] = v; bi[l] = i;
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) {
+        if (l < k && before(bv[l + k], bi[l + k], bv[l], bi[l])) { bv[l] = bv[l + k]; bi[l] = bi[l + k]; }
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(256)
+fn argmax_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let base = row * p.n;
+    var v = neg_inf();
+    var id = NONE;
+    for (var i = l; i < p.n; i = i + 256u) {
+        let x = logits[base + i];
+        if (before(x, i, v, id)) { v = x; id = i; }
+    }
+    reduce_best(l, v, id);
+    if (l == 0u) { ids[row] = select(bi[0], 0u, bi[0] == NONE); }
+}
+
+// k rounds; round r picks the best candidate after round r-1's pick in the order above.
+@compute @workgroup_size(256)
+fn topk_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let base = row * p.n;
+    let ninf = neg_inf();
+    var pv = 0.0;
+    var pi = NONE;
+    for (var r = 0u; r < p.k; r = r + 1u) {
+        var v = ninf;
+        var id = NONE;
+        for (var i = l; i < p.n; i = i + 256u) {
+            let x = logits[base + i];
+            let after_prev = r == 0u || before(pv, pi, x, i);
+            if (x == x && after_prev && before(x, i, v, id)) { v = x; id = i; }
+        }
+        reduce_best(l, v, id);
+        pv = bv[0];
+        pi = bi[0];
+        workgroupBarrier();
+        if (l == 0u) { ids[row * p.k + r] = pi; vals[row * p.k + r] = select(pv, ninf, pi == NONE); }
+    }
+}
