@@ -6,6 +6,7 @@
 #include "runner.c"
 
 #include "base_test.c"
+#include "gguf_test.c"
 #include "vk_test.c"
 #include "matmul_test.c"
 #include "attn_test.c"
