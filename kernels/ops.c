@@ -6,7 +6,7 @@ const KernelDef kdefs[KDEF_COUNT] = {
 #undef KERNEL
 };
 
-static const char *const op_name[OP_COUNT] = { "add", "mul", "rmsnorm", "matvec" };
+static const char *const op_name[OP_COUNT] = { "add", "mul", "rmsnorm", "matvec", "get_rows", "matmul" };
 static const char *const phase_name[PH_COUNT] = { "any", "prefill", "decode" };
 
 i32 kdef_find(Op op, Phase ph, DType wt, DType at, DType ot) {

@@ -10,7 +10,7 @@
 #ifndef EDGE_OPS_H
 #define EDGE_OPS_H
 
-typedef enum Op { OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_COUNT } Op;
+typedef enum Op { OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_GET_ROWS, OP_MATMUL, OP_COUNT } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
 
 typedef struct KernelDef {
