@@ -8,6 +8,7 @@ const KernelDef kdefs[KDEF_COUNT] = {
 
 static const char *const op_name[OP_COUNT] = {
     [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm", [OP_MATVEC] = "matvec",
+    [OP_GET_ROWS] = "get_rows", [OP_MATMUL] = "matmul",
     [OP_ADD_BIAS] = "add_bias", [OP_RMSNORM_ADD] = "rmsnorm_add", [OP_ROPE] = "rope", [OP_KV_STORE] = "kv_store",
     [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk",
 };

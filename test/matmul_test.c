@@ -1,1 +1,319 @@
-/* matmul_test.c — weight-type kernels against the CPU dequantizer and f64 references. */
+/* matmul_test.c — weight-type kernels against the CPU dequantizer and f64 references.
+
+   Every weight type (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K) x activation path (f32; f16 with
+   f32 output; f16 with f16 output) x phase (decode matvec, prefill tiled matmul), on
+   seeded random valid blocks (random bytes, finite f16 scales in [1e-3, 1e-1]).
+   Reference: dequant_row (models/quant.c) + f64 dot. Error measure: |y - ref| / sum|w x|.
+     f32 activations: <= 1e-5.
+     f16 activations: <= 1e-5 against the reference on the f16-rounded x (f32 output),
+                      <= 1e-3 with f16 output (its own rounding is 2^-11 of |y|),
+                      and <= 1e-3 against the unrounded x.
+   Also: large magnitudes (no NaN/inf from finite inputs), rows past 65535 (grid y),
+   weights bound as several row chunks (lowered maxStorageBufferRange), and the
+   dequant fixtures (fixtures/dequant) against their stored f32 values. */
+
+static u32 mt_ggml_type(DType t) {
+    switch (t) {
+    case DT_F32: return GGML_TYPE_F32;   case DT_F16: return GGML_TYPE_F16;   case DT_BF16: return GGML_TYPE_BF16;
+    case DT_Q8_0: return GGML_TYPE_Q8_0; case DT_Q4_0: return GGML_TYPE_Q4_0; case DT_Q4_K: return GGML_TYPE_Q4_K;
+    case DT_Q6_K: return GGML_TYPE_Q6_K;
+    default: die(EXIT_USAGE, "matmul_test: %s is not a weight type", dtype_name[t]);
+    }
+}
+
+static const char *mt_dn(DType t) { return (u32)t < DT_COUNT ? dtype_name[t] : "?"; }
+
+static const DType mt_wtypes[7] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q6_K };
+
+static void mt_put_f16(u8 *p, f32 v) { u16 h = f16_from_f32(v); p[0] = (u8)h; p[1] = (u8)(h >> 8); }
+static f32  mt_scale(void) { f32 d = 1e-3f + (1e-1f - 1e-3f) * (0.5f + 0.5f * trng_uniform()); return trng_u32() & 1 ? -d : d; }
+
+/* Random valid weight bytes of `rows` rows of k elements; wf gets the dequantized values. */
+static void mt_random_weights(DType t, u64 rows, u64 k, u8 *bytes, f32 *wf) {
+    u64 rb = dtype_bytes(t, k), n = rows * rb;
+    if (t == DT_F32 || t == DT_F16 || t == DT_BF16) {
+        for (u64 i = 0; i < rows * k; i++) {
+            f32 v = trng_normal() * 0.05f;
+            if (t == DT_F32) memcpy(bytes + 4 * i, &v, 4);
+            else if (t == DT_F16) mt_put_f16(bytes + 2 * i, v);
+            else { u32 u; memcpy(&u, &v, 4); bytes[2 * i] = (u8)(u >> 16); bytes[2 * i + 1] = (u8)(u >> 24); }
+        }
+    } else {
+        for (u64 i = 0; i < n; i++) bytes[i] = (u8)trng_u32();
+        u32 bb = ggml_block_bytes(mt_ggml_type(t));
+        for (u64 o = 0; o < n; o += bb) {
+            if (t == DT_Q8_0 || t == DT_Q4_0) mt_put_f16(bytes + o, mt_scale());
+            else if (t == DT_Q4_K) { mt_put_f16(bytes + o, mt_scale()); mt_put_f16(bytes + o + 2, mt_scale()); }
+            else mt_put_f16(bytes + o + 208, mt_scale());
+        }
+    }
+    for (u64 r = 0; r < rows; r++) dequant_row(mt_ggml_type(t), bytes + r * rb, wf + r * k, k);
+}
+
+typedef struct MtErr { f64 worst, worst_orig; u32 nans; } MtErr;
+
+/* Y = W X through op_matmul on the device; W given as bytes + its dequantized values.
+   Returns the errors; checks are done by the caller. */
+static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType ot, Phase ph,
+                    u64 M, u64 K, u64 T, f32 xscale, u64 seed) {
+    Vk *vk = test_vk();
+    MtErr r = { 0, 0, 0 };
+    DevArena a; Err e;
+    u64 wb = dtype_bytes(wt, M * K), xb = dtype_bytes(at, K * T), yb = dtype_bytes(ot, M * T);
+    REQUIRE(vk_arena_init(vk, &a, "matmul-test", wb + xb + yb + 3 * 256, &e));
+    u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T };
+    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
+    f32 *x = malloc(K * T * 4), *xr = malloc(K * T * 4), *y = malloc(M * T * 4);
+    u16 *x16 = malloc(K * T * 2), *y16 = malloc(M * T * 2);
+    trng_seed(seed);
+    for (u64 i = 0; i < K * T; i++) {
+        x[i] = trng_normal() * xscale;
+        if (at == DT_F16) { x[i] = x[i] > 60000.f ? 60000.f : x[i] < -60000.f ? -60000.f : x[i]; x16[i] = f16_from_f32(x[i]); xr[i] = f32_from_f16(x16[i]); }
+        else xr[i] = x[i];
+    }
+    vk_upload(vk, &tw, wbytes);
+    vk_upload(vk, &tx, at == DT_F16 ? (void *)x16 : (void *)x);
+    vk_begin(vk); op_matmul(vk, ph, &tw, &tx, &ty); vk_submit_wait(vk);
+    if (ot == DT_F16) { vk_download(vk, &ty, y16); for (u64 i = 0; i < M * T; i++) y[i] = f32_from_f16(y16[i]); }
+    else vk_download(vk, &ty, y);
+    f64 ymax = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
+    for (u64 t = 0; t < T; t++) for (u64 m = 0; m < M; m++) {
+        f64 s = 0, so = 0, sa = 0;
+        const f32 *wr = wf + m * K;
+        for (u64 i = 0; i < K; i++) { s += (f64)wr[i] * xr[t * K + i]; so += (f64)wr[i] * x[t * K + i]; sa += fabs((f64)wr[i] * xr[t * K + i]); }
+        s = s > ymax ? ymax : s < -ymax ? -ymax : s;
+        so = so > ymax ? ymax : so < -ymax ? -ymax : so;
+        f64 got = y[t * M + m];
+        if (got != got || isinf(got)) { r.nans++; continue; }
+        f64 rel = fabs(got - s) / (sa + 1e-30), relo = fabs(got - so) / (sa + 1e-30);
+        if (rel > r.worst) r.worst = rel;
+        if (relo > r.worst_orig) r.worst_orig = relo;
+    }
+    free(x); free(xr); free(y); free(x16); free(y16);
+    vk_arena_free(&a);
+    return r;
+}
+
+static f64 mt_max_err[DT_COUNT][3];   /* worst error seen per weight type x path, for the summary */
+
+static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32/y32" : ot == DT_F32 ? "a16/y32" : "a16/y16"; }
+
+/* One random case: check the tolerances of the path. */
+static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T, f32 xscale, u64 seed) {
+    u8 *wb = malloc(dtype_bytes(wt, M * K));
+    f32 *wf = malloc(M * K * 4);
+    trng_seed(seed * 7919 + 1);
+    mt_random_weights(wt, M, K, wb, wf);
+    MtErr r = mt_run(wt, wb, wf, at, ot, ph, M, K, T, xscale, seed);
+    f64 tol = ot == DT_F16 ? 1e-3 : 1e-5;
+    const char *pn = mt_path_name(at, ot), *phn = ph == PH_DECODE ? "decode" : "prefill";
+    CHECKF(r.nans == 0, "%s %s %s M=%llu K=%llu T=%llu: %u NaN/inf outputs", mt_dn(wt), pn, phn,
+           (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, r.nans);
+    CHECKF(r.worst <= tol, "%s %s %s M=%llu K=%llu T=%llu x*%g: max error %g of sum|w*x| (tolerance %g)", mt_dn(wt), pn, phn,
+           (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xscale, r.worst, tol);
+    if (at == DT_F16)
+        CHECKF(r.worst_orig <= 1e-3, "%s %s %s M=%llu K=%llu T=%llu: against unrounded x %g", mt_dn(wt), pn, phn,
+               (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, r.worst_orig);
+    int pi = at == DT_F32 ? 0 : ot == DT_F32 ? 1 : 2;
+    if (r.worst > mt_max_err[wt][pi]) mt_max_err[wt][pi] = r.worst;
+    free(wb); free(wf);
+}
+
+static void mt_paths(DType wt, Phase ph, u64 M, u64 K, u64 T, u64 seed) {
+    mt_case(wt, DT_F32, DT_F32, ph, M, K, T, 1.0f, seed);
+    mt_case(wt, DT_F16, DT_F32, ph, M, K, T, 1.0f, seed + 1);
+    mt_case(wt, DT_F16, DT_F16, ph, M, K, T, 1.0f, seed + 2);
+}
+
+static void mt_all_shapes(DType wt) {
+    u64 s = 100 * (u64)wt;
+    /* decode */
+    mt_paths(wt, PH_DECODE, 37, 256, 1, s + 1);
+    mt_paths(wt, PH_DECODE, 5, 2304, 1, s + 4);
+    mt_paths(wt, PH_DECODE, 3, 9216, 1, s + 7);        /* a long row */
+    mt_paths(wt, PH_DECODE, 1, 512, 1, s + 10);
+    mt_case(wt, DT_F32, DT_F32, PH_DECODE, 70000, 256, 1, 1.0f, s + 13);   /* rows past one grid dimension */
+    mt_case(wt, DT_F16, DT_F32, PH_DECODE, 6, 512, 7, 1.0f, s + 14);      /* decode kernels take T > 1 too */
+    /* prefill */
+    mt_paths(wt, PH_PREFILL, 70, 512, 7, s + 20);
+    mt_paths(wt, PH_PREFILL, 33, 256, 64, s + 23);
+    mt_paths(wt, PH_PREFILL, 64, 2304, 1, s + 26);
+    mt_paths(wt, PH_PREFILL, 1, 256, 17, s + 29);
+    mt_case(wt, DT_F32, DT_F32, PH_PREFILL, 3, 9216, 7, 1.0f, s + 32);
+    /* large magnitudes: f32 activations of 1e15, f16 activations near the f16 limit
+       (with f16 output the result saturates at +-65504, never inf) */
+    for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
+        u64 T = ph == PH_DECODE ? 1 : 7;
+        mt_case(wt, DT_F32, DT_F32, (Phase)ph, 9, 512, T, 1e15f, s + 40 + ph);
+        mt_case(wt, DT_F16, DT_F32, (Phase)ph, 9, 512, T, 2e4f, s + 43 + ph);
+        mt_case(wt, DT_F16, DT_F16, (Phase)ph, 9, 512, T, 2e4f, s + 46 + ph);
+    }
+}
+
+TEST(kernel_matmul_f32_weights)  { mt_all_shapes(DT_F32); }
+TEST(kernel_matmul_f16_weights)  { mt_all_shapes(DT_F16); }
+TEST(kernel_matmul_bf16_weights) { mt_all_shapes(DT_BF16); }
+TEST(kernel_matmul_q8_0_weights) { mt_all_shapes(DT_Q8_0); }
+TEST(kernel_matmul_q4_0_weights) { mt_all_shapes(DT_Q4_0); }
+TEST(kernel_matmul_q4_k_weights) { mt_all_shapes(DT_Q4_K); }
+TEST(kernel_matmul_q6_k_weights) { mt_all_shapes(DT_Q6_K); }
+
+TEST(kernel_matmul_float_rows_of_any_length) {
+    mt_paths(DT_F32, PH_DECODE, 13, 37, 1, 900);
+    mt_paths(DT_F32, PH_PREFILL, 13, 37, 5, 903);
+    mt_paths(DT_F16, PH_DECODE, 13, 38, 1, 906);
+    mt_paths(DT_BF16, PH_PREFILL, 13, 38, 5, 909);
+}
+
+/* get_rows: y[:, t] = dequant(E[ids[t]]) * scale, exact up to f32 rounding of the scale product. */
+static void mt_get_rows(DType wt, u64 n, u64 rows, u64 T, f32 scale, u64 seed) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    u64 eb = dtype_bytes(wt, n * rows);
+    REQUIRE(vk_arena_init(vk, &a, "get-rows-test", eb + T * 4 + n * T * 4 + 3 * 256, &e));
+    u64 ne[2] = { n, rows }, ni[1] = { T }, ny[2] = { n, T };
+    Tensor te = vk_tensor(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
+    u8 *wb = malloc(eb); f32 *wf = malloc(n * rows * 4), *y = malloc(n * T * 4); u32 *ids = malloc(T * 4);
+    trng_seed(seed);
+    mt_random_weights(wt, rows, n, wb, wf);
+    for (u64 t = 0; t < T; t++) ids[t] = t == 0 ? (u32)(rows - 1) : t == 1 ? 0 : trng_u32() % (u32)rows;
+    if (T > 3) ids[3] = ids[2];          /* a repeated id */
+    if (T > 4) ids[4] = (u32)rows + 5;   /* past the table: zeros, never garbage */
+    vk_upload(vk, &te, wb); vk_upload(vk, &ti, ids);
+    f32 *junk = malloc(n * T * 4); for (u64 i = 0; i < n * T; i++) junk[i] = NAN;
+    vk_upload(vk, &ty, junk);
+    vk_begin(vk); op_get_rows(vk, &te, &ti, &ty, scale); vk_submit_wait(vk);
+    vk_download(vk, &ty, y);
+    f64 worst = 0; u32 nans = 0;
+    for (u64 t = 0; t < T; t++) for (u64 i = 0; i < n; i++) {
+        f64 want = ids[t] < rows ? (f64)wf[ids[t] * n + i] * scale : 0.0, got = y[t * n + i];
+        if (got != got || isinf(got)) { nans++; continue; }
+        f64 rel = fabs(got - want) / (fabs(want) + 1e-30);
+        if (want != 0 && rel > worst) worst = rel;
+        if (want == 0) CHECK(fabs(got) < 1e-30);
+    }
+    CHECKF(nans == 0, "get_rows %s: %u NaN/inf", mt_dn(wt), nans);
+    CHECKF(worst <= 1e-6, "get_rows %s n=%llu: max relative error %g", mt_dn(wt), (unsigned long long)n, worst);
+    free(wb); free(wf); free(y); free(ids); free(junk);
+    vk_arena_free(&a);
+}
+
+TEST(kernel_get_rows_every_weight_type) {
+    for (int i = 0; i < 7; i++) {
+        mt_get_rows(mt_wtypes[i], 512, 70, 7, 16.0f, 300 + i);
+        mt_get_rows(mt_wtypes[i], 2304, 9, 3, 1.0f, 310 + i);
+    }
+    mt_get_rows(DT_F32, 37, 5, 6, 0.5f, 320);
+}
+
+/* A lowered maxStorageBufferRange: every weight is bound as several aligned row chunks
+   (row sizes 1024, 512, 512, 272, 144, 144 and 210 bytes). */
+TEST(kernel_matmul_and_get_rows_in_row_chunks) {
+    Vk *vk = test_vk();
+    u64 saved = vk->caps.max_storage_range;
+    vk->caps.max_storage_range = 16384;
+    for (int i = 0; i < 7; i++) {
+        DType wt = mt_wtypes[i];
+        u64 rb = dtype_bytes(wt, 256), M = 300;
+        CHECKF(M * rb > 2 * 16384, "%s: %llu bytes: fewer than 3 chunks", mt_dn(wt), (unsigned long long)(M * rb));
+        mt_case(wt, DT_F32, DT_F32, PH_DECODE, M, 256, 1, 1.0f, 500 + i);
+        mt_case(wt, DT_F16, DT_F16, PH_DECODE, M, 256, 1, 1.0f, 510 + i);
+        mt_case(wt, DT_F32, DT_F32, PH_PREFILL, M, 256, 7, 1.0f, 520 + i);
+        mt_case(wt, DT_F16, DT_F32, PH_PREFILL, M, 256, 7, 1.0f, 530 + i);
+        mt_get_rows(wt, 256, M, 7, 2.0f, 540 + i);
+    }
+    /* a row larger than the binding cannot be chunked: a clear error */
+    vk->caps.max_storage_range = 1024;
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "chunk-err", 16384, &e));
+    u64 nw[2] = { 512, 4 }, nx[1] = { 512 }, ny[1] = { 4 };
+    Tensor tw = vk_tensor(&a, "wide", DT_F32, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    vk_begin(vk);
+    int code = 0;
+    bool died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &tw, &tx, &ty));
+    CHECKF(died && code == EXIT_DEVICE && strstr(die_trap_msg, "'wide'") && strstr(die_trap_msg, "2048 bytes"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a);
+    vk->caps.max_storage_range = saved;
+}
+
+TEST(kernel_matmul_refuses_bad_shapes_and_keys) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "bad-shapes", 65536, &e));
+    u64 nw[2] = { 256, 4 }, nx[1] = { 128 }, ny[1] = { 4 }, nq[2] = { 128, 4 }, nx2[1] = { 256 };
+    Tensor tw = vk_tensor(&a, "W", DT_Q8_0, 2, nw), tx = vk_tensor(&a, "x-short", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    Tensor tq = vk_tensor(&a, "q4k-128", DT_Q4_K, 2, nq), tx2 = vk_tensor(&a, "x", DT_F32, 1, nx2), tu = vk_tensor(&a, "y-u32", DT_U32, 1, ny);
+    vk_begin(vk);
+    int code = 0;
+    bool died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &tw, &tx, &ty));
+    CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "'x-short'"), "%s", die_trap_msg);
+    died = EXPECT_DIE(&code, op_matmul(vk, PH_PREFILL, &tq, &tx, &ty));
+    CHECKF(died && strstr(die_trap_msg, "'q4k-128'") && strstr(die_trap_msg, "whole number of blocks"), "%s", die_trap_msg);
+    died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &tw, &tx2, &tu));
+    CHECKF(died && strstr(die_trap_msg, "no kernel for op matmul, phase decode, weights q8_0, activations f32, output u32"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a);
+    /* one Q6_K row (210 bytes) filling its block exactly: its last u32 word cannot be bound */
+    REQUIRE(vk_arena_init(vk, &a, "tight", 210, &e));
+    u64 n6[2] = { 256, 1 }, n1[1] = { 1 };
+    Tensor t6 = vk_tensor(&a, "q6k-tight", DT_Q6_K, 2, n6);
+    DevArena b;
+    REQUIRE(vk_arena_init(vk, &b, "tight-io", 4096, &e));
+    Tensor bx = vk_tensor(&b, "x", DT_F32, 1, nx2), by = vk_tensor(&b, "y", DT_F32, 1, n1);
+    vk_begin(vk);
+    died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &t6, &bx, &by));
+    CHECKF(died && strstr(die_trap_msg, "'q6k-tight'") && strstr(die_trap_msg, "padding"), "%s", die_trap_msg);
+    vk->recording = false;
+    VK_CHECK(vkEndCommandBuffer(vk->cmd));
+    vk_arena_free(&a); vk_arena_free(&b);
+}
+
+/* The dequant fixtures: W from the GGUF bytes as stored, reference from the fixture's .f32. */
+TEST(kernel_matmul_dequant_fixtures) {
+    Arena ar; arena_init(&ar, "matmul-fixtures", 16u << 20);
+    u8 *idx; u64 idx_n;
+    if (!gt_load(&ar, "dequant/INDEX.txt", &idx, &idx_n)) { arena_free(&ar); SKIP("no dequant fixtures"); }
+    char *line = (char *)push_array(&ar, char, idx_n + 1);
+    memcpy(line, idx, idx_n);
+    int n_checked = 0;
+    for (char *save = 0, *l = strtok_r(line, "\n", &save); l; l = strtok_r(0, "\n", &save)) {
+        char file[128], name[128], type[16], f32file[160]; unsigned long long ne0, ne1;
+        if (sscanf(l, "%127s tensor %127s [ne0 %llu, ne1 %llu] %15s -> %159s", file, name, &ne0, &ne1, type, f32file) != 6) continue;
+        char rel[300]; u8 *gd, *want; u64 gn, wn; Gguf g; Err e;
+        fmt_buf(rel, sizeof rel, "dequant/%s", file);
+        REQUIRE(gt_load(&ar, rel, &gd, &gn));
+        fmt_buf(rel, sizeof rel, "dequant/%s", f32file);
+        REQUIRE(gt_load(&ar, rel, &want, &wn));
+        REQUIRE(gguf_parse(&g, gd, gn, file, &ar, &e));
+        const GgufTensor *t = gguf_find_tensor(&g, name);
+        REQUIRE(t && wn == ne0 * ne1 * 4);
+        DType wt = DT_COUNT;
+        for (int i = 0; i < 7; i++) if (mt_ggml_type(mt_wtypes[i]) == t->type) wt = mt_wtypes[i];
+        REQUIRE(wt != DT_COUNT);
+        f32 *wf = push_array(&ar, f32, ne0 * ne1);
+        memcpy(wf, want, wn);
+        for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
+            u64 T = ph == PH_DECODE ? 1 : 7;
+            MtErr r1 = mt_run(wt, t->data, wf, DT_F32, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 700 + n_checked);
+            MtErr r2 = mt_run(wt, t->data, wf, DT_F16, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 710 + n_checked);
+            CHECKF(r1.nans == 0 && r2.nans == 0, "%s %s: NaN/inf", file, name);
+            CHECKF(r1.worst <= 1e-5 && r2.worst <= 1e-5 && r2.worst_orig <= 1e-3, "%s %s %s: errors %g (f32 x) %g (f16 x) %g (f16 x vs f32 x)",
+                   file, name, ph == PH_DECODE ? "decode" : "prefill", r1.worst, r2.worst, r2.worst_orig);
+        }
+        n_checked++;
+    }
+    CHECKF(n_checked == 6, "checked %d fixture tensors, INDEX lists 6", n_checked);
+    arena_free(&ar);
+}
+
+TEST(kernel_matmul_error_summary) {
+    if (tvk_state != 1) SKIP("no Vulkan device");
+    for (int i = 0; i < 7; i++) {
+        DType wt = mt_wtypes[i];
+        errf("    max error / sum|w*x|  %-5s  a32/y32 %.2e  a16/y32 %.2e  a16/y16 %.2e\n", mt_dn(wt),
+             mt_max_err[wt][0], mt_max_err[wt][1], mt_max_err[wt][2]);
+    }
+}

@@ -1,0 +1,263 @@
+// matmul.wgsl — the weight-type kernels: every ggml weight type edge supports (F32 F16
+// BF16 Q8_0 Q4_0 Q4_K Q6_K) dequantized in the kernel from the raw GGUF block bytes, bound
+// as u32 words (f32 weights as f32). Entries: get_rows (embedding gather), matvec (decode),
+// matmul (prefill, tiled). Each variant fixes the weight type (override WT), the activation
+// type A (f32 or f16 storage) and the output type O; arithmetic and accumulation are f32.
+// Blocks of Q8_0 (34 B), Q4_0 (18 B) and Q6_K (210 B) are not word-aligned: bytes are read
+// from words with shifts. All indices are in u32 within one binding (a chunk of rows).
+//! variant get_rows_f32   get_rows WT=0 alias:W=f32
+//! variant get_rows_f16   get_rows WT=1
+//! variant get_rows_bf16  get_rows WT=2
+//! variant get_rows_q8_0  get_rows WT=5
+//! variant get_rows_q4_0  get_rows WT=6
+//! variant get_rows_q4_k  get_rows WT=7
+//! variant get_rows_q6_k  get_rows WT=8
+//! variant matvec_f32_a32_y32 matvec WT=0 alias:W=f32
+//! variant matvec_f32_a16_y32 matvec WT=0 alias:W=f32 alias:A=f16
+//! variant matvec_f32_a16_y16 matvec WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
+//! variant matvec_f16_a32_y32 matvec WT=1
+//! variant matvec_f16_a16_y32 matvec WT=1 alias:A=f16
+//! variant matvec_f16_a16_y16 matvec WT=1 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_bf16_a32_y32 matvec WT=2
+//! variant matvec_bf16_a16_y32 matvec WT=2 alias:A=f16
+//! variant matvec_bf16_a16_y16 matvec WT=2 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q8_0_a32_y32 matvec WT=5
+//! variant matvec_q8_0_a16_y32 matvec WT=5 alias:A=f16
+//! variant matvec_q8_0_a16_y16 matvec WT=5 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q4_0_a32_y32 matvec WT=6
+//! variant matvec_q4_0_a16_y32 matvec WT=6 alias:A=f16
+//! variant matvec_q4_0_a16_y16 matvec WT=6 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q4_k_a32_y32 matvec WT=7
+//! variant matvec_q4_k_a16_y32 matvec WT=7 alias:A=f16
+//! variant matvec_q4_k_a16_y16 matvec WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q6_k_a32_y32 matvec WT=8
+//! variant matvec_q6_k_a16_y32 matvec WT=8 alias:A=f16
+//! variant matvec_q6_k_a16_y16 matvec WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
+//! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
+//! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
+//! variant matmul_f16_a32_y32 matmul WT=1
+//! variant matmul_f16_a16_y32 matmul WT=1 alias:A=f16
+//! variant matmul_f16_a16_y16 matmul WT=1 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_bf16_a32_y32 matmul WT=2
+//! variant matmul_bf16_a16_y32 matmul WT=2 alias:A=f16
+//! variant matmul_bf16_a16_y16 matmul WT=2 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_q8_0_a32_y32 matmul WT=5
+//! variant matmul_q8_0_a16_y32 matmul WT=5 alias:A=f16
+//! variant matmul_q8_0_a16_y16 matmul WT=5 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_q4_0_a32_y32 matmul WT=6
+//! variant matmul_q4_0_a16_y32 matmul WT=6 alias:A=f16
+//! variant matmul_q4_0_a16_y16 matmul WT=6 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_q4_k_a32_y32 matmul WT=7
+//! variant matmul_q4_k_a16_y32 matmul WT=7 alias:A=f16
+//! variant matmul_q4_k_a16_y16 matmul WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_q6_k_a32_y32 matmul WT=8
+//! variant matmul_q6_k_a16_y32 matmul WT=8 alias:A=f16
+//! variant matmul_q6_k_a16_y16 matmul WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+
+alias W = u32;
+alias A = f32;
+alias O = f32;
+override WT: u32 = 7u;                 // weight type: the C enum DType (0 f32, 1 f16, 2 bf16, 5 q8_0, 6 q4_0, 7 q4_k, 8 q6_k)
+override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
+
+// One push-constant block for every entry: k = row length, rows = rows of the bound weight
+// chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens.
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32 }
+var<immediate> p: Params;
+
+@group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
+@group(0) @binding(1) var<storage, read> x: array<A>;          // (k, t) activations
+@group(0) @binding(2) var<storage, read_write> y: array<O>;    // (m, t)
+@group(0) @binding(1) var<storage, read> ids: array<u32>;      // get_rows: (t) row ids
+@group(0) @binding(2) var<storage, read_write> yr: array<f32>; // get_rows: (k, t)
+
+// ---- bytes of the weight binding ----------------------------------------------------
+fn wword(i: u32) -> u32 { return bitcast<u32>(w[i]); }
+fn rd8(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 3u) * 8u)) & 0xffu; }
+fn rd16(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 2u) * 8u)) & 0xffffu; }   // o even: never straddles
+fn rd32(o: u32) -> u32 {                                                             // any o: two words, funnel shift
+    let s = (o & 3u) * 8u;
+    let lo = wword(o >> 2u);
+    if (s == 0u) { return lo; }
+    return (lo >> s) | (wword((o >> 2u) + 1u) << (32u - s));
+}
+fn i8v(b: u32) -> i32 { return bitcast<i32>(b << 24u) >> 24u; }
+
+// IEEE half to f32 by bits (subnormals exact on every device, inf/NaN kept).
+fn f16v(h: u32) -> f32 {
+    let sgn = (h & 0x8000u) << 16u;
+    let em = h & 0x7fffu;
+    if (em >= 0x7c00u) { return bitcast<f32>(sgn | 0x7f800000u | ((em & 0x3ffu) << 13u)); }
+    if (em >= 0x400u) { return bitcast<f32>(sgn | ((em + 0x1c000u) << 13u)); }
+    let v = f32(em) * 5.9604645e-8;
+    return select(v, -v, sgn != 0u);
+}
+
+fn row_bytes(k: u32) -> u32 {
+    if (WT == 0u) { return k * 4u; }
+    if (WT == 1u || WT == 2u) { return k * 2u; }
+    if (WT == 5u) { return k / 32u * 34u; }
+    if (WT == 6u) { return k / 32u * 18u; }
+    if (WT == 7u) { return k / 256u * 144u; }
+    return k / 256u * 210u;
+}
+
+// Elements i..i+3 (i a multiple of 4) of the row starting at byte rb; k = row length
+// (float types may end mid-vector: missing elements are 0). Formulas and their order
+// of operations are ggml's (models/quant.c).
+fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (WT <= 2u) {
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            if (i + c < k) {
+                if (WT == 0u) { v[c] = bitcast<f32>(wword(rb / 4u + i + c)); }
+                else if (WT == 1u) { v[c] = f16v(rd16(rb + 2u * (i + c))); }
+                else { v[c] = bitcast<f32>(rd16(rb + 2u * (i + c)) << 16u); }
+            }
+        }
+        return v;
+    }
+    if (WT == 5u) {                     // Q8_0: f16 d; i8 q[32]
+        let o = rb + i / 32u * 34u;
+        let d = f16v(rd16(o));
+        let q = rd32(o + 2u + i % 32u);
+        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(bitcast<i32>(q << (24u - 8u * c)) >> 24u) * d; }
+        return v;
+    }
+    if (WT == 6u) {                     // Q4_0: f16 d; u8 q[16], lo nibbles = 0..15, hi = 16..31
+        let o = rb + i / 32u * 18u;
+        let d = f16v(rd16(o));
+        let j = i % 32u;
+        let q = rd32(o + 2u + j % 16u) >> select(0u, 4u, j >= 16u);
+        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(i32((q >> (8u * c)) & 0xfu) - 8) * d; }
+        return v;
+    }
+    if (WT == 7u) {                     // Q4_K: f16 d, dmin; 12 scale bytes; 128 nibble bytes
+        let o = rb + i / 256u * 144u;
+        let e = i % 256u;
+        let g = e / 64u;
+        let hi = (e / 32u) & 1u;
+        let j = 2u * g + hi;
+        var sc: u32; var mn: u32;
+        if (j < 4u) { sc = rd8(o + 4u + j) & 63u; mn = rd8(o + 8u + j) & 63u; }
+        else {
+            sc = (rd8(o + 8u + j) & 0xfu) | ((rd8(o + j) >> 6u) << 4u);
+            mn = (rd8(o + 8u + j) >> 4u) | ((rd8(o + 4u + j) >> 6u) << 4u);
+        }
+        let d1 = f16v(rd16(o)) * f32(sc);
+        let m1 = f16v(rd16(o + 2u)) * f32(mn);
+        let q = rd32(o + 16u + 32u * g + e % 32u) >> (4u * hi);
+        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32((q >> (8u * c)) & 0xfu) - m1; }
+        return v;
+    }
+    // Q6_K: u8 ql[128], qh[64]; i8 scales[16]; f16 d
+    let o = rb + i / 256u * 210u;
+    let e = i % 256u;
+    let h = e / 128u;
+    let qq = (e % 128u) / 32u;
+    let l = e % 32u;
+    let ql = rd32(o + 64u * h + l + (qq & 1u) * 32u) >> (4u * (qq >> 1u));
+    let qh = rd32(o + 128u + 32u * h + l) >> (2u * qq);
+    let ds = f16v(rd16(o + 208u)) * f32(i8v(rd8(o + 192u + 8u * h + l / 16u + 2u * qq)));
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
+        v[c] = ds * f32(i32(q) - 32);
+    }
+    return v;
+}
+
+// Activations i..i+3 of the row starting at element xb (0 past k).
+fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
+    if (i + 3u < k) { return vec4<f32>(f32(x[xb + i]), f32(x[xb + i + 1u]), f32(x[xb + i + 2u]), f32(x[xb + i + 3u])); }
+    var v = vec4<f32>(0.0);
+    for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < k) { v[c] = f32(x[xb + i + c]); } }
+    return v;
+}
+
+fn store(idx: u32, s: f32) { y[idx] = O(clamp(s, -YMAX, YMAX)); }
+
+// ---- get_rows: yr[:, t] = dequant(row ids[t]) * scale ------------------------------------
+// grid (ceil(k / 256), t); a chunk dispatch writes only the tokens whose id is in its rows;
+// the first chunk writes zeros for ids past the whole tensor (never uninitialised memory).
+@compute @workgroup_size(64)
+fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let t = wid.y;
+    let i = (wid.x * 64u + lid.x) * 4u;
+    if (i >= p.k || t >= p.t) { return; }
+    let id = ids[t];
+    var v = vec4<f32>(0.0);
+    if (id >= p.r0 && id - p.r0 < p.rows) { v = dq4((id - p.r0) * row_bytes(p.k), i, p.k) * p.scale; }
+    else if (!(p.r0 == 0u && id >= p.m)) { return; }
+    for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < p.k) { yr[t * p.k + i + c] = v[c]; } }
+}
+
+// ---- matvec (decode): one workgroup per row (rows past 65535 in the grid's y), token = z --
+var<workgroup> red: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+          @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x + wid.y * nw.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let rb = row * row_bytes(p.k);
+    let xb = wid.z * p.k;
+    let n4 = (p.k + 3u) / 4u;
+    var s = 0.0;
+    for (var i = l; i < n4; i = i + 64u) { s = s + dot(dq4(rb, 4u * i, p.k), xload4(xb, 4u * i, p.k)); }
+    red[l] = s;
+    workgroupBarrier();
+    for (var h = 32u; h > 0u; h = h >> 1u) {
+        if (l < h) { red[l] = red[l] + red[l + h]; }
+        workgroupBarrier();
+    }
+    if (l == 0u) { store(wid.z * p.m + p.r0 + row, red[0]); }
+}
+
+// ---- matmul (prefill): a workgroup computes a 64-row x 16-token tile; per 32-wide k step
+// it dequantizes the 64x32 weight tile into shared memory once and uses it for all 16 tokens.
+const TM = 64u;
+const TN = 16u;
+const TK = 32u;
+var<workgroup> ws: array<f32, 2048>;   // [TM][TK] dequantized weights
+var<workgroup> xs: array<f32, 512>;    // [TN][TK] activations
+
+@compute @workgroup_size(256)
+fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let row0 = wid.x * TM;
+    let t0 = wid.y * TN;
+    let tc = l % TN;                    // this thread's token in the tile
+    let rg = l / TN;                    // and its rows rg, rg+16, rg+32, rg+48
+    let rbytes = row_bytes(p.k);
+    var acc = vec4<f32>(0.0);
+    for (var k0 = 0u; k0 < p.k; k0 = k0 + TK) {
+        for (var q = 0u; q < 2u; q = q + 1u) {
+            let it = l + q * 256u;
+            let r = it / 8u;
+            let kk = (it % 8u) * 4u;
+            var v = vec4<f32>(0.0);
+            if (row0 + r < p.rows && k0 + kk < p.k) { v = dq4((row0 + r) * rbytes, k0 + kk, p.k); }
+            let b = r * TK + kk;
+            ws[b] = v.x; ws[b + 1u] = v.y; ws[b + 2u] = v.z; ws[b + 3u] = v.w;
+            let tt = it / TK;
+            let xk = it % TK;
+            var xv = 0.0;
+            if (t0 + tt < p.t && k0 + xk < p.k) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
+            xs[tt * TK + xk] = xv;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < TK; kk = kk + 1u) {
+            let xv = xs[tc * TK + kk];
+            acc = acc + vec4<f32>(ws[rg * TK + kk], ws[(rg + 16u) * TK + kk], ws[(rg + 32u) * TK + kk], ws[(rg + 48u) * TK + kk]) * xv;
+        }
+        workgroupBarrier();
+    }
+    let t = t0 + tc;
+    if (t >= p.t) { return; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let r = row0 + rg + 16u * j;
+        if (r < p.rows) { store(t * p.m + p.r0 + r, acc[j]); }
+    }
+}
