@@ -95,6 +95,7 @@ static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType o
 }
 
 static f64 mt_max_err[DT_COUNT][3];   /* worst error seen per weight type x path, for the summary */
+static u32 mt_cases[DT_COUNT][3];     /* random cases run per weight type x path */
 
 static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32/y32" : ot == DT_F32 ? "a16/y32" : "a16/y16"; }
 
@@ -116,6 +117,7 @@ static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T,
                (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, r.worst_orig);
     int pi = at == DT_F32 ? 0 : ot == DT_F32 ? 1 : 2;
     if (r.worst > mt_max_err[wt][pi]) mt_max_err[wt][pi] = r.worst;
+    mt_cases[wt][pi]++;
     free(wb); free(wf);
 }
 
@@ -309,11 +311,16 @@ TEST(kernel_matmul_dequant_fixtures) {
     arena_free(&ar);
 }
 
+/* Every weight type x path was exercised by the tests above, within its tolerance; prints the table. */
 TEST(kernel_matmul_error_summary) {
     if (tvk_state != 1) SKIP("no Vulkan device");
     for (int i = 0; i < 7; i++) {
         DType wt = mt_wtypes[i];
-        errf("    max error / sum|w*x|  %-5s  a32/y32 %.2e  a16/y32 %.2e  a16/y16 %.2e\n", mt_dn(wt),
-             mt_max_err[wt][0], mt_max_err[wt][1], mt_max_err[wt][2]);
+        errf("    max error / sum|w*x|  %-5s  a32/y32 %.2e  a16/y32 %.2e  a16/y16 %.2e  (%u, %u, %u cases)\n", mt_dn(wt),
+             mt_max_err[wt][0], mt_max_err[wt][1], mt_max_err[wt][2], mt_cases[wt][0], mt_cases[wt][1], mt_cases[wt][2]);
+        for (int pi = 0; pi < 3; pi++) {
+            CHECKF(mt_cases[wt][pi] >= 10, "%s path %d: only %u cases ran", mt_dn(wt), pi, mt_cases[wt][pi]);
+            CHECKF(mt_max_err[wt][pi] <= (pi == 2 ? 1e-3 : 1e-5), "%s path %d: %g", mt_dn(wt), pi, mt_max_err[wt][pi]);
+        }
     }
 }
