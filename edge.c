@@ -33,6 +33,8 @@
 #include "models/chat.h"
 #include "models/model.h"
 #include "models/reference.h"
+#include "models/transformer.h"
+#include "models/engine.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -53,6 +55,8 @@ typedef struct Command {
 #include "models/chat.c"
 #include "models/model.c"
 #include "models/reference.c"
+#include "models/transformer.c"
+#include "models/engine.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -64,6 +68,7 @@ static const Command edge_commands[] = {
     VK_COMMANDS
     GGUF_COMMANDS
     MODEL_COMMANDS
+    ENGINE_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
 };

@@ -361,8 +361,9 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
     for (;;) {
         if (a->cur >= a->n_blocks) break;
         u64 start = align_up(a->pos, al);
-        if (start + x.nbytes <= vk_block_cap(a, a->cur)) {
-            x.block = a->cur; x.offset = start; a->pos = start + x.nbytes; a->used += x.nbytes;
+        if (start + align_up(x.nbytes, 4) <= vk_block_cap(a, a->cur)) {
+            /* the reservation ends on a 4-byte word: kernels bind (and read) whole u32 words */
+            x.block = a->cur; x.offset = start; a->pos = start + align_up(x.nbytes, 4); a->used += x.nbytes;
             return x;
         }
         a->cur++; a->pos = 0;

@@ -1,5 +1,5 @@
 /* model.c — the config table, matching a GGUF against it, the weight directory, the embedded
-   default model, and the `edge models` / `edge eval` commands.
+   default model, and the `edge models` command (`edge eval` is in models/engine.c).
 
    Matching: the hyperparameters are read from the file with the defaults of the fixtures README
    (llama.cpp's) when a key is absent, then compared with every table row of the same
@@ -381,7 +381,7 @@ bool model_open(Model *m, const char *path, bool allow_unlisted, Arena *a, Err *
 
 void model_close(Model *m) { gguf_close(&m->gguf); }
 
-/* ---- commands: edge models, edge eval ---------------------------------------------------------- */
+/* ---- commands: edge models ---------------------------------------------------------- */
 static const char *const model_tok_names[] = { "spm", "bpe" };
 static const char *const model_chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
 
@@ -398,134 +398,5 @@ static int model_cmd_models(int argc, char **argv) {
     return EXIT_OK;
 }
 
-static int model_eval_usage(const char *why) {
-    errf("edge eval: %s\n"
-         "usage: edge eval [-m MODEL.gguf] --tokens \"ID ID ...\" (--logits OUT.f32 | --greedy N)\n"
-         "                 [--backend ref|gpu] [--allow-unlisted]\n"
-         "  --logits OUT.f32  write little-endian f32 logits [n_tokens][n_vocab]; row i predicts after tokens 0..i\n"
-         "  --greedy N        print N greedily generated ids (argmax, lowest id on ties, no EOS stop)\n"
-         "  without -m the embedded stories260K model is used\n", why);
-    return EXIT_USAGE;
-}
-
-/* Parses "ID ID ..." (spaces, tabs or commas between ids). Returns false on anything else. */
-static bool model_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n) {
-    u32 count = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
-        if (!*p) break;
-        if (*p < '0' || *p > '9') return false;
-        while (*p >= '0' && *p <= '9') p++;
-        count++;
-    }
-    *ids = push_array(a, i32, count ? count : 1);
-    *n = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
-        if (!*p) break;
-        u64 v = 0;
-        while (*p >= '0' && *p <= '9') { v = v * 10 + (u64)(*p - '0'); if (v > 0x7fffffff) return false; p++; }
-        (*ids)[(*n)++] = (i32)v;
-    }
-    return true;
-}
-
-static bool model_all_finite(const f32 *x, u32 n) {
-    for (u32 i = 0; i < n; i++) if (!isfinite(x[i])) return false;
-    return true;
-}
-
-static int model_cmd_eval(int argc, char **argv) {
-    const char *path = 0, *tokens = 0, *logits_path = 0, *backend = "ref";
-    i64 greedy = -1;
-    bool allow_unlisted = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_val = i + 1 < argc;
-        if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { model_eval_usage("help"); return EXIT_OK; }
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "--logits") ||
-                 !strcmp(a, "--greedy") || !strcmp(a, "--backend")) {
-            if (!has_val) { char w[96]; fmt_buf(w, sizeof w, "%s needs a value", a); return model_eval_usage(w); }
-            const char *v = argv[++i];
-            if (a[1] == 'm' || !strcmp(a, "--model")) path = v;
-            else if (!strcmp(a, "--tokens")) tokens = v;
-            else if (!strcmp(a, "--logits")) logits_path = v;
-            else if (!strcmp(a, "--backend")) backend = v;
-            else {
-                char *end;
-                greedy = strtoll(v, &end, 10);
-                if (*end || greedy < 0 || greedy > EDGE_MAX_CTX) return model_eval_usage("--greedy wants a count 0..EDGE_MAX_CTX");
-            }
-        } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return model_eval_usage(w); }
-    }
-    if (!tokens) return model_eval_usage("--tokens is required");
-    if (!logits_path && greedy < 0) return model_eval_usage("one of --logits or --greedy is required");
-    if (!strcmp(backend, "gpu")) { errf("edge eval: the GPU backend is not built yet\n"); return EXIT_USAGE; }
-    if (strcmp(backend, "ref")) return model_eval_usage("--backend is ref or gpu");
-
-    Arena a;
-    arena_init(&a, "eval", (u64)EDGE_HOST_ARENA_MIB << 20);
-    i32 *ids; u32 n_ids;
-    if (!model_parse_tokens(tokens, &a, &ids, &n_ids) || n_ids == 0) {
-        arena_free(&a);
-        return model_eval_usage("--tokens wants one or more decimal ids");
-    }
-    Err e = {0};
-    Model m;
-    if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
-    int rc = EXIT_OK;
-    u64 n_ctx = (u64)n_ids + (greedy > 0 ? (u64)greedy : 0);
-    for (u32 i = 0; i < n_ids; i++)
-        if ((u32)ids[i] >= m.cfg.n_vocab) {
-            errf("edge eval: token id %d at index %u is out of range (n_vocab %u)\n", ids[i], i, m.cfg.n_vocab);
-            rc = EXIT_USAGE; goto done;
-        }
-    if (n_ctx > m.cfg.n_ctx) {
-        errf("edge eval: %llu positions exceed the context limit of %u for '%s'\n", (unsigned long long)n_ctx,
-             m.cfg.n_ctx, m.cfg.name);
-        rc = EXIT_USAGE; goto done;
-    }
-    u64 sbytes;
-    if (!ref_state_bytes(&m.cfg, (u32)n_ctx, &sbytes)) { errf("edge eval: state size overflows\n"); rc = EXIT_USAGE; goto done; }
-    Arena sa;
-    arena_init(&sa, "reference state", sbytes);
-    RefState s;
-    FILE *f = 0;
-    if (!ref_init(&s, &m, (u32)n_ctx, &sa, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
-    if (logits_path && !(f = fopen(logits_path, "wb"))) {
-        errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; goto done_state;
-    }
-    for (u32 i = 0; i < n_ids; i++) {
-        if (!ref_step(&s, ids[i], &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
-        if (!model_all_finite(s.logits, m.cfg.n_vocab)) {
-            errf("edge eval: non-finite logits at position %u\n", i); rc = EXIT_NUMERIC; goto done_state;
-        }
-        /* Little-endian f32: every target of edge (aarch64, x86-64) is little-endian. */
-        if (f && fwrite(s.logits, sizeof(f32), m.cfg.n_vocab, f) != m.cfg.n_vocab) {
-            errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_state;
-        }
-    }
-    for (i64 g = 0; g < greedy; g++) {
-        u32 tok = ref_argmax(s.logits, m.cfg.n_vocab);
-        out(g ? " %u" : "%u", tok);
-        if (g + 1 < greedy) {
-            if (!ref_step(&s, (i32)tok, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_state; }
-            if (!model_all_finite(s.logits, m.cfg.n_vocab)) {
-                errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)g); rc = EXIT_NUMERIC; goto done_state;
-            }
-        }
-    }
-    if (greedy >= 0) out("\n");
-done_state:
-    if (f && fclose(f) != 0 && rc == EXIT_OK) { errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; }
-    arena_free(&sa);
-done:
-    model_close(&m);
-    arena_free(&a);
-    return rc;
-}
-
 #define MODEL_COMMANDS \
-    { "models", model_cmd_models, "list the supported model configs" }, \
-    { "eval",   model_cmd_eval,   "evaluate token ids on a model: logits file or greedy ids (tests)" },
+    { "models", model_cmd_models, "list the supported model configs" },

@@ -61,7 +61,7 @@ static bool reft_ids_field(Arena *a, const char *text, const char *field, i32 **
     char *line = push_array(a, char, len + 1);
     memcpy(line, p, len);
     line[len] = 0;
-    return model_parse_tokens(line, a, ids, n);
+    return eng_parse_tokens(line, a, ids, n);
 }
 
 /* Runs ids through a fresh state; returns the logits of every position (n_ids, n_vocab). */
@@ -112,7 +112,7 @@ TEST(reference_fixture_logits) {
             fmt_buf(file, sizeof file, "%s.exact.logits.f32", cases[c]);
             REQUIRE(reft_golden(&a, fx[f].name, file, &exact, &exact_n));
             i32 *ids; u32 n_ids;
-            REQUIRE(model_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
+            REQUIRE(eng_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
             CHECKF(exact_n == (u64)n_ids * V * 4, "%s %s: exact file has %llu bytes for %u tokens", fx[f].name,
                    cases[c], (unsigned long long)exact_n, n_ids);
             if (exact_n != (u64)n_ids * V * 4) continue;
@@ -321,7 +321,7 @@ TEST(reference_allow_unlisted_runs_the_file_config) {
     REQUIRE(reft_golden(&a, "tiny-llama-Q4_K_M", "story.tokens.txt", &tok_txt, &tn));
     REQUIRE(reft_golden(&a, "tiny-llama-Q4_K_M", "story.exact.logits.f32", &exact, &en));
     i32 *ids; u32 n_ids;
-    REQUIRE(model_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
+    REQUIRE(eng_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
     RefState s;
     f32 *got = reft_eval(&a, &m, ids, n_ids, 0, &s);
     REQUIRE(got);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # eval.sh — `edge eval` on the embedded stories260K model: greedy 64 from "Once upon a time" equals the
 # float64 reference's greedy file; --logits writes [n_tokens][n_vocab] f32 within 1e-3 of the exact logits;
-# --backend gpu is refused with exit 1; a bad token id is a usage error.
+# the GPU backend (f32 and f16 activations) gives the same 64 tokens; a bad token id is a usage error.
 # Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,8 +25,10 @@ d = max(abs(p - q) for p, q in zip(x, y))
 if not d <= 1e-3: sys.exit("max |edge - exact| = %g" % d)
 PY
 
-"$EDGE_BIN" eval --tokens "1 2" --greedy 1 --backend gpu 2>"$tmp/err"; rc=$?
-[ $rc = 1 ] && grep -q "GPU backend is not built yet" "$tmp/err" || { echo "--backend gpu: rc $rc"; cat "$tmp/err"; exit 1; }
+for act in f32 f16; do
+    got=$("$EDGE_BIN" eval --tokens "1 403 407 261 378" --greedy 64 --backend gpu --act $act) || { echo "edge eval --backend gpu --act $act failed"; exit 1; }
+    [ "$got" = "$want" ] || { echo "gpu $act greedy differs"; echo "got:  $got"; echo "want: $want"; exit 1; }
+done
 "$EDGE_BIN" eval --tokens "1 512" --greedy 1 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && grep -q "out of range" "$tmp/err" || { echo "bad token id: rc $rc"; cat "$tmp/err"; exit 1; }
 "$EDGE_BIN" models | grep -q "^stories260K " || { echo "edge models does not list stories260K"; exit 1; }

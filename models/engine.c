@@ -1,0 +1,199 @@
+/* engine.c — implementation of engine.h, and the `edge eval` command. */
+
+#ifndef EDGE_PREFILL_BATCH
+#define EDGE_PREFILL_BATCH 64   /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
+#endif
+
+bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e) {
+    memset(g, 0, sizeof *g);
+    g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab;
+    if (n_ctx == 0 || n_ctx > m->cfg.n_ctx)
+        return err_set(e, EXIT_USAGE, "context of %u tokens: '%s' allows 1..%u", n_ctx, m->cfg.name, m->cfg.n_ctx);
+    g->last = calloc(g->n_vocab, sizeof(f32));
+    if (b == ENG_REF) {
+        u64 bytes;
+        if (!ref_state_bytes(&m->cfg, n_ctx, &bytes)) { eng_close(g); return err_set(e, EXIT_USAGE, "reference state size overflows"); }
+        arena_init(&g->ref_arena, "reference state", bytes);
+        if (!ref_init(&g->ref, m, n_ctx, &g->ref_arena, e)) { eng_close(g); return false; }
+        return true;
+    }
+    if (!vk_init(&g->vk, e)) { eng_close(g); return false; }
+    g->vk_up = true;
+    u32 t_max = MIN(n_ctx, EDGE_PREFILL_BATCH);
+    if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
+    g->xf_up = true;
+    g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));
+    return true;
+}
+
+void eng_close(Engine *g) {
+    if (g->xf_up) xf_free(&g->xf);
+    if (g->vk_up) vk_shutdown(&g->vk);
+    if (g->ref_arena.base) arena_free(&g->ref_arena);
+    free(g->last); free(g->batch);
+    memset(g, 0, sizeof *g);
+}
+
+void eng_reset(Engine *g) {
+    g->pos = 0;
+    if (g->backend == ENG_REF) ref_reset(&g->ref);
+}
+
+bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
+    if ((u64)g->pos + n > g->n_ctx)
+        return err_set(e, EXIT_USAGE, "%u more tokens at position %u exceed the context of %u", n, g->pos, g->n_ctx);
+    for (u32 i = 0; i < n; i++)
+        if (tokens[i] < 0 || (u32)tokens[i] >= g->n_vocab)
+            return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], g->n_vocab);
+    u64 nv = g->n_vocab;
+    if (g->backend == ENG_REF) {
+        for (u32 i = 0; i < n; i++) {
+            if (!ref_step(&g->ref, tokens[i], e)) return false;
+            if (logits) memcpy(logits + i * nv, g->ref.logits, nv * sizeof(f32));
+        }
+        memcpy(g->last, g->ref.logits, nv * sizeof(f32));
+    } else {
+        for (u32 done = 0; done < n;) {
+            u32 T = MIN(n - done, g->xf.t_max);
+            if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->batch, 0, e)) return false;
+            if (logits) memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
+            memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
+            done += T;
+        }
+    }
+    g->pos += n;
+    return true;
+}
+
+/* ---- edge eval ------------------------------------------------------------------------------ */
+static int eng_eval_usage(const char *why) {
+    errf("edge eval: %s\n"
+         "usage: edge eval [-m MODEL.gguf] --tokens \"ID ID ...\" (--logits OUT.f32 | --greedy N)\n"
+         "                 [--backend ref|gpu] [--act f32|f16] [--allow-unlisted]\n"
+         "  --logits OUT.f32  write little-endian f32 logits [n_tokens][n_vocab]; row i predicts after tokens 0..i\n"
+         "  --greedy N        print N greedily generated ids (argmax, lowest id on ties, no EOS stop)\n"
+         "  without -m the embedded stories260K model is used\n", why);
+    return EXIT_USAGE;
+}
+
+/* Parses "ID ID ..." (spaces, tabs or commas between ids). Returns false on anything else. */
+static bool eng_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n) {
+    u32 count = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
+        if (!*p) break;
+        if (*p < '0' || *p > '9') return false;
+        while (*p >= '0' && *p <= '9') p++;
+        count++;
+    }
+    *ids = push_array(a, i32, count ? count : 1);
+    *n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') p++;
+        if (!*p) break;
+        u64 v = 0;
+        while (*p >= '0' && *p <= '9') { v = v * 10 + (u64)(*p - '0'); if (v > 0x7fffffff) return false; p++; }
+        (*ids)[(*n)++] = (i32)v;
+    }
+    return true;
+}
+
+static bool eng_all_finite(const f32 *x, u32 n) {
+    for (u32 i = 0; i < n; i++) if (!isfinite(x[i])) return false;
+    return true;
+}
+
+static int eng_cmd_eval(int argc, char **argv) {
+    const char *path = 0, *tokens = 0, *logits_path = 0, *backend = "ref", *act_s = "f32";
+    i64 greedy = -1;
+    bool allow_unlisted = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { eng_eval_usage("help"); return EXIT_OK; }
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "--logits") ||
+                 !strcmp(a, "--greedy") || !strcmp(a, "--backend") || !strcmp(a, "--act")) {
+            if (!has_val) { char w[96]; fmt_buf(w, sizeof w, "%s needs a value", a); return eng_eval_usage(w); }
+            const char *v = argv[++i];
+            if (a[1] == 'm' || !strcmp(a, "--model")) path = v;
+            else if (!strcmp(a, "--tokens")) tokens = v;
+            else if (!strcmp(a, "--logits")) logits_path = v;
+            else if (!strcmp(a, "--backend")) backend = v;
+            else if (!strcmp(a, "--act")) act_s = v;
+            else {
+                char *end;
+                greedy = strtoll(v, &end, 10);
+                if (*end || greedy < 0 || greedy > EDGE_MAX_CTX) return eng_eval_usage("--greedy wants a count 0..EDGE_MAX_CTX");
+            }
+        } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return eng_eval_usage(w); }
+    }
+    if (!tokens) return eng_eval_usage("--tokens is required");
+    if (!logits_path && greedy < 0) return eng_eval_usage("one of --logits or --greedy is required");
+    if (strcmp(backend, "ref") && strcmp(backend, "gpu")) return eng_eval_usage("--backend is ref or gpu");
+    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return eng_eval_usage("--act is f32 or f16");
+    EngBackend be = !strcmp(backend, "gpu") ? ENG_GPU : ENG_REF;
+    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
+
+    Arena a;
+    arena_init(&a, "eval", (u64)EDGE_HOST_ARENA_MIB << 20);
+    i32 *ids; u32 n_ids;
+    if (!eng_parse_tokens(tokens, &a, &ids, &n_ids) || n_ids == 0) {
+        arena_free(&a);
+        return eng_eval_usage("--tokens wants one or more decimal ids");
+    }
+    Err e = {0};
+    Model m;
+    if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
+    int rc = EXIT_OK;
+    u64 n_ctx = (u64)n_ids + (greedy > 0 ? (u64)greedy : 0);
+    for (u32 i = 0; i < n_ids; i++)
+        if ((u32)ids[i] >= m.cfg.n_vocab) {
+            errf("edge eval: token id %d at index %u is out of range (n_vocab %u)\n", ids[i], i, m.cfg.n_vocab);
+            rc = EXIT_USAGE; goto done;
+        }
+    if (n_ctx > m.cfg.n_ctx) {
+        errf("edge eval: %llu positions exceed the context limit of %u for '%s'\n", (unsigned long long)n_ctx,
+             m.cfg.n_ctx, m.cfg.name);
+        rc = EXIT_USAGE; goto done;
+    }
+    Engine g;
+    FILE *f = 0;
+    f32 *all = 0;
+    if (!eng_open(&g, &m, be, (u32)n_ctx, act, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done; }
+    if (logits_path && !(f = fopen(logits_path, "wb"))) {
+        errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
+    }
+    all = malloc((u64)n_ids * m.cfg.n_vocab * sizeof(f32));
+    if (!eng_feed(&g, ids, n_ids, all, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_engine; }
+    for (u32 i = 0; i < n_ids; i++)
+        if (!eng_all_finite(all + (u64)i * m.cfg.n_vocab, m.cfg.n_vocab)) {
+            errf("edge eval: non-finite logits at position %u\n", i); rc = EXIT_NUMERIC; goto done_engine;
+        }
+    /* Little-endian f32: every target of edge (aarch64, x86-64) is little-endian. */
+    if (f && fwrite(all, sizeof(f32), (u64)n_ids * m.cfg.n_vocab, f) != (u64)n_ids * m.cfg.n_vocab) {
+        errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
+    }
+    for (i64 s = 0; s < greedy; s++) {
+        i32 tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+        out(s ? " %d" : "%d", tok);
+        if (s + 1 < greedy) {
+            if (!eng_feed(&g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
+            if (!eng_all_finite(eng_last_logits(&g), m.cfg.n_vocab)) {
+                errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)s); rc = EXIT_NUMERIC; goto done_engine;
+            }
+        }
+    }
+    if (greedy >= 0) out("\n");
+done_engine:
+    if (f && fclose(f) != 0 && rc == EXIT_OK) { errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; }
+    free(all);
+    eng_close(&g);
+done:
+    model_close(&m);
+    arena_free(&a);
+    return rc;
+}
+
+#define ENGINE_COMMANDS \
+    { "eval", eng_cmd_eval, "evaluate token ids on a model: logits file or greedy ids (tests)" },

@@ -1,0 +1,38 @@
+/* engine.h — one interface over the two forward passes: the scalar CPU reference
+   (models/reference.c) and the GPU (models/transformer.c). Commands (eval, generation,
+   the factory test) drive a model through this, never through a backend directly.
+
+   API:
+     eng_open(&g, model, backend, n_ctx, act, err)   backend ENG_REF or ENG_GPU; act DT_F32/DT_F16 (GPU)
+     eng_close(&g)
+     eng_reset(&g)                                   empty context (position 0)
+     eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
+                                                     logits: NULL, or n*n_vocab floats (every row)
+     eng_last_logits(&g)                             the last row (after eng_feed), host memory
+     eng_pos(&g)                                     tokens in the context                      */
+#ifndef EDGE_ENGINE_H
+#define EDGE_ENGINE_H
+
+typedef enum EngBackend { ENG_REF, ENG_GPU } EngBackend;
+
+typedef struct Engine {
+    EngBackend  backend;
+    const Model *m;
+    u32         n_ctx, pos, n_vocab;
+    f32        *last;        /* (n_vocab) logits of the last evaluated position */
+    f32        *batch;       /* (n_vocab, t_max) GPU batch logits */
+    Arena       ref_arena;
+    RefState    ref;
+    Vk          vk;
+    Xf          xf;
+    bool        vk_up, xf_up;
+} Engine;
+
+bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
+void eng_close(Engine *g);
+void eng_reset(Engine *g);
+bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
+static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
+static inline u32 eng_pos(const Engine *g) { return g->pos; }
+
+#endif

@@ -1,0 +1,257 @@
+/* transformer.c — implementation of transformer.h: the GPU forward pass.
+
+   One batch = one command buffer: embedding, then per layer
+     h = norm(x) -> q,k,v = W.h (+bias) -> [q/k norm] -> RoPE -> KV store -> attention
+     -> o = Wo.att -> x += o (or x += norm(o) with post norms) -> h = norm(x)
+     -> ff = act(Wg.h) * (Wu.h) -> o = Wd.ff -> x += o (or post-norm) ,
+   then the final norm, the LM head, the final softcap and argmax. */
+
+static DType dtype_from_ggml(u32 t) {
+    switch (t) {
+    case GGML_TYPE_F32: return DT_F32;   case GGML_TYPE_F16: return DT_F16;
+    case GGML_TYPE_BF16: return DT_BF16; case GGML_TYPE_Q8_0: return DT_Q8_0;
+    case GGML_TYPE_Q4_0: return DT_Q4_0; case GGML_TYPE_Q4_K: return DT_Q4_K;
+    case GGML_TYPE_Q6_K: return DT_Q6_K;
+    default: return DT_COUNT;
+    }
+}
+
+static Tensor xf_weight(Xf *xf, DevArena *a, const GgufTensor *g) {
+    Tensor t; memset(&t, 0, sizeof t);
+    if (!g) return t;
+    DType dt = dtype_from_ggml(g->type);
+    if (dt == DT_COUNT) die(EXIT_MODEL, "tensor '%.*s': type %s has no GPU kernels", (int)g->name.len, g->name.ptr, ggml_type_name(g->type));
+    char *name = (char *)arena_push(&xf->names, g->name.len + 1, 1);   /* GGUF names are not NUL-terminated */
+    memcpy(name, g->name.ptr, g->name.len);
+    return vk_tensor(a, name, dt, g->ndim, g->ne);
+}
+
+static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
+    u64 ne[2] = { n0, n1 };
+    return vk_tensor(a, name, dt, 2, ne);
+}
+
+/* The allocation sequence, run twice: on planning arenas, then on the real ones. */
+static void xf_alloc(Xf *xf) {
+    arena_pop_to(&xf->names, 0);
+    const ModelConfig *c = xf->cfg;
+    const ModelWeights *w = &xf->m->w;
+    DevArena *wa = &xf->wa, *sa = &xf->sa;
+    xf->tok_embd = xf_weight(xf, wa, w->tok_embd);
+    xf->output_norm = xf_weight(xf, wa, w->output_norm);
+    xf->output = c->tied_output ? xf->tok_embd : xf_weight(xf, wa, w->output);
+    u32 qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim, T = xf->t_max;
+    for (u32 il = 0; il < c->n_layer; il++) {
+        const ModelLayer *L = &w->layers[il];
+        XfLayer *X = &xf->layers[il];
+        X->attn_norm = xf_weight(xf, wa, L->attn_norm);
+        X->wq = xf_weight(xf, wa, L->wq); X->wk = xf_weight(xf, wa, L->wk); X->wv = xf_weight(xf, wa, L->wv);
+        X->bq = xf_weight(xf, wa, L->bq); X->bk = xf_weight(xf, wa, L->bk); X->bv = xf_weight(xf, wa, L->bv);
+        X->q_norm = xf_weight(xf, wa, L->q_norm); X->k_norm = xf_weight(xf, wa, L->k_norm);
+        X->wo = xf_weight(xf, wa, L->wo);
+        X->post_attn_norm = xf_weight(xf, wa, L->post_attn_norm);
+        X->ffn_norm = xf_weight(xf, wa, L->ffn_norm);
+        X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
+        X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
+        X->k_cache = xf_act(sa, "k_cache", xf->kv, kvd, xf->n_ctx);
+        X->v_cache = xf_act(sa, "v_cache", xf->kv, kvd, xf->n_ctx);
+    }
+    u64 one[1] = { T }, two[1] = { 2 };
+    xf->ids = vk_tensor(sa, "ids", DT_U32, 1, one);
+    xf->pos = vk_tensor(sa, "pos", DT_U32, 1, two);
+    xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
+    xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
+    /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
+       RoPE or attention is in the activation dtype. */
+    DType qk = c->qk_norm ? DT_F32 : xf->act;
+    xf->q = xf_act(sa, "q", qk, qd, T);
+    xf->k = xf_act(sa, "k", qk, kvd, T);
+    xf->v = xf_act(sa, "v", xf->act, kvd, T);
+    if (c->qk_norm) { xf->qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
+    xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
+    xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
+    xf->att = xf_act(sa, "att", xf->act, qd, T);
+    u64 sc[3] = { xf->n_ctx, c->n_head, T };
+    xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
+    xf->o = xf_act(sa, "o", DT_F32, c->n_embd, T);
+    xf->gate = xf_act(sa, "gate", xf->act, c->n_ff, T);
+    xf->up = xf_act(sa, "up", xf->act, c->n_ff, T);
+    xf->ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
+    xf->hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
+    xf->logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
+    if (c->final_softcap > 0) xf->zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
+    xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 1, one);
+}
+
+static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if (g) vk_upload(vk, t, g->data); }
+
+bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
+    memset(xf, 0, sizeof *xf);
+    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
+    xf->n_ctx = n_ctx; xf->t_max = t_max;
+    if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
+    if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
+    if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
+    xf->layers = calloc(xf->cfg->n_layer, sizeof *xf->layers);
+    arena_init(&xf->names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
+    /* plan: the same allocation sequence on planning arenas */
+    vk_arena_plan(vk, &xf->wa, "weights");
+    vk_arena_plan(vk, &xf->sa, "state");
+    xf_alloc(xf);
+    xf->plan_w = vk_arena_plan_bytes(&xf->wa);
+    xf->plan_s = vk_arena_plan_bytes(&xf->sa);
+    if (!vk_arena_init(vk, &xf->wa, "weights", xf->plan_w, e)) { xf_free(xf); return false; }
+    if (!vk_arena_init(vk, &xf->sa, "state", xf->plan_s, e)) { xf_free(xf); return false; }
+    xf_alloc(xf);
+    const ModelWeights *w = &m->w;
+    xf_upload_weight(vk, &xf->tok_embd, w->tok_embd);
+    xf_upload_weight(vk, &xf->output_norm, w->output_norm);
+    if (!xf->cfg->tied_output) xf_upload_weight(vk, &xf->output, w->output);
+    for (u32 il = 0; il < xf->cfg->n_layer; il++) {
+        const ModelLayer *L = &w->layers[il]; XfLayer *X = &xf->layers[il];
+        xf_upload_weight(vk, &X->attn_norm, L->attn_norm);
+        xf_upload_weight(vk, &X->wq, L->wq); xf_upload_weight(vk, &X->wk, L->wk); xf_upload_weight(vk, &X->wv, L->wv);
+        xf_upload_weight(vk, &X->bq, L->bq); xf_upload_weight(vk, &X->bk, L->bk); xf_upload_weight(vk, &X->bv, L->bv);
+        xf_upload_weight(vk, &X->q_norm, L->q_norm); xf_upload_weight(vk, &X->k_norm, L->k_norm);
+        xf_upload_weight(vk, &X->wo, L->wo);
+        xf_upload_weight(vk, &X->post_attn_norm, L->post_attn_norm);
+        xf_upload_weight(vk, &X->ffn_norm, L->ffn_norm);
+        xf_upload_weight(vk, &X->w_gate, L->w_gate); xf_upload_weight(vk, &X->w_up, L->w_up); xf_upload_weight(vk, &X->w_down, L->w_down);
+        xf_upload_weight(vk, &X->post_ffn_norm, L->post_ffn_norm);
+    }
+    return true;
+}
+
+void xf_free(Xf *xf) {
+    if (xf->wa.vk) vk_arena_free(&xf->wa);
+    if (xf->sa.vk) vk_arena_free(&xf->sa);
+    free(xf->layers);
+    if (xf->names.base) arena_free(&xf->names);
+    memset(xf, 0, sizeof *xf);
+}
+
+/* A view of the first T rows of a (n, t_max) tensor: same offset, exact bytes. */
+static Tensor xf_rows(const Tensor *t, u32 T) {
+    Tensor v = *t;
+    u64 rows = t->ndim >= 2 ? t->ne[t->ndim - 1] : t->ne[0];
+    u64 per = t->nelem / rows;
+    v.ne[v.ndim - 1] = T;
+    v.nelem = per * T;
+    v.nbytes = dtype_bytes(v.dtype, v.nelem);
+    return v;
+}
+
+/* A (head_dim, n_heads, T) view of a (n_heads*head_dim, T) tensor. */
+static Tensor xf_heads(const Tensor *t, u32 hd, u32 T) {
+    Tensor v = *t;
+    v.ndim = 3; v.ne[0] = hd; v.ne[1] = t->nelem / ((u64)hd * T); v.ne[2] = T; v.ne[3] = 1;
+    return v;
+}
+
+/* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer. */
+static void xf_record(Xf *xf, u32 T, u32 p0) {
+    Vk *vk = xf->vk; const ModelConfig *c = xf->cfg;
+    Phase ph = T == 1 ? PH_DECODE : PH_PREFILL;
+    (void)p0;
+    Tensor ids = xf_rows(&xf->ids, T), x = xf_rows(&xf->x, T), h = xf_rows(&xf->h, T);
+    Tensor q = xf_rows(&xf->q, T), k = xf_rows(&xf->k, T), v = xf_rows(&xf->v, T);
+    u32 hd = c->head_dim;
+    /* per-head views (head_dim, n_heads, T) for norms, RoPE and attention */
+    Tensor qh = xf_heads(&q, hd, T), kh = xf_heads(&k, hd, T);
+    Tensor qr = c->qk_norm ? xf_rows(&xf->qr, T) : q, kr = c->qk_norm ? xf_rows(&xf->kr, T) : k;
+    Tensor qrh = xf_heads(&qr, hd, T), krh = xf_heads(&kr, hd, T);
+    Tensor qp = xf_rows(&xf->qp, T), kp = xf_rows(&xf->kp, T);
+    Tensor qph = xf_heads(&qp, hd, T), kph = xf_heads(&kp, hd, T);
+    Tensor att = xf_rows(&xf->att, T), o = xf_rows(&xf->o, T);
+    Tensor atth = xf_heads(&att, hd, T);
+    Tensor gate = xf_rows(&xf->gate, T), up = xf_rows(&xf->up, T), ff = xf_rows(&xf->ff, T);
+    Tensor hn = xf_rows(&xf->hn, T), logits = xf_rows(&xf->logits, T), out_ids = xf_rows(&xf->out_ids, T);
+
+    op_get_rows(vk, &xf->tok_embd, &ids, &x, c->embd_scale);
+    vk_barrier(vk);
+    for (u32 il = 0; il < c->n_layer; il++) {
+        XfLayer *L = &xf->layers[il];
+        op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps);
+        vk_barrier(vk);
+        op_matmul(vk, ph, &L->wq, &h, &q);
+        op_matmul(vk, ph, &L->wk, &h, &k);
+        op_matmul(vk, ph, &L->wv, &h, &v);
+        vk_barrier(vk);
+        if (c->qkv_bias) {
+            op_add_bias(vk, &L->bq, &q); op_add_bias(vk, &L->bk, &k); op_add_bias(vk, &L->bv, &v);
+            vk_barrier(vk);
+        }
+        if (c->qk_norm) {
+            op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps);
+            op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps);
+            vk_barrier(vk);
+        }
+        f32 base, fscale;
+        model_layer_rope(c, il, &base, &fscale);
+        op_rope(vk, &qrh, &xf->pos, &qph, c->rope_dim, base, fscale, c->rope_neox);
+        op_rope(vk, &krh, &xf->pos, &kph, c->rope_dim, base, fscale, c->rope_neox);
+        vk_barrier(vk);
+        op_kv_store(vk, &kp, &xf->pos, &L->k_cache);
+        op_kv_store(vk, &v, &xf->pos, &L->v_cache);
+        vk_barrier(vk);
+        u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
+        op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
+                     c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        vk_barrier(vk);
+        op_matmul(vk, ph, &L->wo, &att, &o);
+        vk_barrier(vk);
+        if (c->post_norms) op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+        else op_add(vk, &x, &o, &x);
+        vk_barrier(vk);
+        op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps);
+        vk_barrier(vk);
+        op_matmul(vk, ph, &L->w_gate, &h, &gate);
+        op_matmul(vk, ph, &L->w_up, &h, &up);
+        vk_barrier(vk);
+        op_glu(vk, &gate, &up, &ff, c->gelu);
+        vk_barrier(vk);
+        op_matmul(vk, ph, &L->w_down, &ff, &o);
+        vk_barrier(vk);
+        if (c->post_norms) op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
+        else op_add(vk, &x, &o, &x);
+        vk_barrier(vk);
+    }
+    op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps);
+    vk_barrier(vk);
+    if (c->final_softcap > 0) {
+        Tensor zl = xf_rows(&xf->zl, T);
+        op_matmul(vk, ph, &xf->output, &hn, &zl);
+        vk_barrier(vk);
+        op_softcap(vk, &zl, &logits, c->final_softcap);
+    } else {
+        op_matmul(vk, ph, &xf->output, &hn, &logits);
+    }
+    vk_barrier(vk);
+    op_argmax(vk, &logits, &out_ids);
+}
+
+bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e) {
+    if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
+    if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
+    for (u32 i = 0; i < T; i++)
+        if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
+            return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], xf->cfg->n_vocab);
+    Tensor idv = xf_rows(&xf->ids, T);
+    vk_upload(xf->vk, &idv, tokens);
+    u32 pos[2] = { p0, T };
+    vk_upload(xf->vk, &xf->pos, pos);
+    vk_begin(xf->vk);
+    xf_record(xf, T, p0);
+    xf->n_dispatch_last = xf->vk->n_dispatch;
+    vk_submit_wait(xf->vk);
+    if (logits) { Tensor l = xf_rows(&xf->logits, T); vk_download(xf->vk, &l, logits); }
+    if (ids) { Tensor oi = xf_rows(&xf->out_ids, T); vk_download(xf->vk, &oi, ids); }
+    return true;
+}
+
+void xf_plan_print(const Xf *xf) {
+    out("device memory plan for %s (context %u, batch %u, activations %s, KV %s):\n",
+        xf->cfg->name, xf->n_ctx, xf->t_max, dtype_name[xf->act], dtype_name[xf->kv]);
+    out("  weights arena: %llu bytes (tensor bytes %llu)\n", (unsigned long long)xf->plan_w, (unsigned long long)xf->wa.used);
+    out("  state arena:   %llu bytes (tensor bytes %llu)\n", (unsigned long long)xf->plan_s, (unsigned long long)xf->sa.used);
+}
