@@ -421,6 +421,7 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     if (k->cap_sub_arith && !(vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) die(EXIT_DEVICE, "kernel '%s' needs subgroup arithmetic, which this device lacks", k->name);
     if (k->push_size > vk->caps.max_push) die(EXIT_DEVICE, "kernel '%s' needs %u push-constant bytes, device allows %u", k->name, k->push_size, vk->caps.max_push);
     p->k = k;
+    vk->n_pipelines++;
     VkDescriptorSetLayoutBinding lb[16];
     for (u32 i = 0; i < k->n_bindings; i++) {
         if (k->bindings[i].set != 0) die(EXIT_USAGE, "kernel '%s': binding in set %d (edge uses set 0 only)", k->name, k->bindings[i].set);

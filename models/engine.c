@@ -65,6 +65,20 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
     return true;
 }
 
+bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
+    if (g->backend == ENG_REF) {
+        if (!eng_feed(g, &token, 1, 0, e)) return false;
+        *next = (i32)ref_argmax(g->last, g->n_vocab);
+        return true;
+    }
+    if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
+    u32 id;
+    if (!xf_forward(&g->xf, &token, 1, g->pos, 0, &id, e)) return false;
+    g->pos++;
+    *next = (i32)id;
+    return true;
+}
+
 /* ---- edge eval ------------------------------------------------------------------------------ */
 static int eng_eval_usage(const char *why) {
     errf("edge eval: %s\n"

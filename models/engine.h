@@ -8,6 +8,7 @@
      eng_reset(&g)                                   empty context (position 0)
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
                                                      logits: NULL, or n*n_vocab floats (every row)
+     eng_step_argmax(&g, token, &next, err)          one token; the greedy next id (GPU: reads back only the id)
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
      eng_pos(&g)                                     tokens in the context                      */
 #ifndef EDGE_ENGINE_H
@@ -32,6 +33,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
+bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
 

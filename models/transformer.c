@@ -123,6 +123,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 }
 
 void xf_free(Xf *xf) {
+    if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
     if (xf->wa.vk) vk_arena_free(&xf->wa);
     if (xf->sa.vk) vk_arena_free(&xf->sa);
     free(xf->layers);
@@ -240,10 +241,22 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     vk_upload(xf->vk, &idv, tokens);
     u32 pos[2] = { p0, T };
     vk_upload(xf->vk, &xf->pos, pos);
-    vk_begin(xf->vk);
-    xf_record(xf, T, p0);
-    xf->n_dispatch_last = xf->vk->n_dispatch;
-    vk_submit_wait(xf->vk);
+    if (T == 1) {
+        /* decode: recorded once per context, replayed per token (only ids and pos change) */
+        if (!xf->dec.cmd) vk_rec_init(xf->vk, &xf->dec);
+        if (!xf->dec.ready) {
+            vk_rec_begin(xf->vk, &xf->dec);
+            xf_record(xf, 1, p0);
+            vk_rec_end(xf->vk, &xf->dec);
+        }
+        xf->n_dispatch_last = xf->dec.n_dispatch;
+        vk_rec_submit(xf->vk, &xf->dec);
+    } else {
+        vk_begin(xf->vk);
+        xf_record(xf, T, p0);
+        xf->n_dispatch_last = xf->vk->n_dispatch;
+        vk_submit_wait(xf->vk);
+    }
     if (logits) { Tensor l = xf_rows(&xf->logits, T); vk_download(xf->vk, &l, logits); }
     if (ids) { Tensor oi = xf_rows(&xf->out_ids, T); vk_download(xf->vk, &oi, ids); }
     return true;

@@ -61,6 +61,7 @@ typedef struct Xf {
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
+    VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
 } Xf;
 
 bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e);
