@@ -58,6 +58,7 @@ static const Command edge_commands[] = {
     { "help",    cmd_help,    "this text" },
     { "version", cmd_version, "version and git hash" },
     VK_COMMANDS
+    GGUF_COMMANDS
     MODEL_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS

@@ -14,6 +14,7 @@
      gguf_get_arr(g, key, &type, &n, &data)      raw array (numeric element arrays)
      gguf_get_str_array(g, key, arena, &strs, &n) array of strings
      gguf_find_tensor(g, name)                   tensor directory lookup (NULL when absent)
+     gguf_arr_i64 / gguf_arr_f32(kv, i, &v)      one numeric array element (unaligned-safe); gguf_type_size(t)
      ggml_type_name / ggml_type_supported / ggml_row_bytes (models/quant.h)     */
 #ifndef EDGE_GGUF_H
 #define EDGE_GGUF_H
@@ -82,5 +83,10 @@ bool gguf_get_str(const Gguf *g, const char *key, GgufStr *out);
 bool gguf_get_arr(const Gguf *g, const char *key, u32 *elem_type, u64 *n, const u8 **data);
 bool gguf_get_str_array(const Gguf *g, const char *key, Arena *a, GgufStr **out, u64 *n);
 bool gguf_str_eq(GgufStr s, const char *cstr);
+/* Additions: one numeric array element by index (any integer type that fits / f32 or f64),
+   and the byte size of a scalar metadata type (0 for string and array). */
+bool gguf_arr_i64(const GgufKV *kv, u64 i, i64 *v);
+bool gguf_arr_f32(const GgufKV *kv, u64 i, f32 *v);
+u32  gguf_type_size(u32 t);
 
 #endif
