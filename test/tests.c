@@ -6,3 +6,4 @@
 #include "runner.c"
 
 #include "base_test.c"
+#include "tokenizer_test.c"
