@@ -558,8 +558,15 @@ static int cmd_tokenize(int argc, char **argv) {
     i32 *ids = (i32 *)malloc((u64)cap * sizeof(i32));
     u32 n = tok_encode(t, text, len, bos, special, ids, cap);
     if (n > cap) { cap = n; ids = (i32 *)realloc(ids, (u64)cap * sizeof(i32)); n = tok_encode(t, text, len, bos, special, ids, cap); }
-    for (u32 i = 0; i < n; i++) out(i ? " %d" : "%d", ids[i]);
-    out("\n");
+    char *line = (char *)malloc((u64)n * 12 + 2); u64 k = 0;   /* ids as text without a printf per id */
+    for (u32 i = 0; i < n; i++) {
+        char d[12]; int nd = 0; u32 v = ids[i] < 0 ? 0 : (u32)ids[i];
+        do { d[nd++] = (char)('0' + v % 10); v /= 10; } while (v);
+        if (i) line[k++] = ' ';
+        while (nd) line[k++] = d[--nd];
+    }
+    line[k++] = '\n';
+    fflush(stdout); fwrite(line, 1, k, stdout); free(line);
     for (u32 i = 0; pieces && i < n; i++) {
         u32 pl; const char *p = tok_piece(t, ids[i], &pl);
         out("%d\t", ids[i]); tok_print_escaped(p, pl); out("\n");

@@ -69,17 +69,24 @@ static u32 tok_utf8_put(u32 cp, u8 *o) {
 }
 
 /* ---- GPT-2 byte <-> code point ---------------------------------------------------------- */
+static inline bool tok_byte_is_printable(u32 b) { return (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff); }
+
+/* The code point that stands for byte b: itself when printable, else U+0100 + its rank
+   among the 68 others. */
 static u32 tok_cp_from_byte(u8 b) {
-    if ((b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae) return b;
-    u32 k = 0;                                   /* rank of b among the remapped bytes */
-    for (u32 x = 0; x < b; x++) if (!((x >= 0x21 && x <= 0x7e) || (x >= 0xa1 && x <= 0xac) || x >= 0xae)) k++;
-    return 0x100 + k;
+    static u16 map[256];
+    if (!map['A']) {                              /* idempotent: racing threads write the same values */
+        u32 k = 0;
+        for (u32 x = 0; x < 256; x++) map[x] = (u16)(tok_byte_is_printable(x) ? x : 0x100 + k++);
+    }
+    return map[b];
 }
 
 static i32 tok_byte_from_cp(u32 cp) {
-    if (cp < 0x100) return ((cp >= 0x21 && cp <= 0x7e) || (cp >= 0xa1 && cp <= 0xac) || cp >= 0xae) ? (i32)cp : -1;
+    if (cp < 0x100) return tok_byte_is_printable(cp) ? (i32)cp : -1;
     if (cp >= 0x100 + 68) return -1;
-    for (u32 b = 0; b < 256; b++) if (tok_cp_from_byte((u8)b) == cp) return (i32)b;
+    u32 k = cp - 0x100;                           /* the k-th non-printable byte */
+    for (u32 x = 0; x < 256; x++) if (!tok_byte_is_printable(x) && k-- == 0) return (i32)x;
     return -1;
 }
 
