@@ -141,6 +141,7 @@ static int cmd_template(int argc, char **argv) {
         f = chat_family_infer(t, arch);
     }
     u64 len; char *user = tok_read_stdin(&len);
+    if (len && user[len - 1] == '\n') user[--len] = 0;     /* the newline of `echo` is not part of the message */
     u64 n = chat_render(f, t, system, user, 0, 0);
     char *buf = (char *)malloc(n + 1);
     chat_render(f, t, system, user, buf, n + 1);
