@@ -122,11 +122,8 @@ static const char *const tok_fim_texts[][5] = {  /* the first present of each gr
     { "<|file_sep|>", "<|fim_sep|>", "<fim-sep>", 0, 0 },
 };
 
-static const Tokenizer *tok_sort_ctx;
-static int tok_cmp_special(const void *a, const void *b) {
-    i32 x = *(const i32 *)a, y = *(const i32 *)b;
-    u32 lx = tok_sort_ctx->text_len[x], ly = tok_sort_ctx->text_len[y];
-    if (lx != ly) return lx > ly ? -1 : 1;
+static int tok_cmp_u64(const void *a, const void *b) {
+    u64 x = *(const u64 *)a, y = *(const u64 *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -247,14 +244,22 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
         }
 
     /* special tokens, longest text first */
-    t->special = push_array(a, i32, n);
+    Temp tmp = temp_begin(a);
+    u64 *key = push_array(a, u64, n);             /* (~length, id): longest first, then by id */
+    u32 ns = 0;
     for (u32 id = 0; id < n; id++) {
         u8 ty = t->type[id];
         if ((ty == TOKT_CONTROL || ty == TOKT_USER_DEFINED || ty == TOKT_UNKNOWN) && t->text_len[id] > 0)
-            t->special[t->n_special++] = (i32)id;
+            key[ns++] = (u64)(0xffffffffu - t->text_len[id]) << 32 | id;
     }
-    tok_sort_ctx = t;
-    qsort(t->special, t->n_special, sizeof(i32), tok_cmp_special);
+    qsort(key, ns, sizeof(u64), tok_cmp_u64);
+    i32 *special = (i32 *)malloc((u64)ns * sizeof(i32) + 1);
+    for (u32 i = 0; i < ns; i++) special[i] = (i32)(key[i] & 0xffffffffu);
+    temp_end(tmp);
+    t->special = push_array(a, i32, ns ? ns : 1);
+    memcpy(t->special, special, (u64)ns * sizeof(i32));
+    t->n_special = ns;
+    free(special);
 
     /* byte tokens */
     for (u32 c = 0; c < 256 && is_spm; c++) {

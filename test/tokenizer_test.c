@@ -323,3 +323,73 @@ TEST(chat_templates_tokenize_to_control_tokens) {
     n = tok_encode(g, buf, strlen(buf), false, false, ids, 512);
     CHECK(n > 4 && ids[0] != sot);
 }
+
+/* ---- llama.cpp's greedy goldens: prompt ids and streamed text of real model files ----------- */
+#include <dirent.h>
+
+static const char *tok_golden_field(const char *data, const char *name, u32 *len) {
+    const char *p = strstr(data, name);
+    if (!p) return 0;
+    p += strlen(name);
+    while (*p == ' ') p++;
+    const char *e = strchr(p, '\n');
+    *len = e ? (u32)(e - p) : (u32)strlen(p);
+    return p;
+}
+
+/* prompt (add_special, no parse_special) -> prompt_tokens; generated tokens streamed one at a
+   time (a continuation: no leading-space rule, control tokens silent, bytes raw as llama.cpp
+   concatenates them) -> generated_text_hex. */
+TEST(tok_greedy_goldens_of_model_files) {
+    if (!shared_fixtures_present()) SKIP("the greedy goldens are in ../shared/fixtures only");
+    DIR *dir = opendir("../shared/fixtures/golden");
+    REQUIRE(dir);
+    struct dirent *de; u32 n_files = 0;
+    static char names[64][128]; u32 n_dirs = 0;
+    while ((de = readdir(dir)) && n_dirs < 64) if (de->d_name[0] != '.') fmt_buf(names[n_dirs++], 128, "%s", de->d_name);
+    closedir(dir);
+    for (u32 di = 0; di < n_dirs; di++) {
+        char mpath[512]; fmt_buf(mpath, sizeof mpath, "../shared/fixtures/models/%s.gguf", names[di]);
+        FILE *mf = fopen(mpath, "rb");
+        if (!mf) continue;                        /* goldens of variants that do not ship */
+        fclose(mf);
+        Arena a; arena_init(&a, "golden", 64ull << 20);
+        Gguf g; Tokenizer *t; Err e = {0};
+        REQUIRE(gguf_open(&g, mpath, &a, &e) && tok_load(&t, &g, &a, &e));
+        char gdir[512]; fmt_buf(gdir, sizeof gdir, "../shared/fixtures/golden/%s", names[di]);
+        DIR *d2 = opendir(gdir);
+        REQUIRE(d2);
+        struct dirent *fe;
+        while ((fe = readdir(d2))) {
+            u64 fl = strlen(fe->d_name);
+            if (fl < 11 || strcmp(fe->d_name + fl - 11, ".greedy.txt") || strstr(fe->d_name, ".exact.")) continue;
+            char fpath[800]; fmt_buf(fpath, sizeof fpath, "%s/%s", gdir, fe->d_name);
+            u8 *data; u64 size;
+            REQUIRE(read_file_all(&a, fpath, &data, &size, &e));
+            u32 pl, tl, gl, hl;
+            const char *prompt = tok_golden_field((const char *)data, "prompt:", &pl);
+            const char *ptoks = tok_golden_field((const char *)data, "prompt_tokens:", &tl);
+            const char *gtoks = tok_golden_field((const char *)data, "generated_tokens:", &gl);
+            const char *ghex = tok_golden_field((const char *)data, "generated_text_hex:", &hl);
+            REQUIRE(prompt && ptoks && gtoks && ghex);
+            n_files++;
+            i32 ids[256], want[256]; u32 nw = 0;
+            for (const char *p = ptoks; p < ptoks + tl && nw < 256;) { char *end; want[nw++] = (i32)strtol(p, &end, 10); p = end; while (*p == ' ') p++; }
+            u32 n = tok_encode(t, prompt, pl, true, false, ids, 256);
+            CHECKF(n == nw && !memcmp(ids, want, n * sizeof(i32)), "%s: prompt '%.*s' gives %u ids (want %u)", fpath, (int)pl, prompt, n, nw);
+            TokDecoder dec; tok_decoder_init(&dec); dec.at_start = false; dec.raw = true;   /* random weights emit invalid UTF-8 */
+            static char text[8192], wtext[8192]; u32 k = 0;
+            for (const char *p = gtoks; p < gtoks + gl;) {
+                char *end; i32 id = (i32)strtol(p, &end, 10); p = end; while (*p == ' ') p++;
+                k += tok_decode(t, &dec, id, text + k, sizeof text - k);
+            }
+            k += tok_decode_flush(t, &dec, text + k, sizeof text - k);
+            u32 wk = tok_unhex(ghex, hl, wtext);
+            CHECKF(k == wk && !memcmp(text, wtext, k), "%s: generated text differs (%u bytes, want %u)", fpath, k, wk);
+        }
+        closedir(d2);
+        gguf_close(&g); arena_free(&a);
+    }
+    out("    %u greedy goldens checked\n", n_files);
+    CHECK(n_files >= 7);
+}
