@@ -213,14 +213,18 @@ static bool gguf_parse_tensor_info(GgufCur *c, u64 i, GgufTensor *t) {
     at = c->pos;
     fmt_buf(w, sizeof w, "type of tensor '%.*s'", nl, x.name.ptr);
     if (!gguf_rd_u32(c, w, &x.type)) return false;
-    if (!ggml_type_supported(x.type))
-        return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': type %s (id %u, offset %llu) is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K)",
-                       c->name, nl, x.name.ptr, ggml_type_name(x.type), x.type, (ull)at);
+    if (!ggml_type_supported(x.type)) {
+        char tn[48];
+        if (strcmp(ggml_type_name(x.type), "?")) fmt_buf(tn, sizeof tn, "%s", ggml_type_name(x.type));
+        else fmt_buf(tn, sizeof tn, "id %u (unknown)", x.type);
+        return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': type %s is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K; type field %u at offset %llu)",
+                       c->name, nl, x.name.ptr, tn, x.type, (ull)at);
+    }
     u64 row, rows = x.ne[1] * x.ne[2] * x.ne[3];     /* cannot overflow: nelem did not */
-    if (!ggml_row_bytes(x.type, x.ne[0], &row))
+    if (x.ne[0] % ggml_block_elems(x.type) != 0)
         return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': row length ne[0] = %llu is not a multiple of the %s block size %u",
                        c->name, nl, x.name.ptr, (ull)x.ne[0], ggml_type_name(x.type), ggml_block_elems(x.type));
-    if (!mul_u64(row, rows, &x.nbytes))
+    if (!ggml_row_bytes(x.type, x.ne[0], &row) || !mul_u64(row, rows, &x.nbytes))
         return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': byte size of shape [%llu, %llu, %llu, %llu] (%s) overflows 64 bits",
                        c->name, nl, x.name.ptr, (ull)x.ne[0], (ull)x.ne[1], (ull)x.ne[2], (ull)x.ne[3], ggml_type_name(x.type));
     fmt_buf(w, sizeof w, "data offset of tensor '%.*s'", nl, x.name.ptr);
@@ -511,9 +515,17 @@ static void gguf_print_scalar(u32 t, const u8 *p) {
     if (t == GGUF_F32) out("%g", (f64)gguf_f32_at(p));
     else if (t == GGUF_F64) out("%g", gguf_f64_at(p));
     else if (t == GGUF_BOOL) out("%s", p[0] ? "true" : "false");
-    else if (t == GGUF_STRING) {
+    else if (t == GGUF_STRING) {     /* control characters escaped, long strings cut */
         u64 n = gguf_u64(p);
-        out("\"%.*s%s\"", (int)MIN(n, 120), (const char *)p + 8, n > 120 ? "..." : "");
+        char buf[512]; u32 k = 0;
+        for (u64 i = 0; i < n && i < 120; i++) {
+            u8 ch = p[8 + i];
+            if (ch == '\n') { buf[k++] = '\\'; buf[k++] = 'n'; }
+            else if (ch == '"' || ch == '\\') { buf[k++] = '\\'; buf[k++] = (char)ch; }
+            else if (ch < 0x20 || ch == 0x7f) k += (u32)fmt_buf(buf + k, 8, "\\x%02x", ch);
+            else buf[k++] = (char)ch;
+        }
+        out("\"%.*s%s\"", (int)k, buf, n > 120 ? "..." : "");
     } else if (gguf_int_at(t, p, &v, &uv, &isu)) {
         if (isu) out("%llu", (ull)uv); else out("%lld", (long long)v);
     }

@@ -6,4 +6,5 @@
 #include "runner.c"
 
 #include "base_test.c"
+#include "gguf_test.c"
 #include "tokenizer_test.c"
