@@ -395,16 +395,21 @@ static void tok_spm_try_pair(const Tokenizer *t, const char *buf, TokSym *sym, T
 }
 
 static void tok_spm_encode(const Tokenizer *t, const char *text, u64 len, bool prefix, TokOut *o) {
-    u64 m = 0, cap = 3 * len + 3;
-    char *buf = (char *)malloc(cap);
-    TokSym *sym = (TokSym *)malloc((cap + 1) * sizeof(TokSym));
-    TokHeap h = { (TokPair *)malloc((3 * cap + 4) * sizeof(TokPair)), 0 };
-    if (!buf || !sym || !h.v) die(EXIT_USAGE, "tokenizer: out of memory for %llu bytes of text", (unsigned long long)len);
-    if (prefix) { memcpy(buf, "\xe2\x96\x81", 3); m = 3; }
+    u64 m = prefix ? 3 : 0, cap = m;
+    for (u64 i = 0; i < len; i++) cap += text[i] == ' ' ? 3 : 1;
+    if (cap >= (1u << 31)) die(EXIT_USAGE, "tokenizer: a text fragment of %llu bytes is too long (limit 2 GiB)", (unsigned long long)len);
+    char *buf = (char *)malloc(cap + 1);
+    if (!buf) die(EXIT_USAGE, "tokenizer: out of memory for %llu bytes of text", (unsigned long long)len);
+    if (prefix) memcpy(buf, "\xe2\x96\x81", 3);
     for (u64 i = 0; i < len; i++) {
         if (text[i] == ' ') { memcpy(buf + m, "\xe2\x96\x81", 3); m += 3; }
         else buf[m++] = text[i];
     }
+    u64 nsym = 0;                                 /* symbols, then at most 3 candidate pairs per symbol */
+    for (u64 off = 0; off < m; nsym++) off += MIN((u64)tok_utf8_len((u8)buf[off]), m - off);
+    TokSym *sym = (TokSym *)malloc((nsym + 1) * sizeof(TokSym));
+    TokHeap h = { (TokPair *)malloc((3 * nsym + 4) * sizeof(TokPair)), 0 };
+    if (!sym || !h.v) die(EXIT_USAGE, "tokenizer: out of memory for %llu bytes of text", (unsigned long long)len);
     i32 ns = 0;
     for (u64 off = 0; off < m;) {
         u32 l = (u32)MIN((u64)tok_utf8_len((u8)buf[off]), m - off);
