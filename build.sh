@@ -146,6 +146,17 @@ mv "$list.new" "$list"
 echo "== kernels: $nk entry points ($nbuilt recompiled) -> build/kernels.gen.h"
 [ "$mode" = kernels ] && exit 0
 
+# ---- section: Unicode table: UnicodeData.txt + PropList.txt (unicode-data) -> build/unicode.gen.h --
+# The tokenizer's letter/number/whitespace classes come from the system's Unicode database (tools/unigen.c).
+UD=/usr/share/unicode
+if [ ! -x build/unigen ] || [ tools/unigen.c -nt build/unigen ]; then
+    $CC -O2 -Wall -Wextra -Werror -o build/unigen tools/unigen.c
+fi
+if [ ! -f build/unicode.gen.h ] || [ build/unigen -nt build/unicode.gen.h ] || [ $UD/UnicodeData.txt -nt build/unicode.gen.h ]; then
+    build/unigen $UD/UnicodeData.txt $UD/PropList.txt build/unicode.gen.h
+fi
+echo "== unicode: build/unicode.gen.h"
+
 # ---- section: unity build ---------------------------------------------------------------------
 hash=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || hash="$hash-dirty"
@@ -159,7 +170,7 @@ else
 fi
 LIBS="-ldl -lm -lpthread"
 srcs=$(git ls-files -co --exclude-standard '*.c' '*.h' '*.def' 'models/*.gguf' 2>/dev/null || find . -name '*.c' -o -name '*.h' -o -name '*.def')
-newest=$(ls -t $srcs build/kernels.gen.h build.sh 2>/dev/null | head -n 1)
+newest=$(ls -t $srcs build/kernels.gen.h build/unicode.gen.h build.sh 2>/dev/null | head -n 1)
 if [ ! -x "$BIN" ] || [ "$newest" -nt "$BIN" ]; then
     echo "== cc $BIN"
     $CC $CFLAGS_COMMON $OPT -o "$BIN" edge.c $LIBS

@@ -52,6 +52,7 @@ typedef struct Command {
 #include "models/gguf.c"
 #include "models/quant.c"
 #include "models/tokenizer.c"
+#include "models/tokenizer_bpe.c"
 #include "models/chat.c"
 #include "models/model.c"
 #include "models/reference.c"

@@ -19,7 +19,9 @@ typedef struct Tokenizer Tokenizer;
 typedef struct TokDecoder {
     u8  pending[8];     /* bytes of an incomplete UTF-8 sequence */
     u32 n_pending;
-    bool at_start;      /* for the SPM leading-space rule */
+    bool at_start;      /* for the SPM leading-space rule (see tokenizer.c) */
+    bool special;       /* print CONTROL/UNKNOWN tokens' text (default: nothing) */
+    bool raw;           /* pass invalid UTF-8 bytes through (default: U+FFFD) */
 } TokDecoder;
 
 bool        tok_load(Tokenizer **t, const Gguf *g, Arena *a, Err *e);
@@ -33,5 +35,8 @@ i32         tok_bos(const Tokenizer *t);
 i32         tok_eos(const Tokenizer *t);
 i32         tok_eot(const Tokenizer *t);
 bool        tok_is_eog(const Tokenizer *t, i32 id);
+i32         tok_find(const Tokenizer *t, const char *text, u64 len);   /* id of a piece by its text, -1 absent */
+u32         tok_type(const Tokenizer *t, i32 id);                      /* GGUF token type (1 normal .. 6 byte) */
+char       *tok_read_stdin(u64 *len);                                  /* all of stdin, malloc'd, NUL-terminated */
 
 #endif

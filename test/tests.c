@@ -7,6 +7,7 @@
 
 #include "base_test.c"
 #include "gguf_test.c"
+#include "tokenizer_test.c"
 #include "vk_test.c"
 #include "matmul_test.c"
 #include "attn_test.c"
