@@ -8,7 +8,8 @@
 #   ./build.sh kernels      only compile kernels/*.wgsl -> build/kernels.gen.h
 #   ./build.sh clean        remove build/ and the binaries (keeps the private Tint in .tools/)
 #
-# Environment: CC (default cc), EDGE_CFLAGS (extra flags), EDGE_VALIDATION=1 (tests under the
+# Environment: CC (default cc), EDGE_CFLAGS (extra flags), EDGE_TEST_FILTER="NAME..." (run only the C
+# tests whose names contain a NAME, and no script tests), EDGE_VALIDATION=1 (tests under the
 # Khronos validation layer; on in CI), EDGE_SKIP_APT=1 (never call apt-get).
 set -eu
 cd "$(dirname "$0")"
@@ -199,7 +200,7 @@ fi
 [ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 log=build/test-c.log
 set +e
-"$TBIN" 2>&1 | tee "$log"
+"$TBIN" ${EDGE_TEST_FILTER:-} 2>&1 | tee "$log"
 set -e
 cp=$(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p'); cp=${cp:-0}
 cf=$(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
@@ -208,6 +209,7 @@ cs=$(tail -n 1 "$log" | sed -n 's/.*failed, \([0-9]*\) skipped.*/\1/p'); cs=${cs
 # Script tests: test/cli/*.sh drive the built binary; each exits 0 (pass), 77 (skip) or other (fail).
 sp=0; sf=0; ss=0
 for t in test/cli/*.sh; do
+    [ -z "${EDGE_TEST_FILTER:-}" ] || break
     [ -e "$t" ] || continue
     set +e; out=$(bash "$t" 2>&1); rc=$?; set -e
     n=$(basename "$t" .sh)

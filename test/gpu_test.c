@@ -1,0 +1,232 @@
+/* gpu_test.c — the GPU forward pass (models/transformer.c) against the fixtures' float64
+   references, on both kernel paths:
+     --act f32: every logit within 1e-2 of *.exact.logits.f32, top-1 equal wherever the exact
+                top1-top2 margin is >= 2e-2;
+     --act f16: every logit within 1% of the largest |exact| logit of its row, top-1 equal
+                wherever the margin is >= 0.1.
+   Greedy 64 from "Once upon a time" equals the exact greedy tokens up to the first step whose
+   exact margin is below the path's threshold, and all 64 for stories260K on both paths.
+   Also: weights bound as row chunks (EDGE_MAX_BINDING), and a decode that allocates nothing.
+   Uses the fixture helpers of reference_test.c. */
+
+typedef struct GpuPath { DType act; const char *name; f64 abs_tol, rel_tol, margin; } GpuPath;
+static const GpuPath gpu_paths[2] = {
+    { DT_F32, "f32", 1e-2, 0,    2e-2 },
+    { DT_F16, "f16", 0,    1e-2, 0.1  },
+};
+
+static bool gput_device_ok(void) {
+    Vk vk; Err e;
+    if (!vk_init(&vk, &e)) return false;
+    vk_shutdown(&vk);
+    return true;
+}
+
+/* Compares (n_ids, V) logits with the exact file under a path's rules; returns the worst error
+   (absolute for f32, relative to the row's max |exact| for f16). */
+static f64 gput_compare(const GpuPath *p, const char *what, const f32 *got, const f32 *ex, u32 n_ids, u32 V) {
+    f64 worst = 0;
+    for (u32 i = 0; i < n_ids; i++) {
+        const f32 *g = got + (u64)i * V, *x = ex + (u64)i * V;
+        f64 mx = 0;
+        for (u32 j = 0; j < V; j++) if (fabs(x[j]) > mx) mx = fabs(x[j]);
+        f64 tol = p->abs_tol > 0 ? p->abs_tol : p->rel_tol * mx, scale = p->abs_tol > 0 ? 1 : mx;
+        for (u32 j = 0; j < V; j++) {
+            f64 d = fabs((f64)g[j] - (f64)x[j]);
+            if (!(d <= tol)) { CHECKF(0, "%s --act %s position %u id %u: gpu %g exact %g (tolerance %g)", what, p->name, i, j, (f64)g[j], (f64)x[j], tol); return 1e30; }
+            if (d / scale > worst) worst = d / scale;
+        }
+        u32 t1 = ref_argmax(x, V), t2 = t1 == 0 ? 1 : 0;
+        for (u32 j = 0; j < V; j++) if (j != t1 && x[j] > x[t2]) t2 = j;
+        if ((f64)x[t1] - (f64)x[t2] >= p->margin) {
+            u32 g1 = ref_argmax(g, V);
+            CHECKF(g1 == t1, "%s --act %s position %u: top-1 %u, exact %u (margin %g)", what, p->name, i, g1, t1, (f64)x[t1] - (f64)x[t2]);
+        }
+    }
+    return worst;
+}
+
+/* The largest binding limit (a multiple of 256) that still splits every weight matrix of the model. */
+static u64 gput_chunk_limit(const Model *m) {
+    u64 mn = m->w.tok_embd->nbytes;
+    if (m->w.output && m->w.output->nbytes < mn) mn = m->w.output->nbytes;
+    for (u32 il = 0; il < m->cfg.n_layer; il++) {
+        const ModelLayer *L = &m->w.layers[il];
+        const GgufTensor *ws[7] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down };
+        for (u32 w = 0; w < 7; w++) if (ws[w]->nbytes < mn) mn = ws[w]->nbytes;
+    }
+    return (mn - 1) / 256 * 256;
+}
+
+/* The largest activation binding of a batch of T tokens with a context of n_ctx. */
+static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
+    u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, b = 0;
+    u64 v[6] = { (u64)c->n_vocab * T, (u64)c->n_ff * T, qd * T, (u64)c->n_embd * T, kvd * n_ctx, (u64)n_ctx * c->n_head * T };
+    for (u32 i = 0; i < 6; i++) if (v[i] * 4 > b) b = v[i] * 4;
+    return b;
+}
+
+/* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
+   only the short case, under a binding limit that splits every weight matrix into several row
+   chunks (and as many of its tokens as keep every activation under that limit). */
+static void gput_logits(const GpuPath *p, bool chunked) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    static RefFixture fx[REFT_MAX_FIXTURES];
+    u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    REQUIRE(n > 0);
+    static const char *const cases[] = { "short", "medium", "story" };
+    for (u32 f = 0; f < n; f++) {
+        Arena a;
+        arena_init(&a, "gpu test", (u64)REFT_ARENA_MIB << 20);
+        Err e = {0};
+        Model m;
+        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        u32 V = m.cfg.n_vocab;
+        f64 worst = 0;
+        u64 limit = 0;
+        for (u32 c = 0; c < (chunked ? 1u : ARRAY_COUNT(cases)); c++) {
+            u64 pos = arena_pos(&a);
+            char file[64]; u8 *tok_txt, *exact; u64 tok_n, exact_n;
+            fmt_buf(file, sizeof file, "%s.tokens.txt", cases[c]);
+            REQUIRE(reft_golden(&a, fx[f].name, file, &tok_txt, &tok_n));
+            fmt_buf(file, sizeof file, "%s.exact.logits.f32", cases[c]);
+            REQUIRE(reft_golden(&a, fx[f].name, file, &exact, &exact_n));
+            i32 *ids; u32 n_ids;
+            REQUIRE(eng_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
+            REQUIRE(exact_n == (u64)n_ids * V * 4);
+            if (chunked) {
+                char env[32];
+                limit = gput_chunk_limit(&m);
+                while (n_ids > 1 && gput_act_bytes(&m.cfg, n_ids, n_ids) > limit) n_ids--;
+                REQUIRE(gput_act_bytes(&m.cfg, n_ids, n_ids) <= limit);
+                fmt_buf(env, sizeof env, "%llu", (unsigned long long)limit);
+                setenv("EDGE_MAX_BINDING", env, 1);
+            }
+            Engine g;
+            bool opened = eng_open(&g, &m, ENG_GPU, n_ids, p->act, &e);
+            unsetenv("EDGE_MAX_BINDING");
+            if (!opened) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_pop_to(&a, pos); continue; }
+            if (chunked) {
+                CHECK(g.vk.caps.max_storage_range == limit);
+                for (u32 il = 0; il < m.cfg.n_layer; il++) {
+                    const XfLayer *L = &g.xf.layers[il];
+                    const Tensor *ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down };
+                    for (u32 w = 0; w < 7; w++)
+                        CHECKF(ws[w]->nbytes > limit, "%s: a weight of %llu bytes is not chunked at %llu", fx[f].name,
+                               (unsigned long long)ws[w]->nbytes, (unsigned long long)limit);
+                }
+            }
+            f32 *got = push_array(&a, f32, (u64)n_ids * V);
+            if (eng_feed(&g, ids, n_ids, got, &e)) {
+                char what[160]; fmt_buf(what, sizeof what, "%s %s", fx[f].name, cases[c]);
+                f64 w = gput_compare(p, what, got, (const f32 *)exact, n_ids, V);
+                if (w > worst) worst = w;
+            } else CHECKF(0, "%s: %s", fx[f].name, e.msg);
+            eng_close(&g);
+            arena_pop_to(&a, pos);
+        }
+        if (chunked) out("    %-20s binding limit %llu bytes: max |gpu - exact| %.3g\n", fx[f].name, (unsigned long long)limit, worst);
+        else out("    %-20s --act %s  max %s %.3g\n", fx[f].name, p->name, p->abs_tol > 0 ? "|gpu - exact|" : "|gpu - exact| / max|exact|", worst);
+        model_close(&m);
+        arena_free(&a);
+    }
+}
+
+TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false); }
+TEST(gpu_fixture_logits_act_f16) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
+    if (!f16) SKIP("the device has no f16 arithmetic");
+    gput_logits(&gpu_paths[1], false);
+}
+
+TEST(gpu_fixture_logits_with_chunked_bindings) { gput_logits(&gpu_paths[0], true); }
+
+/* Greedy on the GPU (decode replays the recorded step; only ids come back) against the exact
+   greedy file, up to the first step whose exact margin is below the path's threshold. */
+TEST(gpu_fixture_greedy) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    static RefFixture fx[REFT_MAX_FIXTURES];
+    u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    REQUIRE(n > 0);
+    for (u32 pi = 0; pi < 2; pi++) {
+        const GpuPath *p = &gpu_paths[pi];
+        for (u32 f = 0; f < n; f++) {
+            Arena a;
+            arena_init(&a, "gpu greedy", (u64)REFT_ARENA_MIB << 20);
+            Err e = {0};
+            Model m;
+            u8 *txt; u64 n_txt;
+            if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+            REQUIRE(reft_golden(&a, fx[f].name, "once_upon_a_time.exact.greedy.txt", &txt, &n_txt));
+            i32 *prompt, *want; u32 n_prompt, n_want;
+            REQUIRE(reft_ids_field(&a, (const char *)txt, "prompt_tokens:", &prompt, &n_prompt));
+            REQUIRE(reft_ids_field(&a, (const char *)txt, "generated_tokens:", &want, &n_want));
+            REQUIRE(n_want == 64);
+            /* per-step exact margins: the lines "step token top1_minus_top2" after the header */
+            f64 margin[64]; for (u32 s = 0; s < 64; s++) margin[s] = 1e9;
+            const char *hdr = strstr((const char *)txt, "min_top1_top2_margin:");
+            if (hdr) {
+                const char *l = strchr(hdr, '\n');
+                while (l && *++l) {
+                    unsigned step, tok; double mg;
+                    if (sscanf(l, "%u %u %lf", &step, &tok, &mg) == 3 && step < 64) margin[step] = mg;
+                    l = strchr(l, '\n');
+                }
+            }
+            bool stories = !strcmp(fx[f].name, "stories260K");
+            u32 must = 64;
+            if (!stories) for (u32 s = 0; s < 64; s++) if (margin[s] < p->margin) { must = s; break; }
+            Engine g;
+            if (!eng_open(&g, &m, ENG_GPU, n_prompt + 64, p->act, &e)) { CHECKF(0, "%s", e.msg); model_close(&m); arena_free(&a); continue; }
+            i32 got[64];
+            bool ok = eng_feed(&g, prompt, n_prompt, 0, &e);
+            if (ok) got[0] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+            for (u32 s = 1; ok && s < 64; s++) ok = eng_step_argmax(&g, got[s - 1], &got[s], &e);
+            CHECKF(ok, "%s: %s", fx[f].name, e.msg);
+            u32 same = 0;
+            while (ok && same < 64 && got[same] == want[same]) same++;
+            CHECKF(!ok || same >= must, "%s --act %s: greedy differs at step %u (gpu %d, exact %d); must agree for %u steps",
+                   fx[f].name, p->name, same, same < 64 ? got[same] : -1, same < 64 ? want[same] : -1, must);
+            out("    %-20s --act %s  greedy agrees for %u of 64 (required %u)\n", fx[f].name, p->name, same, must);
+            eng_close(&g);
+            model_close(&m);
+            arena_free(&a);
+        }
+    }
+}
+
+/* The decode step allocates nothing and builds no pipelines: arena positions and the pipeline
+   count are the same before and after 32 tokens; the step is one replayed recording. */
+TEST(gpu_decode_allocates_nothing) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    Arena a; arena_init(&a, "gpu decode", 16u << 20);
+    Err e = {0};
+    Model m;
+    REQUIRE(model_open(&m, 0, false, &a, &e));
+    Engine g;
+    REQUIRE(eng_open(&g, &m, ENG_GPU, 64, DT_F32, &e));
+    i32 prompt[5] = { 1, 403, 407, 261, 378 }, tok = 0;
+    REQUIRE(eng_feed(&g, prompt, 5, 0, &e));
+    tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+    REQUIRE(eng_step_argmax(&g, tok, &tok, &e));          /* the first decode records the step */
+    u64 host = arena_pos(&a), names = arena_pos(&g.xf.names), wa = g.xf.wa.pos, sa = g.xf.sa.pos;
+    u64 wa_used = g.xf.wa.used, sa_used = g.xf.sa.used;
+    u32 pipes = g.vk.n_pipelines;
+    VkCommandBuffer cmd = g.xf.dec.cmd;
+    for (u32 i = 0; i < 32; i++) REQUIRE(eng_step_argmax(&g, tok, &tok, &e));
+    CHECK(arena_pos(&a) == host);
+    CHECK(arena_pos(&g.xf.names) == names);
+    CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
+    CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during decode", g.vk.n_pipelines - pipes);
+    CHECK(g.xf.dec.cmd == cmd && g.xf.dec.ready);
+    CHECK(g.xf.n_dispatch_last == g.xf.dec.n_dispatch && g.xf.dec.n_dispatch > 0);
+    /* the plan is what was allocated: the arenas are exactly the planned bytes */
+    u64 wcap = 0, scap = 0;
+    for (u32 i = 0; i < g.xf.wa.n_blocks; i++) wcap += g.xf.wa.blocks[i].size;
+    for (u32 i = 0; i < g.xf.sa.n_blocks; i++) scap += g.xf.sa.blocks[i].size;
+    CHECK(wcap == g.xf.plan_w && scap == g.xf.plan_s);
+    eng_close(&g);
+    model_close(&m);
+    arena_free(&a);
+}
