@@ -11,6 +11,7 @@
 #include "matmul_test.c"
 #include "attn_test.c"
 #include "reference_test.c"
+#include "profile_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
