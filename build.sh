@@ -277,6 +277,9 @@ if [ "$arch" = aarch64 ]; then
     check version qrun "./$BIN" version
     check info_on_arm64_lavapipe info_lavapipe
     check info_profile_portable info_profile
+    unknown_profile() { local rc=0; EDGE_PROFILE=no-such-gpu qrun "./$BIN" info > /dev/null 2> build/err-aarch64.txt || rc=$?
+                        [ $rc = 3 ] && grep -q 'unknown device profile (valid: ' build/err-aarch64.txt; }
+    check unknown_profile_exit_3 unknown_profile
     check greedy_ref greedy ref
     if qrun "./$BIN" eval --backend gpu --greedy 1 --tokens "1" 2>&1 | grep -q "GPU backend is not built"; then
         as=$((as+1)); echo "SKIP  aarch64/greedy_gpu  (edge eval --backend gpu: the GPU backend is not built yet)"
