@@ -80,9 +80,46 @@ static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
 
 static VkDescriptorPool vk_make_pool(Vk *vk);
 
+/* ---- device profiles (config/profiles.def) --------------------------------------- */
+const DevProfile dev_profiles[PROF_COUNT] = {
+#define PROFILE(id, name, sg, sg_ops, f16, s16, shared, range, wg_inv) { name, sg, sg_ops, f16, s16, shared, range, wg_inv },
+#include "config/profiles.def"
+#undef PROFILE
+};
+
+const DevProfile *vk_profile_find(const char *name) {
+    for (u32 i = 0; i < PROF_COUNT; i++) if (!strcmp(dev_profiles[i].name, name)) return &dev_profiles[i];
+    return 0;
+}
+
+void vk_profile_names(char *buf, int n) {
+    int at = 0; buf[0] = 0;
+    for (u32 i = 0; i < PROF_COUNT && at < n; i++)
+        at += fmt_buf(buf + at, n - at, "%s%s", i ? " " : "", dev_profiles[i].name);
+}
+
+/* Only removes: limits become min(real, profile), features real && profile. */
+void vk_profile_apply(VkCaps *c, const DevProfile *p) {
+    c->subgroup_size      = MIN(c->subgroup_size, p->subgroup_size);
+    c->subgroup_ops      &= p->subgroup_ops;
+    c->f16_arith          = c->f16_arith && p->f16_arith;
+    c->storage16          = c->storage16 && p->storage16;
+    c->max_shared         = MIN(c->max_shared, p->max_shared);
+    c->max_storage_range  = MIN(c->max_storage_range, p->max_storage_range);
+    c->max_wg_invocations = MIN(c->max_wg_invocations, p->max_wg_invocations);
+    for (int i = 0; i < 3; i++) c->max_wg_size[i] = MIN(c->max_wg_size[i], p->max_wg_invocations);
+    c->profile            = p->name;
+}
+
 /* ---- bring-up ------------------------------------------------------------------ */
 bool vk_init(Vk *vk, Err *e) {
     memset(vk, 0, sizeof *vk);
+    const char *prof_env = getenv("EDGE_PROFILE");
+    const DevProfile *prof = 0;
+    if (prof_env && *prof_env && !(prof = vk_profile_find(prof_env))) {
+        char names[256]; vk_profile_names(names, sizeof names);
+        return err_set(e, EXIT_DEVICE, "EDGE_PROFILE=%s: unknown device profile (valid: %s)", prof_env, names);
+    }
     const char *lib = getenv("EDGE_VULKAN_LIB");   /* a loader in a non-standard place (porting, tests) */
     if (lib && *lib) vk->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     else {
@@ -203,6 +240,10 @@ bool vk_init(Vk *vk, Err *e) {
     c->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((u64)1 << 30);
     const char *mb = getenv("EDGE_MAX_BINDING");
     if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
+    if (prof) {                         /* the profile removes; what it removes is not enabled on the device */
+        vk_profile_apply(c, prof);
+        want_f16 = c->f16_arith; want_s16 = c->storage16;
+    }
     for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
         VkMemoryPropertyFlags fl = vk->mem.memoryTypes[i].propertyFlags, want =
             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -411,15 +452,47 @@ i32 vk_kernel_find(const char *name) {
     return -1;
 }
 
+/* Everything a kernel needs from the device, against the (possibly profile-restricted) caps. The
+   runtime picks variants with this; vk_pipeline refuses what it rejects. */
+bool vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e) {
+    char who[96];
+    fmt_buf(who, sizeof who, "%s%s%s", c->profile ? " (profile " : "", c->profile ? c->profile : "", c->profile ? ")" : "");
+    const char *dev = c->profile ? "the device" : "this device";
+    if (k->cap_f16 && !c->f16_arith)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs shaderFloat16 (f16 arithmetic), which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_s16 && !c->storage16)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs storageBuffer16BitAccess (16-bit storage), which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_subgroup && !(c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT))
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs subgroup operations, which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_sub_arith && !(c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT))
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs subgroup arithmetic, which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_sub_ballot && !(c->subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT))
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs subgroup ballot, which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_sub_shuffle && !(c->subgroup_ops & (VK_SUBGROUP_FEATURE_SHUFFLE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT)))
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs subgroup shuffle, which %s%s lacks", k->name, k->file, dev, who);
+    u64 inv = (u64)k->wg[0] * k->wg[1] * k->wg[2];
+    if (inv > c->max_wg_invocations)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) has a workgroup of %llu invocations (%ux%ux%u); %s%s allows %u (maxComputeWorkGroupInvocations)",
+                       k->name, k->file, (unsigned long long)inv, k->wg[0], k->wg[1], k->wg[2], dev, who, c->max_wg_invocations);
+    for (int i = 0; i < 3; i++)
+        if (k->wg[i] > c->max_wg_size[i])
+            return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) has workgroup size %u in dimension %d; %s%s allows %u (maxComputeWorkGroupSize)",
+                           k->name, k->file, k->wg[i], i, dev, who, c->max_wg_size[i]);
+    if (k->shared_bytes > c->max_shared)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) uses %u bytes of workgroup memory; %s%s allows %u (maxComputeSharedMemorySize)",
+                       k->name, k->file, k->shared_bytes, dev, who, c->max_shared);
+    if (k->push_size > c->max_push)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs %u push-constant bytes; %s%s allows %u", k->name, k->file, k->push_size, dev, who, c->max_push);
+    return true;
+}
+
 VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     if (ki < 0 || ki >= KERNEL_TABLE_COUNT) die(EXIT_USAGE, "vk_pipeline: kernel index %d out of range (%d kernels)", ki, KERNEL_TABLE_COUNT);
     VkPipe *p = &vk->pipes[ki];
-    if (p->pipe) return p;
     const KernelInfo *k = &kernel_table[ki];
-    if (k->cap_f16 && !vk->caps.f16_arith) die(EXIT_DEVICE, "kernel '%s' needs shaderFloat16, which this device lacks", k->name);
-    if (k->cap_s16 && !vk->caps.storage16) die(EXIT_DEVICE, "kernel '%s' needs storageBuffer16BitAccess, which this device lacks", k->name);
-    if (k->cap_sub_arith && !(vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) die(EXIT_DEVICE, "kernel '%s' needs subgroup arithmetic, which this device lacks", k->name);
-    if (k->push_size > vk->caps.max_push) die(EXIT_DEVICE, "kernel '%s' needs %u push-constant bytes, device allows %u", k->name, k->push_size, vk->caps.max_push);
+    Err e;
+    if (!vk_kernel_check(&vk->caps, k, &e)) die(e.code, "%s", e.msg);   /* before the cache: caps are the truth */
+    if (p->pipe) return p;
     p->k = k;
     vk->n_pipelines++;
     VkDescriptorSetLayoutBinding lb[16];
@@ -572,6 +645,7 @@ static void vk_print_info(Vk *vk) {
     out("vulkan:            %u.%u.%u\n", VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
     out("vendor/device id:  0x%04x / 0x%04x\n", p->vendorID, p->deviceID);
     VkCaps *c = &vk->caps;
+    out("profile:           %s\n", c->profile ? c->profile : "none (the device's own limits; EDGE_PROFILE=NAME restricts them)");
     out("subgroup size:     %u\n", c->subgroup_size);
     out("subgroup ops:      %s%s%s%s%s%s%s%s\n", c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT ? "basic " : "",
         c->subgroup_ops & VK_SUBGROUP_FEATURE_VOTE_BIT ? "vote " : "", c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "arithmetic " : "",
@@ -603,8 +677,8 @@ static void kernel_print_table(void) {
     out("\nkernels (%d, SPIR-V by Tint, reflected at build time):\n", KERNEL_TABLE_COUNT);
     for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
         const KernelInfo *k = &kernel_table[i];
-        out("  %-24s %s:%s  wg %ux%ux%u  push %uB%s%s%s\n", k->name, k->file, k->entry, k->wg[0], k->wg[1], k->wg[2], k->push_size,
-            k->cap_f16 ? "  f16" : "", k->cap_s16 ? "  16bit-storage" : "", k->cap_subgroup ? "  subgroups" : "");
+        out("  %-24s %s:%s  wg %ux%ux%u  push %uB  shared %uB%s%s%s\n", k->name, k->file, k->entry, k->wg[0], k->wg[1], k->wg[2],
+            k->push_size, k->shared_bytes, k->cap_f16 ? "  f16" : "", k->cap_s16 ? "  16bit-storage" : "", k->cap_subgroup ? "  subgroups" : "");
         for (u32 b = 0; b < k->n_bindings; b++) {
             const KBinding *kb = &k->bindings[b];
             char ty[32];

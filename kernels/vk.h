@@ -16,8 +16,19 @@
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
      vk_validation_errors()                  errors reported by the Khronos validation layer so far
 
+     vk_kernel_check(&caps, kernel, err)     may this device run the kernel? (features, workgroup size, shared memory)
+     vk_profile_find(name) / vk_profile_apply(&caps, profile)   device profiles (config/profiles.def)
+
    Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation;
-   EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange. */
+   EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange;
+   EDGE_PROFILE=NAME restricts the capabilities to a board's (config/profiles.def: mali-g610 mali-g720
+   adreno-740 adreno-750 adreno-6xx-turnip v3d-7.1 portable). A profile is applied right after the caps
+   are read and before the device is created; it only removes: every limit becomes min(real, profile),
+   every feature real && profile (subgroup size and operations, shaderFloat16, 16-bit storage, shared
+   memory per workgroup, maxStorageBufferRange, workgroup invocations), and features it removes are not
+   enabled on the VkDevice either. vk_pipeline refuses, naming the kernel and the missing capability,
+   any kernel the restricted caps forbid. An unknown name is a device error (exit 3) that lists the
+   valid names. `edge info` prints the active profile. */
 #ifndef EDGE_VK_H
 #define EDGE_VK_H
 
@@ -47,7 +58,27 @@ typedef struct VkCaps {
     u32  max_wg_size[3];
     u32  max_push;              /* maxPushConstantsSize */
     bool unified;               /* device-local memory is also host-visible (lavapipe, most ARM boards) */
+    const char *profile;        /* EDGE_PROFILE applied to these caps, 0 for none */
 } VkCaps;
+
+/* One row of config/profiles.def: the most a board's GPU allows. */
+typedef enum ProfileId {
+#define PROFILE(id, name, sg, sg_ops, f16, s16, shared, range, wg_inv) PROF_##id,
+#include "config/profiles.def"
+#undef PROFILE
+    PROF_COUNT
+} ProfileId;
+
+typedef struct DevProfile {
+    const char *name;
+    u32  subgroup_size;
+    u32  subgroup_ops;          /* VkSubgroupFeatureFlags */
+    bool f16_arith, storage16;
+    u32  max_shared;            /* bytes */
+    u64  max_storage_range;     /* bytes */
+    u32  max_wg_invocations;
+} DevProfile;
+extern const DevProfile dev_profiles[PROF_COUNT];
 
 typedef struct VkBlock {        /* one VkDeviceMemory with one VkBuffer over all of it */
     VkDeviceMemory mem;
@@ -138,6 +169,10 @@ void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
 
 i32   vk_kernel_find(const char *name);    /* index into kernel_table, -1 if absent */
+bool  vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e);  /* false + message naming kernel and capability */
+const DevProfile *vk_profile_find(const char *name);                   /* 0 if unknown */
+void  vk_profile_apply(VkCaps *c, const DevProfile *p);
+void  vk_profile_names(char *buf, int n);  /* "mali-g610 mali-g720 ..." */
 VkPipe *vk_pipeline(Vk *vk, i32 kernel);
 void  vk_begin(Vk *vk);
 void  vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *push, u32 push_bytes, u32 gx, u32 gy, u32 gz);

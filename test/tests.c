@@ -13,6 +13,7 @@
 #include "attn_test.c"
 #include "reference_test.c"
 #include "gpu_test.c"
+#include "profile_test.c"
 
 /* keep last */
 #include "zz_final_test.c"

@@ -5,7 +5,8 @@
    binary directly (no SPIRV-Reflect dependency) and emits, per kernel:
      - the SPIR-V words as a static const uint32_t array,
      - the signature: entry point, source file, workgroup size, push-constant bytes,
-       required capabilities (f16 arithmetic, 16-bit storage, subgroup ops), and per
+       workgroup (shared) memory bytes: the sum of the sizes of the Workgroup-storage-class
+       variables, required capabilities (f16 arithmetic, 16-bit storage, subgroup ops), and per
        storage binding its set, binding, element type (f32/f16/u32/i32, vector width)
        and access (read / read_write), with the WGSL variable name.
 
@@ -46,13 +47,15 @@ static uint32_t size_of(uint32_t t) {
     case 21: case 22: return types[t].a[0] / 8;
     case 23: return types[t].a[1] * size_of(types[t].a[0]);
     case 28: return consts[types[t].a[1]] * (arrstride[t] ? (uint32_t)arrstride[t] : size_of(types[t].a[0]));
-    case 30: {
-        uint32_t end = 0;
+    case 30: {                           /* with Offset decorations: the furthest end; without: the sum */
+        uint32_t end = 0, sum = 0; int has_off = 0;
         for (int m = 0; m < types[t].n && m < 8; m++) {
             uint32_t e = (uint32_t)moff[t][m] + size_of(types[t].a[m]);
             if (e > end) end = e;
+            if (moff[t][m]) has_off = 1;
+            sum += size_of(types[t].a[m]);
         }
-        return end;
+        return has_off ? end : sum;
     }
     }
     return 0;
@@ -87,6 +90,7 @@ int main(int argc, char **argv) {
         memset(isblock, 0, sizeof isblock); memset(moff, 0, sizeof moff); memset(consts, 0, sizeof consts);
         uint32_t wg[3] = {0, 0, 0}; int f16 = 0, s16 = 0, sub = 0, subarith = 0, subballot = 0, subshuffle = 0;
         uint32_t vars[MAXB * 2], varty[MAXB * 2]; int nv = 0; uint32_t pc_type = 0;
+        uint32_t wgvars[64]; int nwg = 0;           /* Workgroup-storage-class variables' pointer types */
         for (size_t i = 5; i < nw;) {
             uint32_t op = w[i] & 0xffff, wc = w[i] >> 16;
             if (wc == 0 || i + wc > nw) fail("truncated instruction", path);
@@ -118,6 +122,7 @@ int main(int argc, char **argv) {
             case 59: /* OpVariable: type id, result, storage class */
                 if (a[2] == 12 || a[2] == 2) { if (nv < MAXB * 2) { vars[nv] = a[1]; varty[nv] = a[0]; nv++; } }
                 if (a[2] == 9) pc_type = a[0];
+                if (a[2] == 4) { if (nwg == 64) fail("too many workgroup variables", path); wgvars[nwg++] = a[0]; }
                 break;
             }
             i += wc;
@@ -127,11 +132,16 @@ int main(int argc, char **argv) {
         fprintf(o, "static const uint32_t kspv_%s[%zu] = {", name, nw);
         for (size_t i = 0; i < nw; i++) fprintf(o, "%s0x%08x,", i % 8 ? "" : "\n    ", w[i]);
         fprintf(o, "\n};\n");
-        uint32_t pcs = 0;
+        uint32_t pcs = 0, shared = 0;
         if (pc_type) pcs = size_of(types[pc_type].a[1]);
+        for (int v = 0; v < nwg; v++) {
+            uint32_t sz = size_of(types[wgvars[v]].a[1]);
+            if (!sz) fail("cannot size a workgroup variable", path);
+            shared += sz;
+        }
         tl += (size_t)snprintf(table + tl, sizeof table - tl,
-            "    { \"%s\", \"%s\", \"%s\", \"%s\", kspv_%s, %zu, {%u, %u, %u}, %u, %d, %d, %d, %d, %d, %d, %d, {\n",
-            name, src, ep, ov, name, nw, wg[0], wg[1], wg[2], pcs, f16, s16, sub, subarith, subballot, subshuffle, nv);
+            "    { \"%s\", \"%s\", \"%s\", \"%s\", kspv_%s, %zu, {%u, %u, %u}, %u, %u, %d, %d, %d, %d, %d, %d, %d, {\n",
+            name, src, ep, ov, name, nw, wg[0], wg[1], wg[2], pcs, shared, f16, s16, sub, subarith, subballot, subshuffle, nv);
         if (nv > MAXB) fail("too many bindings", path);
         for (int v = 0; v < nv; v++) {
             uint32_t id = vars[v], pt = varty[v];

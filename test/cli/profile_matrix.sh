@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# profile_matrix.sh — the golden logits under every device profile: for each profile in
+# config/profiles.def and each fixture of a subset, `edge eval --backend gpu --act f32` (and
+# `--act f16` where the profile keeps f16 arithmetic) writes logits that must match the fixture's
+# float64 `*.exact.logits.f32` within 1e-2 (f32 activations) or 5e-2 (f16 activations) per logit.
+# This exercises the f32 paths where f16 is absent, the shared-memory reductions where subgroups
+# are absent, and bindings chunked at 128 MiB.
+#
+# Subset (CI time): EDGE_MATRIX_MODELS (default "stories260K tiny-llama-Q4_K_M tiny-qwen2-Q4_K_M
+# tiny-gemma3-Q4_K_M"), case EDGE_MATRIX_CASE (default "short"); models come from
+# ../shared/fixtures/models (preferred) or test/fixtures/models, goldens from .../golden/NAME/.
+# Exits 77 (skip) with the reason while `edge eval --backend gpu` says the GPU backend is not built.
+# Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
+set -eu
+cd "$(dirname "$0")/../.."
+[ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
+set +e; probe=$("$EDGE_BIN" eval --backend gpu --tokens "1" --greedy 1 2>&1); rc=$?; set -e
+if echo "$probe" | grep -q "GPU backend is not built"; then echo "edge eval --backend gpu: the GPU backend is not built yet"; exit 77; fi
+if [ $rc != 0 ] && echo "$probe" | grep -qi "vulkan\|no .*device"; then echo "no Vulkan device: $(echo "$probe" | head -n 1)"; exit 77; fi
+
+profiles=$(sed -n 's/^PROFILE([A-Z0-9_]*, *"\([^"]*\)".*/\1/p' config/profiles.def)
+models=${EDGE_MATRIX_MODELS:-"stories260K tiny-llama-Q4_K_M tiny-qwen2-Q4_K_M tiny-gemma3-Q4_K_M"}
+case_=${EDGE_MATRIX_CASE:-short}
+find_fx() { for d in ../shared/fixtures test/fixtures; do [ -f "$d/$1" ] && { echo "$d/$1"; return 0; }; done; return 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+compare() {   # compare GOT EXACT TOL LABEL
+    python3 - "$@" <<'PY'
+import struct, sys
+got, exact, tol, label = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+a = open(got, 'rb').read(); b = open(exact, 'rb').read()
+if len(a) != len(b): sys.exit("%s: logits file has %d bytes, expected %d" % (label, len(a), len(b)))
+n = len(a) // 4
+x = struct.unpack('<%df' % n, a); y = struct.unpack('<%df' % n, b)
+bad = [i for i in range(n) if not abs(x[i] - y[i]) <= tol]
+if bad:
+    i = bad[0]
+    sys.exit("%s: %d logits off by more than %g; first at %d: got %g, exact %g" % (label, len(bad), tol, i, x[i], y[i]))
+PY
+}
+runs=0; fails=0
+for m in $models; do
+    gguf=$(find_fx "models/$m.gguf") || { echo "skip $m: no models/$m.gguf"; continue; }
+    toks=$(find_fx "golden/$m/$case_.tokens.txt") || { echo "skip $m: no golden/$m/$case_.tokens.txt"; continue; }
+    exact=$(find_fx "golden/$m/$case_.exact.logits.f32") || { echo "skip $m: no exact logits"; continue; }
+    for p in $profiles; do
+        acts=f32
+        EDGE_PROFILE=$p "$EDGE_BIN" info 2>/dev/null | grep -q '^f16 arithmetic: *yes' && acts="f32 f16"
+        for act in $acts; do
+            tol=1e-2; [ "$act" = f16 ] && tol=5e-2
+            runs=$((runs+1)); label="$m/$case_ profile=$p act=$act"
+            if ! EDGE_PROFILE=$p "$EDGE_BIN" eval -m "$gguf" --backend gpu --act "$act" --tokens "$(cat "$toks")" \
+                    --logits "$tmp/out.f32" 2> "$tmp/err"; then
+                fails=$((fails+1)); echo "FAIL $label: edge eval failed: $(tail -n 2 "$tmp/err")"; continue
+            fi
+            if compare "$tmp/out.f32" "$exact" "$tol" "$label"; then echo "ok   $label"; else fails=$((fails+1)); fi
+        done
+    done
+done
+[ $runs -gt 0 ] || { echo "no fixtures found for the matrix"; exit 77; }
+echo "profile matrix: $runs runs, $fails failed"
+[ $fails = 0 ]
