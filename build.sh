@@ -269,6 +269,7 @@ if [ "$arch" = aarch64 ]; then
     icd=$SR/edge_lvp_icd.json           # the driver path made absolute inside the sysroot
     sed "s|\"library_path\": *\"[^\"]*/\([^/\"]*\)\"|\"library_path\": \"$SR/usr/lib/aarch64-linux-gnu/\1\"|" "$lvp" > "$icd"
     export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd NODEVICE_SELECT=1 LP_NUM_THREADS=${LP_NUM_THREADS:-2}
+    export EDGE_FENCE_TIMEOUT_MS=${EDGE_FENCE_TIMEOUT_MS:-1800000}   # emulated CPU + software GPU: minutes, not a hang
     unset VK_INSTANCE_LAYERS EDGE_VALIDATION
     qrun() { "$QEMU" -L "$SR" "$@"; }
     ap=0; af=0; as=0; alog=build/test-aarch64.log; : > "$alog"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <unistd.h>
 
 #ifndef EDGE_VERSION
 #define EDGE_VERSION "0.1.0"
@@ -58,6 +59,7 @@ typedef struct Command {
 #include "models/reference.c"
 #include "models/transformer.c"
 #include "models/engine.c"
+#include "cli/bench.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -70,6 +72,7 @@ static const Command edge_commands[] = {
     GGUF_COMMANDS
     MODEL_COMMANDS
     ENGINE_COMMANDS
+    BENCH_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
 };

@@ -238,6 +238,9 @@ bool vk_init(Vk *vk, Err *e) {
     VkPhysicalDeviceProperties2 p3 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3, {0} };
     vkGetPhysicalDeviceProperties2(vk->phys, &p3);
     c->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((u64)1 << 30);
+    vk->fence_timeout_ns = EDGE_VK_FENCE_TIMEOUT_NS;
+    const char *ft = getenv("EDGE_FENCE_TIMEOUT_MS");     /* emulators (qemu) and soak tests */
+    if (ft && *ft) { u64 v = strtoull(ft, 0, 10); if (v > 0) vk->fence_timeout_ns = v * 1000000ull; }
     const char *mb = getenv("EDGE_MAX_BINDING");
     if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
     if (prof) {                         /* the profile removes; what it removes is not enabled on the device */
@@ -436,7 +439,7 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         VK_CHECK(vkEndCommandBuffer(vk->copy_cmd));
         VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->copy_cmd, 0, 0 };
         VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
-        VK_CHECK(vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS));
+        VK_CHECK(vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns));
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
         if (!up) memcpy((u8 *)host + done, vk->staging.mapped, n);
         done += n;
@@ -563,8 +566,8 @@ void vk_rec_end(Vk *vk, VkRec *r) {
 static void vk_submit_cmd(Vk *vk, VkCommandBuffer cmd) {
     VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &cmd, 0, 0 };
     VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
-    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, EDGE_VK_FENCE_TIMEOUT_NS);
-    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(EDGE_VK_FENCE_TIMEOUT_NS / 1000000));
+    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
+    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(vk->fence_timeout_ns / 1000000));
     if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkWaitForFences failed: %s", vk_result_name(r));
     VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
 }

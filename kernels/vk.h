@@ -148,6 +148,7 @@ typedef struct Vk {
     VkBlock               staging;  /* host-visible bounce buffer for non-unified devices */
     bool                  recording;
     u32                   n_dispatch; /* dispatches recorded since vk_begin */
+    u64                   fence_timeout_ns; /* EDGE_VK_FENCE_TIMEOUT_NS or EDGE_FENCE_TIMEOUT_MS */
     u32                   n_pipelines;/* pipelines created so far (created once, on first use) */
     VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
     VkDescriptorPool      cur_pool;
