@@ -27,4 +27,8 @@
 #define EDGE_TOPK_MAX 64                /* ids: most candidates op_topk returns per row */
 #endif
 
+#ifndef EDGE_MAX_HEAD_DIM
+#define EDGE_MAX_HEAD_DIM 256           /* elements: the attention and RoPE kernels' largest head */
+#endif
+
 #endif

@@ -62,8 +62,9 @@ override WT: u32 = 7u;                 // weight type: the C enum DType (0 f32, 
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
 
 // One push-constant block for every entry: k = row length, rows = rows of the bound weight
-// chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens.
-struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32 }
+// chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens,
+// acc = 1: add the product to what y holds (a fused residual add, y += W.x).
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -175,7 +176,11 @@ fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
     return v;
 }
 
-fn store(idx: u32, s: f32) { y[idx] = O(clamp(s, -YMAX, YMAX)); }
+fn store(idx: u32, s: f32) {
+    var v = s;
+    if (p.acc != 0u) { v = v + f32(y[idx]); }
+    y[idx] = O(clamp(v, -YMAX, YMAX));
+}
 
 // ---- get_rows: yr[:, t] = dequant(row ids[t]) * scale ------------------------------------
 // grid (ceil(k / 256), t); a chunk dispatch writes only the tokens whose id is in its rows;

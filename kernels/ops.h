@@ -49,13 +49,17 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
      /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t].
         PH_DECODE with T == 1 uses matvec kernels, PH_PREFILL tiled matmul kernels. */
+void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
+     /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
 void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
      /* y act (n, T) += b f32 (n), broadcast over rows (Qwen2 q/k/v bias) */
 void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
      /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
-void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
+void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates
-        (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]); dims >= n_rot pass through. */
+        (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]); dims >= n_rot pass through.
+        theta_i = pos * freq_scale * base^(-2i/n_rot) / ff[i]; ff f32 (n_rot/2): Llama 3's
+        rope_freqs factors, or ones. */
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
      /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,

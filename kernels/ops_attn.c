@@ -42,18 +42,19 @@ void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y) {
 }
 
 /* ---- rope and the KV cache ----------------------------------------------------- */
-void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
     u64 hd = x->ne[0], nh = x->ne[1], T = x->nelem / (hd * nh);
     need_pos("rope", pos);
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, "rope", x, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
     need(y->nelem == x->nelem && y->dtype == x->dtype, "rope", y, "output differs from the input in size or dtype");
     need(base > 0, "rope", x, "frequency base must be positive");
+    need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, "rope", ff, "frequency factors must be f32 (n_rot / 2)");
     VkPipe *p = op_pipe(vk, OP_ROPE, PH_ANY, DT_F32, x->dtype, y->dtype);
     struct { u32 head_dim, n_heads, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox; } push =
         { (u32)hd, (u32)nh, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u };
-    const Tensor *ts[3] = { x, pos, y };
+    const Tensor *ts[4] = { x, pos, y, ff };
     u32 gx, gy; flat_grid("rope", x, x->nelem / 2, &gx, &gy);
-    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, 1);
 }
 
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache) {

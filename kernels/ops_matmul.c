@@ -11,6 +11,7 @@
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
      op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec, prefill: 64x16 tiles
+     op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
@@ -22,7 +23,7 @@
    on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding). */
 
 /* The push-constant block shared by every entry of kernels/matmul.wgsl. */
-typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; } WqPush;
+typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc; } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 16u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
@@ -82,14 +83,15 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
     for (u64 r0 = 0; r0 < rows; r0 += chunk) {
         u64 nr = MIN(chunk, rows - r0);
         Tensor v = wq_view(op, E, r0, nr, rb);
-        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale };
+        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0 };
         const Tensor *ts[3] = { &v, ids, y };
         vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, (u32)T, 1);
     }
 }
 
-void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) {
-    const char *op = "matmul";
+static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
+    const char *op = acc ? "matmul_acc" : "matmul";
+    need(!acc || Y->dtype == DT_F32, op, Y, "an accumulated output must be f32");
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
     u64 rb = wq_row_bytes(op, W);
     need(X->ne[0] == K && X->nelem % K == 0, op, X, "row length differs from the weight's row length");
@@ -102,7 +104,7 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
         Tensor v = wq_view(op, W, r0, nr, rb);
-        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f };
+        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u };
         const Tensor *ts[3] = { &v, X, Y };
         if (ph == PH_DECODE) {          /* one workgroup per row, token in z */
             u32 gx, gy; rows_grid(nr, &gx, &gy);
@@ -114,3 +116,6 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
         }
     }
 }
+
+void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
+void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }

@@ -1,7 +1,8 @@
 // rope.wgsl — rotary position embedding of x (head_dim, n_heads, T) into y (same shape;
 // y may be x). Token t sits at position pos[0] + t; rows t >= pos[1] are left alone.
 // One invocation per pair: NORM rotates (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]),
-// theta_i = p * freq_scale * base^(-2i/n_rot); dims >= n_rot pass through. f32 math.
+// theta_i = p * freq_scale * base^(-2i/n_rot) / ff[i] (ff: Llama 3 frequency factors, ones for
+// other models); dims >= n_rot pass through. f32 math.
 //! variant rope_f32 rope
 //! variant rope_f16 rope alias:A=f16 OUT_MAX=65504
 alias A = f32;
@@ -13,6 +14,7 @@ var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> x: array<A>;          // (head_dim, n_heads, T)
 @group(0) @binding(1) var<storage, read> pos: array<u32>;      // [p0, T]
 @group(0) @binding(2) var<storage, read_write> y: array<A>;    // (head_dim, n_heads, T)
+@group(0) @binding(3) var<storage, read> ff: array<f32>;       // (n_rot / 2) frequency factors
 
 @compute @workgroup_size(256)
 fn rope(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
@@ -33,7 +35,7 @@ fn rope(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     var b = a + 1u;
     if (p.neox != 0u) { a = rb + i; b = a + p.n_rot / 2u; }
     let inv_freq = exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base);
-    let theta = f32(pos[0] + t) * p.freq_scale * inv_freq;
+    let theta = f32(pos[0] + t) * p.freq_scale * inv_freq / ff[i];
     let c = cos(theta);
     let s = sin(theta);
     let xa = f32(x[a]);

@@ -40,6 +40,8 @@ static void xf_alloc(Xf *xf) {
     xf->tok_embd = xf_weight(xf, wa, w->tok_embd);
     xf->output_norm = xf_weight(xf, wa, w->output_norm);
     xf->output = c->tied_output ? xf->tok_embd : xf_weight(xf, wa, w->output);
+    u64 nff[1] = { c->rope_dim / 2 };
+    xf->rope_ff = vk_tensor(wa, "rope_freqs", DT_F32, 1, nff);     /* the model's factors, or ones */
     u32 qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim, T = xf->t_max;
     for (u32 il = 0; il < c->n_layer; il++) {
         const ModelLayer *L = &w->layers[il];
@@ -91,6 +93,8 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
     xf->n_ctx = n_ctx; xf->t_max = t_max;
     if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
+    if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
+        return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
     if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
     xf->layers = calloc(xf->cfg->n_layer, sizeof *xf->layers);
     arena_init(&xf->names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
@@ -107,6 +111,10 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
     xf_upload_weight(vk, &xf->tok_embd, w->tok_embd);
     xf_upload_weight(vk, &xf->output_norm, w->output_norm);
     if (!xf->cfg->tied_output) xf_upload_weight(vk, &xf->output, w->output);
+    f32 ff[EDGE_MAX_HEAD_DIM / 2];
+    for (u32 i = 0; i < xf->cfg->rope_dim / 2; i++) ff[i] = 1.0f;
+    if (w->rope_freqs) dequant_row(w->rope_freqs->type, w->rope_freqs->data, ff, xf->cfg->rope_dim / 2);
+    vk_upload(vk, &xf->rope_ff, ff);
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
         const ModelLayer *L = &w->layers[il]; XfLayer *X = &xf->layers[il];
         xf_upload_weight(vk, &X->attn_norm, L->attn_norm);
@@ -189,20 +197,23 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         }
         f32 base, fscale;
         model_layer_rope(c, il, &base, &fscale);
-        op_rope(vk, &qrh, &xf->pos, &qph, c->rope_dim, base, fscale, c->rope_neox);
-        op_rope(vk, &krh, &xf->pos, &kph, c->rope_dim, base, fscale, c->rope_neox);
+        op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox);
+        op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox);
+        op_kv_store(vk, &v, &xf->pos, &L->v_cache);          /* v is ready: no barrier needed */
         vk_barrier(vk);
         op_kv_store(vk, &kp, &xf->pos, &L->k_cache);
-        op_kv_store(vk, &v, &xf->pos, &L->v_cache);
         vk_barrier(vk);
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         vk_barrier(vk);
-        op_matmul(vk, ph, &L->wo, &att, &o);
-        vk_barrier(vk);
-        if (c->post_norms) op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
-        else op_add(vk, &x, &o, &x);
+        if (c->post_norms) {
+            op_matmul(vk, ph, &L->wo, &att, &o);
+            vk_barrier(vk);
+            op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+        } else {
+            op_matmul_acc(vk, ph, &L->wo, &att, &x);         /* x += Wo . att */
+        }
         vk_barrier(vk);
         op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps);
         vk_barrier(vk);
@@ -211,10 +222,13 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         vk_barrier(vk);
         op_glu(vk, &gate, &up, &ff, c->gelu);
         vk_barrier(vk);
-        op_matmul(vk, ph, &L->w_down, &ff, &o);
-        vk_barrier(vk);
-        if (c->post_norms) op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
-        else op_add(vk, &x, &o, &x);
+        if (c->post_norms) {
+            op_matmul(vk, ph, &L->w_down, &ff, &o);
+            vk_barrier(vk);
+            op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
+        } else {
+            op_matmul_acc(vk, ph, &L->w_down, &ff, &x);      /* x += Wd . ff */
+        }
         vk_barrier(vk);
     }
     op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps);

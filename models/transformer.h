@@ -40,6 +40,7 @@ typedef struct Xf {
     DevArena wa, sa;            /* weights, state (KV + activations) */
     u64     plan_w, plan_s;     /* planned bytes of each arena */
     Tensor  tok_embd, output_norm, output;
+    Tensor  rope_ff;            /* f32 (rope_dim/2) RoPE frequency factors (Llama 3), ones otherwise */
     XfLayer *layers;            /* (n_layer) */
     /* state for a batch of up to t_max tokens */
     Tensor  ids;                /* u32 (t_max) input tokens */

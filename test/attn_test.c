@@ -103,21 +103,25 @@ TEST(kernel_add_bias_matches_reference) {
 }
 
 /* ---- rope -------------------------------------------------------------------------- */
-static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bool neox, u32 p0, f32 base, f32 fs, u64 seed) {
+static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bool neox, u32 p0, f32 base, f32 fs, u64 seed, bool factors) {
     Vk *vk = test_vk();
     if (!dtype_ok(vk, at)) return;
     u64 n = (u64)hd * nh * T;
     DevArena a; Err e;
     REQUIRE(vk_arena_init(vk, &a, "rope", n * 8 + 4096, &e));
     u64 nx[3] = { hd, nh, T }, np[1] = { 2 };
+    u64 nf[1] = { n_rot / 2 };
     Tensor tx = vk_tensor(&a, "x", at, 3, nx), ty = vk_tensor(&a, "y", at, 3, nx), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
-    f32 *x = malloc(n * 4), *y = malloc(n * 4), *y0 = malloc(n * 4);
+    Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
+    f32 *x = malloc(n * 4), *y = malloc(n * 4), *y0 = malloc(n * 4), ff[128];
     trng_seed(seed);
+    for (u32 i = 0; i < n_rot / 2; i++) ff[i] = factors ? 1.0f + 7.0f * (trng_uniform() * 0.5f + 0.5f) : 1.0f;
+    vk_upload(vk, &tf, ff);
     for (u64 i = 0; i < n; i++) { x[i] = trng_normal() * (i % 11 == 0 ? 100.0f : 1.0f); y0[i] = 12345.0f; }
     round_to(at, x, n);
     u32 pos[2] = { p0, T_run };
     up_as(vk, &tx, x); up_as(vk, &ty, y0); vk_upload(vk, &tp, pos);
-    vk_begin(vk); op_rope(vk, &tx, &tp, &ty, n_rot, base, fs, neox); vk_submit_wait(vk);
+    vk_begin(vk); op_rope(vk, &tx, &tp, &tf, &ty, n_rot, base, fs, neox); vk_submit_wait(vk);
     down_as(vk, &ty, y);
     /* f32 angles: theta carries a relative error of a few f32 ulps, so the tolerance grows
        with the angle (|x| * theta * 2.4e-7 is 4 ulps of theta). */
@@ -130,7 +134,7 @@ static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bo
             f64 ra = xr[ia], rb = xr[ib], theta = 0;
             if (2 * i < n_rot) {
                 if (neox) { ia = i; ib = i + n_rot / 2; }
-                theta = (f64)(p0 + t) * fs * pow(base, -2.0 * i / n_rot);
+                theta = (f64)(p0 + t) * fs * pow(base, -2.0 * i / n_rot) / ff[i];
                 f64 c = cos(theta), s = sin(theta);
                 ra = xr[ia] * c - xr[ib] * s; rb = xr[ia] * s + xr[ib] * c;
             }
@@ -151,11 +155,12 @@ static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bo
 TEST(kernel_rope_norm_and_neox_match_reference) {
     for (int ti = 0; ti < 2; ti++) {
         DType at = ti ? DT_F16 : DT_F32;
-        check_rope(at, 64, 4, 6, 6, 64, false, 0, 10000.0f, 1.0f, 41);
-        check_rope(at, 128, 3, 5, 3, 128, true, 1000, 1000000.0f, 1.0f, 42);   /* rows past pos[1] untouched */
-        check_rope(at, 8, 8, 4, 4, 8, false, 2040, 10000.0f, 1.0f, 43);         /* stories260K shape, late positions */
-        check_rope(at, 256, 2, 2, 2, 64, true, 77, 10000.0f, 0.5f, 44);         /* partial rotation, freq scale */
-        check_rope(at, 64, 2, 2, 2, 32, false, 5, 10000.0f, 1.0f, 45);
+        check_rope(at, 64, 4, 6, 6, 64, false, 0, 10000.0f, 1.0f, 41, false);
+        check_rope(at, 128, 3, 5, 3, 128, true, 1000, 1000000.0f, 1.0f, 42, false);   /* rows past pos[1] untouched */
+        check_rope(at, 8, 8, 4, 4, 8, false, 2040, 10000.0f, 1.0f, 43, false);         /* stories260K shape, late positions */
+        check_rope(at, 256, 2, 2, 2, 64, true, 77, 10000.0f, 0.5f, 44, false);         /* partial rotation, freq scale */
+        check_rope(at, 64, 2, 2, 2, 32, false, 5, 10000.0f, 1.0f, 45, false);
+        check_rope(at, 128, 4, 3, 3, 128, false, 900, 500000.0f, 1.0f, 46, true);   /* llama 3 frequency factors */
     }
 }
 
@@ -451,7 +456,7 @@ TEST(forward_ops_have_f32_and_f16_kernels_and_refuse_bad_shapes) {
     vk_begin(vk);
     bool died = EXPECT_DIE(&code, op_attention(vk, &q, &kc, &vc, &pos, &s, &o, 6, 4, 0.125f, 0, 0));
     CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "multiple of n_head_kv"), "%s", die_trap_msg);
-    died = EXPECT_DIE(&code, op_rope(vk, &q, &q, &o, 64, 10000, 1, false));     /* pos of the wrong type */
+    died = EXPECT_DIE(&code, op_rope(vk, &q, &q, &q, &o, 64, 10000, 1, false));     /* pos of the wrong type */
     CHECKF(died && strstr(die_trap_msg, "pos must be u32"), "%s", die_trap_msg);
     u64 s100[2] = { 100, 1 };
     Tensor l = vk_tensor(&a, "logits", DT_F32, 2, s100), ids = vk_tensor(&a, "ids", DT_U32, 1, s100 + 1);
