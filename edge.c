@@ -100,8 +100,8 @@ static int cmd_help(int argc, char **argv) {
         "                      positions, kernel and the statistics of its inputs and output, and exit 4\n"
         "  --profile           GPU timestamps per op; at the end a table per phase: time and share per op class,\n"
         "                      dispatches per token, tokens per second\n"
-        "  (NaN/Inf in the final logits always exits 4.) Testing aid: EDGE_INJECT_NAN=OP:LAYER writes a NaN into\n"
-        "  that op's output (OP: embed norm matmul rope kv attn add glu ffn logits softcap, or a site name; LAYER: n or -)\n");
+        "  (NaN/Inf in the final logits always exits 4.) Testing aid: EDGE_INJECT_NAN=OP:LAYER[:prefill|decode] writes a\n"
+        "  NaN into that op's output (OP: embed norm matmul rope kv attn add glu ffn logits softcap, or a site name; LAYER: n or -)\n");
     out("\nexit codes:\n"
         "  0 success   1 usage error   2 model file error   3 device error\n"
         "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n");

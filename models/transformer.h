@@ -40,6 +40,7 @@ typedef struct XfDebug {
     bool    inject;             /* EDGE_INJECT_NAN=OP:LAYER (testing aid) */
     char    inject_op[32];
     i32     inject_layer;       /* -1: a non-layer op */
+    Phase   inject_phase;       /* PH_ANY, or only PH_PREFILL / PH_DECODE (OP:LAYER:prefill|decode) */
 } XfDebug;
 extern XfDebug xf_debug;
 

@@ -16,7 +16,7 @@
    API (transformer.h): xf_debug, xf_debug_parse, xf_describe, xf_desc_free, xf_tensor_stats,
    xf_profile_print; the command `edge paths`.
 
-   Knobs: EDGE_INJECT_NAN=OP:LAYER (testing aid): writes a NaN into the first element of the
+   Knobs: EDGE_INJECT_NAN=OP:LAYER[:prefill|decode] (testing aid): writes a NaN into the first element of the
    output of the first op of LAYER ('-' for ops outside the layers) whose site name or class
    is OP. Classes: embed, norm (attn_norm; output_norm for '-'), matmul (attn_q), bias, rope
    (rope_q), kv, attn (attention), add (attn_residual), glu, ffn (ffn_down), logits (lm_head),
@@ -63,10 +63,18 @@ static bool xf_parse_inject(const char *v, Err *e) {
         return err_set(e, EXIT_USAGE, "EDGE_INJECT_NAN='%s': expected OP:LAYER (e.g. attn:1, logits:-)", v);
     memcpy(xf_debug.inject_op, v, (u64)(colon - v));
     xf_debug.inject_op[colon - v] = 0;
-    if (!strcmp(colon + 1, "-")) xf_debug.inject_layer = -1;
+    const char *ls = colon + 1, *c2 = strchr(ls, ':');
+    xf_debug.inject_phase = PH_ANY;
+    if (c2) {
+        if (!strcmp(c2 + 1, "prefill")) xf_debug.inject_phase = PH_PREFILL;
+        else if (!strcmp(c2 + 1, "decode")) xf_debug.inject_phase = PH_DECODE;
+        else return err_set(e, EXIT_USAGE, "EDGE_INJECT_NAN='%s': the phase is prefill or decode", v);
+    }
+    u64 ll = c2 ? (u64)(c2 - ls) : strlen(ls);
+    if (ll == 1 && ls[0] == '-') xf_debug.inject_layer = -1;
     else {
-        char *end; long l = strtol(colon + 1, &end, 10);
-        if (*end || l < 0 || l > 100000) return err_set(e, EXIT_USAGE, "EDGE_INJECT_NAN='%s': LAYER is a number or '-'", v);
+        char *end; long l = strtol(ls, &end, 10);
+        if (end != ls + ll || ll == 0 || l < 0 || l > 100000) return err_set(e, EXIT_USAGE, "EDGE_INJECT_NAN='%s': LAYER is a number or '-'", v);
         xf_debug.inject_layer = (i32)l;
     }
     xf_debug.inject = true;
@@ -383,6 +391,7 @@ static void xf_done(Xf *xf) {
         return;
     }
     if (xf_debug.inject && !xf->injected && c->layer == xf_debug.inject_layer &&
+        (xf_debug.inject_phase == PH_ANY || xf_debug.inject_phase == xf->rec_ph) &&
         (!strcmp(xf_debug.inject_op, c->name) || !strcmp(xf_debug.inject_op, c->cls))) {
         vk_fill_word(vk, &c->out, c->out.dtype == DT_F16 ? 0x7e007e00u : 0x7fc00000u);   /* quiet NaN */
         xf->injected = true;

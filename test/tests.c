@@ -12,6 +12,7 @@
 #include "matmul_test.c"
 #include "attn_test.c"
 #include "reference_test.c"
+#include "debug_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
