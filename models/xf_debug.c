@@ -478,16 +478,21 @@ static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
             const Tensor *t = ts[b->binding];
             if (t->arena == &xf->wa) continue;
             if (pass == 1) { if (b->writable) xf_chain_write(d, t, xf->cur.name); continue; }
-            const XfWrite *w = 0;
-            for (u32 j = 0; j < d->n_w; j++)
-                if (d->w[j].a == t->arena && d->w[j].block == t->block && d->w[j].off < t->offset + t->nbytes && t->offset < d->w[j].off + d->w[j].bytes) w = &d->w[j];
-            if (!w) {
-                if (!b->writable) xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' before any op wrote it",
-                                                 xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name);
-            } else if (w->dt != t->dtype)
-                xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' as %s, but op '%s' wrote it as %s",
-                               xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name,
-                               dtype_name[t->dtype], w->by, dtype_name[w->dt]);
+            bool seen = false, bad = false;
+            for (u32 j = 0; j < d->n_w && !bad; j++) {
+                const XfWrite *w = &d->w[j];
+                if (w->a != t->arena || w->block != t->block || w->off >= t->offset + t->nbytes || t->offset >= w->off + w->bytes) continue;
+                seen = true;
+                if (w->dt != t->dtype) {
+                    bad = true;
+                    xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' as %s, but op '%s' wrote it as %s",
+                                   xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name,
+                                   dtype_name[t->dtype], w->by, dtype_name[w->dt]);
+                }
+            }
+            if (!seen && !b->writable)
+                xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' before any op wrote it",
+                               xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name);
         }
 }
 

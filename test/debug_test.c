@@ -52,7 +52,7 @@ TEST(trace_stats_cover_exactly_the_tensor_not_its_neighbours) {
         CHECKF(fabs(s.sum - sum) <= 1e-9 * (1 + fabs(sum)), "case %u: sum %g, CPU %g", c, s.sum, sum);
         CHECKF(s.maxabs == amax && s.amax_row == ar && s.amax_col == ac, "case %u: |max| %g at (%llu, %llu), CPU %g at (%llu, %llu)",
                c, s.maxabs, (unsigned long long)s.amax_row, (unsigned long long)s.amax_col, amax, (unsigned long long)ar, (unsigned long long)ac);
-        CHECKF(s.maxabs < 1e29, "case %u: |max| %g comes from outside the tensor's rows", c, s.maxabs);
+        if (c > 0) CHECKF(s.maxabs < 1e29, "case %u: |max| %g comes from outside the tensor's rows", c, s.maxabs);
     }
     /* the same statistics see the huge value when the 5th row is part of the tensor */
     XfStats s;
@@ -113,6 +113,20 @@ static void dbg_model(DbgModel *d, const ModelEntry *r) {
     }
 }
 
+/* One describe run with die() trapped (its own frame: setjmp leaves the caller's loop variables alone). */
+static __attribute__((noinline)) u32 dbg_describe_one(Vk *vk, const Model *m, u32 r, DType act, u32 T) {
+    static Xf xf; static XfDesc desc;
+    static bool ok;
+    int code = 0;
+    bool died = EXPECT_DIE(&code, ok = xf_describe(&xf, vk, m, 128, 16, act, T, &desc));
+    CHECKF(!died, "%s act %s: %s", model_table[r].name, dtype_name[act], die_trap_msg);
+    if (died) return 0;
+    CHECKF(ok, "%s act %s %s: %s", model_table[r].name, dtype_name[act], T == 1 ? "decode" : "prefill", desc.chain_msg);
+    CHECKF(desc.n_ops > 10 * model_table[r].n_layer, "%s: %u ops", model_table[r].name, desc.n_ops);
+    xf_desc_free(&desc); xf_free(&xf);
+    return 1;
+}
+
 static Vk dbg_vk;   /* a device-less Vk: describe mode needs only capabilities */
 
 TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
@@ -126,17 +140,7 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
         DbgModel d; dbg_model(&d, &model_table[r]);
         for (int a = 0; a < 2; a++) {
             DType act = a ? DT_F16 : DT_F32;
-            for (int ph = 0; ph < 2; ph++) {
-                Xf xf; XfDesc desc;
-                u32 code = 0; bool ok = false;
-                bool died = EXPECT_DIE(&code, ok = xf_describe(&xf, vk, &d.m, 128, 16, act, ph ? 1 : 16, &desc));
-                CHECKF(!died, "%s act %s: %s", model_table[r].name, dtype_name[act], die_trap_msg);
-                if (died) continue;
-                CHECKF(ok, "%s act %s %s: %s", model_table[r].name, dtype_name[act], ph ? "decode" : "prefill", desc.chain_msg);
-                CHECKF(desc.n_ops > 10 * model_table[r].n_layer, "%s: %u ops", model_table[r].name, desc.n_ops);
-                checked++;
-                xf_desc_free(&desc); xf_free(&xf);
-            }
+            for (int ph = 0; ph < 2; ph++) checked += dbg_describe_one(vk, &d.m, r, act, ph ? 1 : 16);
         }
         free(d.t); free(d.layers);
     }
@@ -167,7 +171,7 @@ static f64 dbg_share_sum(const char *text, const char *phase, u32 *disp) {
     const char *dp = strstr(p, " dispatches per ");
     if (dp) { const char *q = dp; while (q > p && q[-1] >= '0' && q[-1] <= '9') q--; *disp = (u32)strtoul(q, 0, 10); }
     f64 sum = 0;
-    const char *line = strchr(p, '\n');
+    const char *line = strchr(p + 1, '\n');
     while (line && !strncmp(line + 1, "  class ", 8)) {
         const char *end = strchr(line + 1, '\n');
         const char *pc = strchr(line + 1, '%');
