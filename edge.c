@@ -59,6 +59,7 @@ typedef struct Command {
 #include "models/reference.c"
 #include "models/transformer.c"
 #include "models/engine.c"
+#include "models/xf_debug.c"
 #include "cli/bench.c"
 
 /* ---- command line ----------------------------------------------------------- */
@@ -73,6 +74,7 @@ static const Command edge_commands[] = {
     MODEL_COMMANDS
     ENGINE_COMMANDS
     BENCH_COMMANDS
+    XF_DEBUG_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
 };
@@ -89,6 +91,20 @@ static int cmd_help(int argc, char **argv) {
         "usage: edge <command> [options]\n\ncommands:\n", EDGE_VERSION);
     for (u32 i = 0; i < ARRAY_COUNT(edge_commands); i++)
         out("  %-12s %s\n", edge_commands[i].name, edge_commands[i].summary);
+    out("\ndebug options (any command that runs the GPU forward pass):\n"
+        "  --trace[=CATS]      per op on stderr: phase, layer, op, kernel (WGSL file:entry), dtypes, shape and\n"
+        "                      statistics over exactly the output's elements (min max mean |max|@(pos, dim) NaN Inf);\n"
+        "                      submits op by op. CATS (comma list, default all): embed attn ffn norm logits sample;\n"
+        "                      kernels = every op's kernel line without statistics\n"
+        "  --trace-layers LIST only these layers (e.g. 0,3-5)\n"
+        "  --trace-pos LIST    only these token positions\n"
+        "  --trace-warn X      flag values with |x| > X\n"
+        "  --check-nan         submit op by op; at the first op whose output holds a NaN or Inf print the op, layer,\n"
+        "                      positions, kernel and the statistics of its inputs and output, and exit 4\n"
+        "  --profile           GPU timestamps per op; at the end a table per phase: time and share per op class,\n"
+        "                      dispatches per token, tokens per second\n"
+        "  (NaN/Inf in the final logits always exits 4.) Testing aid: EDGE_INJECT_NAN=OP:LAYER[:prefill|decode] writes a\n"
+        "  NaN into that op's output (OP: embed norm matmul rope kv attn add glu ffn logits softcap, or a site name; LAYER: n or -)\n");
     out("\nexit codes:\n"
         "  0 success   1 usage error   2 model file error   3 device error\n"
         "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n");
@@ -96,6 +112,8 @@ static int cmd_help(int argc, char **argv) {
 }
 
 static int edge_main(int argc, char **argv) {
+    Err e = {0};
+    if (!xf_debug_parse(&argc, argv, &e)) { errf("edge: %s\n", e.msg); return e.code; }
     if (argc < 2) return cmd_help(argc, argv);
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h")) return cmd_help(argc - 1, argv + 1);

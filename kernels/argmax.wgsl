@@ -10,6 +10,7 @@ var<immediate> p: Params;
 @group(0) @binding(2) var<storage, read_write> vals: array<f32>; // (k, rows), top-k only
 var<workgroup> bv: array<f32, 256>;
 var<workgroup> bi: array<u32, 256>;
+var<workgroup> bad: atomic<u32>;     // argmax_check: the row holds a NaN or an Inf
 
 const NONE = 0xffffffffu;
 
@@ -43,6 +44,30 @@ fn argmax_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     }
     reduce_best(l, v, id);
     if (l == 0u) { ids[row] = select(bi[0], 0u, bi[0] == NONE); }
+}
+
+// argmax plus a fault flag: ids is (2, rows) = [id, 1 if the row holds a NaN or an Inf else 0],
+// so greedy decode, which reads back only ids, still notices non-finite logits.
+@compute @workgroup_size(256)
+fn argmax_check_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let base = row * p.n;
+    var v = neg_inf();
+    var id = NONE;
+    var nf = 0u;
+    for (var i = l; i < p.n; i = i + 256u) {
+        let x = logits[base + i];
+        nf = nf | select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u);
+        if (before(x, i, v, id)) { v = x; id = i; }
+    }
+    if (nf != 0u) { atomicOr(&bad, 1u); }
+    reduce_best(l, v, id);
+    if (l == 0u) {
+        ids[2u * row] = select(bi[0], 0u, bi[0] == NONE);
+        ids[2u * row + 1u] = atomicLoad(&bad);
+    }
 }
 
 // k rounds; round r picks the best candidate after round r-1's pick in the order above.

@@ -31,6 +31,10 @@ const F32_MAX = 3.4028234e38;
 // tanh with small relative error everywhere: an odd series below |z| = 0.3 (the builtin
 // loses all relative precision for tiny arguments), (1 - e)/(1 + e) with e = exp(-2|z|) above
 // (never overflows). Exactly +-1 from |z| = 9.1 on in f32, so clamping callers lose nothing.
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 fn tanh_acc(z: f32) -> f32 {
     let a = abs(z);
     if (a < 0.3) {
@@ -80,8 +84,8 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         let kb = j * kvd + hk * d_n;
         var s = 0.0;
         for (var d = 0u; d < d_n; d = d + 1u) { s = s + qs[d] * f32(kc[kb + d]); }
-        s = clamp(s, -F32_MAX, F32_MAX);
-        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clamp(s / p.softcap, -15.0, 15.0)); }
+        s = clampn(s, F32_MAX);
+        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
         scores[sb + j] = s;
         m = max(m, s);
     }
@@ -111,6 +115,6 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     if (l < d_n) {
         var s = 0.0;
         for (var k = 0u; k < groups; k = k + 1u) { s = s + part[k * d_n + l]; }
-        out[qb + l] = A(select(0.0, s / sum, sum > 0.0));
+        out[qb + l] = A(select(0.0, s / sum, sum > 0.0 || (bitcast<u32>(sum) & 0x7fffffffu) > 0x7f800000u));   // a NaN stays NaN
     }
 }

@@ -15,6 +15,10 @@ var<immediate> p: Params;
 @group(0) @binding(1) var<storage, read> up: array<A>;        // (n)
 @group(0) @binding(2) var<storage, read_write> y: array<A>;   // (n)
 
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 fn sigmoid(z: f32) -> f32 {
     let e = exp(-abs(z));
     return select(e / (1.0 + e), 1.0 / (1.0 + e), z >= 0.0);
@@ -27,5 +31,5 @@ fn glu(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw:
     let x = f32(gate[i]);
     var z = x;
     if (p.gelu != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
-    y[i] = A(clamp(x * sigmoid(z) * f32(up[i]), -OUT_MAX, OUT_MAX));
+    y[i] = A(clampn(x * sigmoid(z) * f32(up[i]), OUT_MAX));
 }

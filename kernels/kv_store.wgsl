@@ -15,6 +15,10 @@ var<immediate> p: Params;
 @group(0) @binding(1) var<storage, read> pos: array<u32>;       // [p0, T]
 @group(0) @binding(2) var<storage, read_write> cache: array<C>; // (kv_dim, n_ctx)
 
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 @compute @workgroup_size(256)
 fn kv_store(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let idx = g.x + g.y * nw.x * 256u;
@@ -23,5 +27,5 @@ fn kv_store(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups
     if (t >= pos[1]) { return; }
     let row = pos[0] + t;
     if (row >= p.n_ctx) { return; }
-    cache[row * p.kv_dim + idx % p.kv_dim] = C(clamp(f32(k[idx]), -OUT_MAX, OUT_MAX));
+    cache[row * p.kv_dim + idx % p.kv_dim] = C(clampn(f32(k[idx]), OUT_MAX));
 }

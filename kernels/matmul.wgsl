@@ -74,6 +74,10 @@ var<immediate> p: Params;
 @group(0) @binding(2) var<storage, read_write> yr: array<f32>; // get_rows: (k, t)
 
 // ---- bytes of the weight binding ----------------------------------------------------
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 fn wword(i: u32) -> u32 { return bitcast<u32>(w[i]); }
 fn rd8(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 3u) * 8u)) & 0xffu; }
 fn rd16(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 2u) * 8u)) & 0xffffu; }   // o even: never straddles
@@ -179,7 +183,7 @@ fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
 fn store(idx: u32, s: f32) {
     var v = s;
     if (p.acc != 0u) { v = v + f32(y[idx]); }
-    y[idx] = O(clamp(v, -YMAX, YMAX));
+    y[idx] = O(clampn(v, YMAX));
 }
 
 // ---- get_rows: yr[:, t] = dequant(row ids[t]) * scale ------------------------------------

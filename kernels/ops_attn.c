@@ -121,6 +121,16 @@ void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids) {
     vk_dispatch(vk, p, ts, 2, &push, sizeof push, (u32)rows, 1, 1);
 }
 
+void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids) {
+    u64 nv = logits->ne[0], rows = logits->nelem / nv;
+    need(ids->nelem == 2 * rows, "argmax_check", ids, "needs two words (id, flag) per row of logits");
+    need(rows <= 65535, "argmax_check", logits, "more than 65535 rows");
+    VkPipe *p = op_pipe(vk, OP_ARGMAX_CHECK, PH_ANY, DT_F32, logits->dtype, ids->dtype);
+    struct { u32 n, rows, k; } push = { (u32)nv, (u32)rows, 1 };
+    const Tensor *ts[2] = { logits, ids };
+    vk_dispatch(vk, p, ts, 2, &push, sizeof push, (u32)rows, 1, 1);
+}
+
 void op_topk(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *vals, u32 k) {
     u64 nv = logits->ne[0], rows = logits->nelem / nv;
     need(k >= 1 && k <= EDGE_TOPK_MAX, "topk", ids, "k must be 1..EDGE_TOPK_MAX (64)");

@@ -20,6 +20,10 @@ var<workgroup> part: array<f32, 256>;
 
 // Both reductions leave every invocation with the result and end on a barrier,
 // so `part` may be written again right after.
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 fn reduce_sum(l: u32, v: f32) -> f32 {
     part[l] = v;
     workgroupBarrier();
@@ -64,7 +68,7 @@ fn rmsnorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: v
     if (row >= p.rows) { return; }
     let base = row * p.n;
     let inv = row_inv_rms(lid.x, base);
-    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(clamp(x[base + i] * inv * w[i], -OUT_MAX, OUT_MAX)); }
+    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(clampn(x[base + i] * inv * w[i], OUT_MAX)); }
 }
 
 @compute @workgroup_size(256)

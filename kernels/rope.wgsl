@@ -16,6 +16,10 @@ var<immediate> p: Params;
 @group(0) @binding(2) var<storage, read_write> y: array<A>;    // (head_dim, n_heads, T)
 @group(0) @binding(3) var<storage, read> ff: array<f32>;       // (n_rot / 2) frequency factors
 
+// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
+// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+
 @compute @workgroup_size(256)
 fn rope(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let half_d = p.head_dim / 2u;
@@ -40,6 +44,6 @@ fn rope(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let s = sin(theta);
     let xa = f32(x[a]);
     let xb = f32(x[b]);
-    y[a] = A(clamp(xa * c - xb * s, -OUT_MAX, OUT_MAX));
-    y[b] = A(clamp(xa * s + xb * c, -OUT_MAX, OUT_MAX));
+    y[a] = A(clampn(xa * c - xb * s, OUT_MAX));
+    y[b] = A(clampn(xa * s + xb * c, OUT_MAX));
 }

@@ -25,7 +25,8 @@ const char *const dtype_name[DT_COUNT] = { "f32", "f16", "bf16", "u32", "i32", "
     X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
     X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCreateFence) X(vkDestroyFence) \
-    X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+    X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle) \
+    X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
 #define VK_DECL(f) static PFN_##f f;
 VK_GLOBAL_FUNCS(VK_DECL)
@@ -263,6 +264,8 @@ bool vk_init(Vk *vk, Err *e) {
     }
     if (vk->qfam == ~0u) { free(dext); return err_set(e, EXIT_DEVICE, "device '%s' has no compute queue", vk->props.deviceName); }
     if (!(qf[vk->qfam].timestampValidBits)) c->timestamps = false;
+    u32 tb = qf[vk->qfam].timestampValidBits;
+    c->timestamp_mask = tb >= 64 ? ~0ull : tb ? (1ull << tb) - 1 : 0;
 
     f32 prio = 1.0f;
     VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, 0, 0, vk->qfam, 1, &prio };
@@ -497,6 +500,7 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     if (!vk_kernel_check(&vk->caps, k, &e)) die(e.code, "%s", e.msg);   /* before the cache: caps are the truth */
     if (p->pipe) return p;
     p->k = k;
+    if (vk->describe) return p;         /* describe mode: the signature only, no pipeline */
     vk->n_pipelines++;
     VkDescriptorSetLayoutBinding lb[16];
     for (u32 i = 0; i < k->n_bindings; i++) {
@@ -592,13 +596,17 @@ static bool dtype_fits(DType t, const KBinding *b) {
 
 void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *push, u32 push_bytes, u32 gx, u32 gy, u32 gz) {
     const KernelInfo *k = p->k;
-    if (!vk->recording) die(EXIT_USAGE, "vk_dispatch('%s') outside vk_begin/vk_submit_wait", k->name);
+    if (!vk->recording && !vk->describe) die(EXIT_USAGE, "vk_dispatch('%s') outside vk_begin/vk_submit_wait", k->name);
     if (n != k->n_bindings) die(EXIT_USAGE, "kernel '%s' has %u bindings, dispatch passed %u tensors", k->name, k->n_bindings, n);
     if (push_bytes != k->push_size) die(EXIT_USAGE, "kernel '%s' takes %u push-constant bytes, dispatch passed %u", k->name, k->push_size, push_bytes);
     if (vk->n_dispatch >= EDGE_VK_MAX_SETS) die(EXIT_USAGE, "more than %d dispatches in one recording", EDGE_VK_MAX_SETS);
-    VkDescriptorSet set;
-    VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, 0, vk->cur_pool, 1, &p->dsl };
-    VK_CHECK(vkAllocateDescriptorSets(vk->dev, &ai, &set));
+    vk->last_pipe = p; vk->last_n = n;
+    for (u32 i = 0; i < n && i < 16; i++) vk->last_dt[i] = ts[i]->dtype;
+    VkDescriptorSet set = 0;
+    if (!vk->describe) {
+        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, 0, vk->cur_pool, 1, &p->dsl };
+        VK_CHECK(vkAllocateDescriptorSets(vk->dev, &ai, &set));
+    }
     VkDescriptorBufferInfo bi[16]; VkWriteDescriptorSet w[16];
     for (u32 i = 0; i < n; i++) {
         const KBinding *b = &k->bindings[i];
@@ -609,9 +617,15 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
                 k->name, k->file, k->entry, b->binding, b->name, kelem_name[b->elem], b->vec > 1 ? " vectors" : "", t->name, dtype_name[t->dtype]);
         if (t->nbytes > vk->caps.max_storage_range)
             die(EXIT_DEVICE, "tensor '%s' is %llu bytes, over maxStorageBufferRange %llu (bind it as row chunks)", t->name, (unsigned long long)t->nbytes, (unsigned long long)vk->caps.max_storage_range);
+        if (vk->describe) continue;
         bi[i] = (VkDescriptorBufferInfo){ t->arena->blocks[t->block].buf, t->offset, t->nbytes };
         w[i] = (VkWriteDescriptorSet){ VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, 0, set, (u32)b->binding, 0, 1,
                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 0, &bi[i], 0 };
+    }
+    if (vk->describe) {
+        if (vk->on_describe) vk->on_describe(vk->describe_user, p, ts, n);
+        vk->n_dispatch++;
+        return;
     }
     vkUpdateDescriptorSets(vk->dev, n, w, 0, 0);
     vkCmdBindPipeline(vk->cur_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
@@ -624,6 +638,7 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
 }
 
 void vk_barrier(Vk *vk) {
+    if (vk->describe) return;
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0,
         VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
@@ -637,6 +652,32 @@ void vk_submit_wait(Vk *vk) {
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk->recording = false;
     vk_submit_cmd(vk, vk->cmd);
+}
+
+/* ---- debug tools: timestamps and NaN injection ------------------------------------ */
+VkQueryPool vk_ts_pool(Vk *vk, u32 n) {
+    VkQueryPoolCreateInfo qi = { VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, 0, 0, VK_QUERY_TYPE_TIMESTAMP, n, 0 };
+    VkQueryPool q; VK_CHECK(vkCreateQueryPool(vk->dev, &qi, 0, &q));
+    return q;
+}
+
+void vk_ts_pool_free(Vk *vk, VkQueryPool q) { if (q) { vkDeviceWaitIdle(vk->dev); vkDestroyQueryPool(vk->dev, q, 0); } }
+void vk_ts_reset(Vk *vk, VkQueryPool q, u32 n) { vkCmdResetQueryPool(vk->cur_cmd, q, 0, n); }
+void vk_ts_write(Vk *vk, VkQueryPool q, u32 i) { vkCmdWriteTimestamp(vk->cur_cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q, i); }
+
+void vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks) {
+    VK_CHECK(vkGetQueryPoolResults(vk->dev, q, 0, n, (u64)n * 8, ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+}
+
+void vk_fill_word(Vk *vk, const Tensor *t, u32 word) {
+    if (vk->describe) return;
+    VkMemoryBarrier pre = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT };
+    vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &pre, 0, 0, 0, 0);
+    vkCmdFillBuffer(vk->cur_cmd, t->arena->blocks[t->block].buf, t->offset, 4, word);
+    VkMemoryBarrier post = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
+                             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
+    vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &post, 0, 0, 0, 0);
 }
 
 /* ---- edge info ------------------------------------------------------------------- */

@@ -15,6 +15,7 @@
      vk_kernel_find(name) / vk_pipeline(&vk, kernel)
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
      vk_validation_errors()                  errors reported by the Khronos validation layer so far
+     vk_ts_pool/_reset/_write/_read, vk_fill_word       timestamps (--profile) and NaN injection (tests)
 
      vk_kernel_check(&caps, kernel, err)     may this device run the kernel? (features, workgroup size, shared memory)
      vk_profile_find(name) / vk_profile_apply(&caps, profile)   device profiles (config/profiles.def)
@@ -50,6 +51,7 @@ typedef struct VkCaps {
     bool int8_arith;            /* shaderInt8 */
     bool timestamps;            /* timestampComputeAndGraphics */
     f32  timestamp_period_ns;
+    u64  timestamp_mask;        /* valid bits of the queue's timestamps */
     u64  max_storage_range;     /* maxStorageBufferRange (EDGE_MAX_BINDING may lower it) */
     u64  max_alloc;             /* maxMemoryAllocationSize */
     u64  min_offset_align;      /* minStorageBufferOffsetAlignment */
@@ -152,6 +154,15 @@ typedef struct Vk {
     u32                   n_pipelines;/* pipelines created so far (created once, on first use) */
     VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
     VkDescriptorPool      cur_pool;
+    /* what the last vk_dispatch used (debug tools: --trace, --check-nan, edge paths) */
+    VkPipe               *last_pipe;
+    DType                 last_dt[16];  /* dtype of the tensor at each binding */
+    u32                   last_n;
+    /* describe mode (edge paths, dtype-chain check): vk_dispatch checks its arguments, calls
+       on_describe and records nothing; vk_barrier and pipelines creation are skipped */
+    bool                  describe;
+    void                (*on_describe)(void *user, VkPipe *p, const Tensor *const *ts, u32 n);
+    void                 *describe_user;
 } Vk;
 
 bool  vk_init(Vk *vk, Err *e);
@@ -184,5 +195,13 @@ void  vk_rec_free(Vk *vk, VkRec *r);
 void  vk_rec_begin(Vk *vk, VkRec *r);      /* later vk_dispatch calls record into r */
 void  vk_rec_end(Vk *vk, VkRec *r);
 void  vk_rec_submit(Vk *vk, VkRec *r);     /* replay: submit and wait */
+
+/* debug tools: timestamp queries (--profile) and a NaN writer (EDGE_INJECT_NAN) */
+VkQueryPool vk_ts_pool(Vk *vk, u32 n);                     /* n timestamp queries */
+void  vk_ts_pool_free(Vk *vk, VkQueryPool q);
+void  vk_ts_reset(Vk *vk, VkQueryPool q, u32 n);           /* recorded into the current command buffer */
+void  vk_ts_write(Vk *vk, VkQueryPool q, u32 i);           /* recorded: after all previous commands */
+void  vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks);/* after the submit: n raw ticks */
+void  vk_fill_word(Vk *vk, const Tensor *t, u32 word);      /* recorded: the first 4 bytes of t := word */
 
 #endif

@@ -27,6 +27,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
 }
 
 void eng_close(Engine *g) {
+    if (g->xf_up && xf_debug.profile) xf_profile_print(&g->xf, stderr);
     if (g->xf_up) xf_free(&g->xf);
     if (g->vk_up) vk_shutdown(&g->vk);
     if (g->ref_arena.base) arena_free(&g->ref_arena);
@@ -188,14 +189,20 @@ static int eng_cmd_eval(int argc, char **argv) {
     if (f && fwrite(all, sizeof(f32), (u64)n_ids * m.cfg.n_vocab, f) != (u64)n_ids * m.cfg.n_vocab) {
         errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
     }
+    /* GPU: the next ids come from the argmax kernel, which also flags NaN/Inf rows */
+    i32 tok = greedy > 0 ? (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab) : 0;
     for (i64 s = 0; s < greedy; s++) {
-        i32 tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
         out(s ? " %d" : "%d", tok);
         if (s + 1 < greedy) {
+            if (be == ENG_GPU) {
+                if (!eng_step_argmax(&g, tok, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
+                continue;
+            }
             if (!eng_feed(&g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
             if (!eng_all_finite(eng_last_logits(&g), m.cfg.n_vocab)) {
                 errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)s); rc = EXIT_NUMERIC; goto done_engine;
             }
+            tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
         }
     }
     if (greedy >= 0) out("\n");

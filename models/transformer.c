@@ -82,8 +82,14 @@ static void xf_alloc(Xf *xf) {
     xf->hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
     xf->logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
     if (c->final_softcap > 0) xf->zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
-    xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 1, one);
+    u64 idf[2] = { 2, T };
+    xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
 }
+
+static f64  xf_now(void);
+static void xf_debug_init(Xf *xf);
+static void xf_debug_free(Xf *xf);
+static void xf_profile_after(Xf *xf, u32 T, f64 wall_s);
 
 static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if (g) vk_upload(vk, t, g->data); }
 
@@ -97,6 +103,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
     if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
     xf->layers = calloc(xf->cfg->n_layer, sizeof *xf->layers);
+    xf->host_ids = calloc(2 * (u64)t_max, sizeof(u32));
     arena_init(&xf->names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
     /* plan: the same allocation sequence on planning arenas */
     vk_arena_plan(vk, &xf->wa, "weights");
@@ -127,6 +134,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
         xf_upload_weight(vk, &X->w_gate, L->w_gate); xf_upload_weight(vk, &X->w_up, L->w_up); xf_upload_weight(vk, &X->w_down, L->w_down);
         xf_upload_weight(vk, &X->post_ffn_norm, L->post_ffn_norm);
     }
+    xf_debug_init(xf);
     return true;
 }
 
@@ -134,7 +142,8 @@ void xf_free(Xf *xf) {
     if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
     if (xf->wa.vk) vk_arena_free(&xf->wa);
     if (xf->sa.vk) vk_arena_free(&xf->sa);
-    free(xf->layers);
+    xf_debug_free(xf);
+    free(xf->layers); free(xf->host_ids);
     if (xf->names.base) arena_free(&xf->names);
     memset(xf, 0, sizeof *xf);
 }
@@ -157,11 +166,28 @@ static Tensor xf_heads(const Tensor *t, u32 hd, u32 T) {
     return v;
 }
 
-/* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer. */
+/* Rows r0 .. r0+n-1 of a (kv_dim, n_ctx) cache: what the debug tools read, never more. */
+static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
+    Tensor v = *c;
+    u64 rb = dtype_bytes(c->dtype, c->ne[0]);
+    v.ne[1] = n; v.nelem = c->ne[0] * n; v.nbytes = rb * n; v.offset = c->offset + rb * r0;
+    return v;
+}
+
+/* Debug hooks around every op (models/xf_debug.c): they return at once unless a debug tool
+   (--trace, --check-nan, --profile, EDGE_INJECT_NAN, describe) is on. */
+static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer, const Tensor *out,
+                  const Tensor *in0, const Tensor *in1, const Tensor *in2);
+static void xf_done(Xf *xf);
+static void xf_rec_start(Xf *xf, u32 T, u32 p0);
+
+/* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer.
+   Each op is bracketed by xf_op (site name, trace category, injection class, layer, output,
+   activation inputs) and xf_done. */
 static void xf_record(Xf *xf, u32 T, u32 p0) {
     Vk *vk = xf->vk; const ModelConfig *c = xf->cfg;
     Phase ph = T == 1 ? PH_DECODE : PH_PREFILL;
-    (void)p0;
+    xf_rec_start(xf, T, p0);
     Tensor ids = xf_rows(&xf->ids, T), x = xf_rows(&xf->x, T), h = xf_rows(&xf->h, T);
     Tensor q = xf_rows(&xf->q, T), k = xf_rows(&xf->k, T), v = xf_rows(&xf->v, T);
     u32 hd = c->head_dim;
@@ -176,73 +202,89 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
     Tensor gate = xf_rows(&xf->gate, T), up = xf_rows(&xf->up, T), ff = xf_rows(&xf->ff, T);
     Tensor hn = xf_rows(&xf->hn, T), logits = xf_rows(&xf->logits, T), out_ids = xf_rows(&xf->out_ids, T);
 
+    xf_op(xf, "embed", XT_EMBED, "embed", -1, &x, &ids, 0, 0);
     op_get_rows(vk, &xf->tok_embd, &ids, &x, c->embd_scale);
+    xf_done(xf);
     vk_barrier(vk);
     for (u32 il = 0; il < c->n_layer; il++) {
         XfLayer *L = &xf->layers[il];
-        op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps);
+        i32 l = (i32)il;
+        xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
         vk_barrier(vk);
-        op_matmul(vk, ph, &L->wq, &h, &q);
-        op_matmul(vk, ph, &L->wk, &h, &k);
-        op_matmul(vk, ph, &L->wv, &h, &v);
+        xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &q, &h, 0, 0); op_matmul(vk, ph, &L->wq, &h, &q); xf_done(xf);
+        xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &k, &h, 0, 0); op_matmul(vk, ph, &L->wk, &h, &k); xf_done(xf);
+        xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &v, &h, 0, 0); op_matmul(vk, ph, &L->wv, &h, &v); xf_done(xf);
         vk_barrier(vk);
         if (c->qkv_bias) {
-            op_add_bias(vk, &L->bq, &q); op_add_bias(vk, &L->bk, &k); op_add_bias(vk, &L->bv, &v);
+            xf_op(xf, "bias_q", XT_ATTN, "bias", l, &q, &q, 0, 0); op_add_bias(vk, &L->bq, &q); xf_done(xf);
+            xf_op(xf, "bias_k", XT_ATTN, "bias", l, &k, &k, 0, 0); op_add_bias(vk, &L->bk, &k); xf_done(xf);
+            xf_op(xf, "bias_v", XT_ATTN, "bias", l, &v, &v, 0, 0); op_add_bias(vk, &L->bv, &v); xf_done(xf);
             vk_barrier(vk);
         }
         if (c->qk_norm) {
-            op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps);
-            op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps);
+            xf_op(xf, "q_norm", XT_NORM, "norm", l, &qr, &q, 0, 0); op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps); xf_done(xf);
+            xf_op(xf, "k_norm", XT_NORM, "norm", l, &kr, &k, 0, 0); op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps); xf_done(xf);
             vk_barrier(vk);
         }
         f32 base, fscale;
         model_layer_rope(c, il, &base, &fscale);
-        op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox);
-        op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox);
-        op_kv_store(vk, &v, &xf->pos, &L->v_cache);          /* v is ready: no barrier needed */
+        xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
+        op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
+        op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
+        /* v is ready since the projections: its store needs no barrier after RoPE */
+        xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
         vk_barrier(vk);
-        op_kv_store(vk, &kp, &xf->pos, &L->k_cache);
+        xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
         vk_barrier(vk);
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
+        Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
+        xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
         op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        xf_done(xf);
         vk_barrier(vk);
         if (c->post_norms) {
-            op_matmul(vk, ph, &L->wo, &att, &o);
+            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0); op_matmul(vk, ph, &L->wo, &att, &o); xf_done(xf);
             vk_barrier(vk);
+            xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
             op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
-        } else {
-            op_matmul_acc(vk, ph, &L->wo, &att, &x);         /* x += Wo . att */
+            xf_done(xf);
+        } else {            /* x += Wo . att: the residual add fused into the product's store */
+            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0); op_matmul_acc(vk, ph, &L->wo, &att, &x); xf_done(xf);
         }
         vk_barrier(vk);
-        op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps);
+        xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
         vk_barrier(vk);
-        op_matmul(vk, ph, &L->w_gate, &h, &gate);
-        op_matmul(vk, ph, &L->w_up, &h, &up);
+        xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &gate, &h, 0, 0); op_matmul(vk, ph, &L->w_gate, &h, &gate); xf_done(xf);
+        xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &up, &h, 0, 0); op_matmul(vk, ph, &L->w_up, &h, &up); xf_done(xf);
         vk_barrier(vk);
-        op_glu(vk, &gate, &up, &ff, c->gelu);
+        xf_op(xf, "glu", XT_FFN, "glu", l, &ff, &gate, &up, 0); op_glu(vk, &gate, &up, &ff, c->gelu); xf_done(xf);
         vk_barrier(vk);
         if (c->post_norms) {
-            op_matmul(vk, ph, &L->w_down, &ff, &o);
+            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0); op_matmul(vk, ph, &L->w_down, &ff, &o); xf_done(xf);
             vk_barrier(vk);
+            xf_op(xf, "ffn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
             op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
-        } else {
-            op_matmul_acc(vk, ph, &L->w_down, &ff, &x);      /* x += Wd . ff */
+            xf_done(xf);
+        } else {            /* x += Wd . ff */
+            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &x, &ff, 0, 0); op_matmul_acc(vk, ph, &L->w_down, &ff, &x); xf_done(xf);
         }
         vk_barrier(vk);
     }
-    op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps);
+    xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
     vk_barrier(vk);
     if (c->final_softcap > 0) {
         Tensor zl = xf_rows(&xf->zl, T);
-        op_matmul(vk, ph, &xf->output, &hn, &zl);
+        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &zl, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &zl); xf_done(xf);
         vk_barrier(vk);
-        op_softcap(vk, &zl, &logits, c->final_softcap);
+        xf_op(xf, "softcap", XT_LOGITS, "softcap", -1, &logits, &zl, 0, 0); op_softcap(vk, &zl, &logits, c->final_softcap); xf_done(xf);
     } else {
-        op_matmul(vk, ph, &xf->output, &hn, &logits);
+        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &logits, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &logits); xf_done(xf);
     }
     vk_barrier(vk);
-    op_argmax(vk, &logits, &out_ids);
+    xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0); op_argmax_check(vk, &logits, &out_ids); xf_done(xf);
 }
 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e) {
@@ -255,7 +297,8 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     vk_upload(xf->vk, &idv, tokens);
     u32 pos[2] = { p0, T };
     vk_upload(xf->vk, &xf->pos, pos);
-    if (T == 1) {
+    f64 t0 = xf_debug.profile ? xf_now() : 0;
+    if (T == 1 && !xf->step) {
         /* decode: recorded once per context, replayed per token (only ids and pos change) */
         if (!xf->dec.cmd) vk_rec_init(xf->vk, &xf->dec);
         if (!xf->dec.ready) {
@@ -268,11 +311,30 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     } else {
         vk_begin(xf->vk);
         xf_record(xf, T, p0);
-        xf->n_dispatch_last = xf->vk->n_dispatch;
+        xf->n_dispatch_last = xf->step ? xf->rec_dispatch : xf->vk->n_dispatch;
         vk_submit_wait(xf->vk);
     }
-    if (logits) { Tensor l = xf_rows(&xf->logits, T); vk_download(xf->vk, &l, logits); }
-    if (ids) { Tensor oi = xf_rows(&xf->out_ids, T); vk_download(xf->vk, &oi, ids); }
+    if (xf_debug.profile) xf_profile_after(xf, T, xf_now() - t0);
+    if (logits) {
+        Tensor l = xf_rows(&xf->logits, T);
+        vk_download(xf->vk, &l, logits);
+        u64 nv = xf->cfg->n_vocab;
+        for (u64 i = 0; i < nv * T; i++)
+            if (!isfinite(logits[i]))
+                return err_set(e, EXIT_NUMERIC, "non-finite logit (%s) at position %llu, token %llu: a numeric fault; "
+                               "run again with --check-nan to find the first op that produced it",
+                               isnan(logits[i]) ? "NaN" : "Inf", (unsigned long long)(p0 + i / nv), (unsigned long long)(i % nv));
+    }
+    if (ids) {
+        Tensor oi = xf_rows(&xf->out_ids, T);
+        vk_download(xf->vk, &oi, xf->host_ids);
+        for (u32 t = 0; t < T; t++) {
+            ids[t] = xf->host_ids[2 * t];
+            if (xf->host_ids[2 * t + 1])
+                return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
+                               "a numeric fault; run again with --check-nan to find the first op that produced it", p0 + t);
+        }
+    }
     return true;
 }
 

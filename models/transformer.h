@@ -12,9 +12,76 @@
      xf_free(&xf)
      xf_forward(&xf, tokens, T, p0, logits, ids)      evaluate T tokens at positions p0.. (T <= t_max):
                                                       logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL
-     xf_plan_print(&xf)                               every device buffer and its bytes                */
+     xf_plan_print(&xf)                               every device buffer and its bytes
+   Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
+     xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
+                                                      --trace-warn --check-nan --profile from argv; reads EDGE_INJECT_NAN
+     xf_describe(&xf, vk, model, n_ctx, t_max, act, T, &desc)  runs xf_record without the GPU: every op's
+                                                      kernel and dtypes, and the dtype-chain check
+     xf_tensor_stats(vk, t, &st, scratch)             statistics over exactly t's elements (read back)
+     xf_profile_print(&xf, file)                      the --profile table                               */
 #ifndef EDGE_TRANSFORMER_H
 #define EDGE_TRANSFORMER_H
+
+/* ---- debug options (global: set once at start by edge_main, read by every command) ---- */
+enum {                          /* --trace categories */
+    XT_KERNELS = 1, XT_EMBED = 2, XT_ATTN = 4, XT_FFN = 8, XT_NORM = 16, XT_LOGITS = 32, XT_SAMPLE = 64, XT_ALL = 127
+};
+typedef struct XfRange { u32 lo, hi; } XfRange;   /* inclusive */
+typedef struct XfDebug {
+    u32     trace;              /* XT_* categories traced (0: off); XT_KERNELS alone: kernel lines without statistics */
+    XfRange layers[16];         /* --trace-layers (n_layers 0: every layer) */
+    u32     n_layers;
+    XfRange pos[16];            /* --trace-pos (n_pos 0: every position) */
+    u32     n_pos;
+    f32     warn;               /* --trace-warn: flag |x| > warn (0: off) */
+    bool    check_nan;          /* --check-nan: submit op by op, stop at the first NaN/Inf */
+    bool    profile;            /* --profile: timestamps per op, table at the end */
+    bool    inject;             /* EDGE_INJECT_NAN=OP:LAYER (testing aid) */
+    char    inject_op[32];
+    i32     inject_layer;       /* -1: a non-layer op */
+    Phase   inject_phase;       /* PH_ANY, or only PH_PREFILL / PH_DECODE (OP:LAYER:prefill|decode) */
+} XfDebug;
+extern XfDebug xf_debug;
+
+typedef struct XfStats {
+    u64 n, nan, inf, warn;      /* elements, NaN, Inf, |x| > warn */
+    f64 min, max, sum, maxabs;  /* over the finite elements */
+    u64 amax_row, amax_col;     /* where maxabs is (row = token of the batch, col = index in the row) */
+    u64 bad_row, bad_col;       /* first NaN/Inf */
+} XfStats;
+
+enum { PC_MATMUL, PC_ATTN, PC_NORM, PC_ROPE, PC_ACT, PC_SAMPLE, PC_COPY, PC_COUNT };   /* --profile classes */
+typedef struct XfProfPhase {
+    VkQueryPool pool;
+    u32   n_ops;                /* ops per recording (queries = n_ops + 1) */
+    u8   *op_class;             /* (n_ops) PC_* */
+    u32   n_dispatch;           /* dispatches of one recording, counted op by op */
+    f64   ns[PC_COUNT];         /* GPU time per class */
+    u64   tokens, submits, dispatches;
+    f64   wall_s;
+} XfProfPhase;
+
+/* One op as xf_describe saw it. */
+typedef struct XfDescOp {
+    const char *name;           /* site: attn_q, attention, ffn_down, ... */
+    i32   layer;                /* -1: not in a layer */
+    const KernelInfo *k;
+    i32   kdef;                 /* index into kdefs[] */
+    DType in[8]; u32 n_in;      /* dtypes of the read-only bindings */
+    DType out;                  /* dtype of the op's output tensor */
+    u32   n_dispatch;
+} XfDescOp;
+typedef struct XfWrite {         /* a state region and the dtype the last op wrote it with */
+    const DevArena *a; u32 block; u64 off, bytes; DType dt; const char *by;
+} XfWrite;
+typedef struct XfDesc {
+    XfDescOp *ops; u32 n_ops, cap_ops;
+    XfWrite  *w; u32 n_w, cap_w;
+    u32   n_dispatch;
+    u32   chain_errors;
+    char  chain_msg[512];       /* the first chain error */
+} XfDesc;
 
 typedef struct XfLayer {
     Tensor attn_norm;           /* f32 (n_embd) */
@@ -63,11 +130,30 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
+    /* debug tools (all idle unless xf_debug or describe asks) */
+    bool    dbg;                /* any debug tool active for this recording */
+    bool    step;               /* submit op by op (--trace, --check-nan) */
+    Phase   rec_ph; u32 rec_p0, rec_T;
+    u32     rec_ops, rec_dispatch;   /* ops and dispatches of the recording so far */
+    bool    injected;
+    struct XfOpCur { const char *name; u32 cat; const char *cls; i32 layer; Tensor out; Tensor in[4]; u32 n_in; u32 d0; bool snap; } cur;
+    u8     *dbg_buf, *dbg_snap;  /* readback scratch, dbg_bytes each */
+    u64     dbg_bytes;
+    XfProfPhase prof[2];        /* [0] prefill, [1] decode */
+    VkQueryPool prof_cur;
+    XfDesc *desc;               /* describe mode */
 } Xf;
 
 bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e);
 void xf_free(Xf *xf);
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 void xf_plan_print(const Xf *xf);
+
+bool xf_debug_parse(int *argc, char **argv, Err *e);
+bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d);
+void xf_desc_free(XfDesc *d);
+void xf_tensor_stats(Vk *vk, const Tensor *t, XfStats *st, void *scratch);
+void xf_profile_print(Xf *xf, FILE *f);
 
 #endif

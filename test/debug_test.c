@@ -1,0 +1,224 @@
+/* debug_test.c — the debug tools of models/xf_debug.c: trace statistics cover exactly a
+   tensor's own elements, the dtype chain of every listed model config (both activation
+   dtypes) holds, and --profile counts exactly the dispatches that were recorded.
+   (The NaN injector and --check-nan are driven through the binary: test/cli/debug_*.sh.) */
+
+/* CPU statistics straight from the host copy, written independently of xf_stats_raw. */
+static void dbg_cpu_stats(const f32 *v, u64 n, u64 ne0, f64 *mn, f64 *mx, f64 *sum, f64 *amax, u64 *ar, u64 *ac) {
+    *mn = v[0]; *mx = v[0]; *sum = 0; *amax = fabs(v[0]); *ar = 0; *ac = 0;
+    for (u64 i = 0; i < n; i++) {
+        *sum += v[i];
+        if (v[i] < *mn) *mn = v[i];
+        if (v[i] > *mx) *mx = v[i];
+        if (fabs(v[i]) > *amax) { *amax = fabs(v[i]); *ar = i / ne0; *ac = i % ne0; }
+    }
+}
+
+TEST(trace_stats_cover_exactly_the_tensor_not_its_neighbours) {
+    Vk *vk = test_vk();
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "debug-test", 1 << 16, &e));
+    trng_seed(7);
+    u64 big_ne[1] = { 301 }, ne[2] = { 13, 5 }, ne16[2] = { 7, 3 };
+    Tensor before = vk_tensor(&a, "before", DT_F32, 1, big_ne);
+    Tensor t = vk_tensor(&a, "t", DT_F32, 2, ne);
+    Tensor t16 = vk_tensor(&a, "t16", DT_F16, 2, ne16);
+    Tensor after = vk_tensor(&a, "after", DT_F32, 1, big_ne);
+    f32 huge[301], nanv[301];
+    for (u32 i = 0; i < 301; i++) { huge[i] = (i & 1) ? 1e30f : -1e30f; nanv[i] = NAN; }
+    vk_upload(vk, &before, huge);
+    vk_upload(vk, &after, nanv);
+    f32 x[65]; for (u32 i = 0; i < 65; i++) x[i] = trng_normal() * 3.0f;
+    x[65 - 1] = 1e30f;                    /* the last row (row 4) holds a huge value: a 3-row view must not see it */
+    vk_upload(vk, &t, x);
+    f32 x16[21]; u16 h16[21];
+    for (u32 i = 0; i < 21; i++) { h16[i] = f16_from_f32(trng_normal() * 100.0f); x16[i] = f32_from_f16(h16[i]); }
+    vk_upload(vk, &t16, h16);
+    u8 scratch[4096];
+
+    /* the whole tensor, a view of its first 3 rows (xf_rows), and an odd-length f16 tensor */
+    Tensor v3 = xf_rows(&t, 3);
+    const Tensor *cases[3] = { &t, &v3, &t16 };
+    const f32 *host[3] = { x, x, x16 };
+    for (u32 c = 0; c < 3; c++) {
+        const Tensor *tt = cases[c];
+        XfStats s;
+        xf_tensor_stats(vk, tt, &s, scratch);
+        f64 mn, mx, sum, amax; u64 ar, ac;
+        dbg_cpu_stats(host[c], tt->nelem, tt->ne[0], &mn, &mx, &sum, &amax, &ar, &ac);
+        CHECKF(s.n == tt->nelem, "case %u: %llu elements, tensor has %llu", c, (unsigned long long)s.n, (unsigned long long)tt->nelem);
+        CHECKF(s.nan == 0 && s.inf == 0, "case %u: %llu NaN %llu Inf (the neighbours hold NaN)", c, (unsigned long long)s.nan, (unsigned long long)s.inf);
+        CHECKF(s.min == mn && s.max == mx, "case %u: min %g max %g, CPU %g %g", c, s.min, s.max, mn, mx);
+        CHECKF(fabs(s.sum - sum) <= 1e-9 * (1 + fabs(sum)), "case %u: sum %g, CPU %g", c, s.sum, sum);
+        CHECKF(s.maxabs == amax && s.amax_row == ar && s.amax_col == ac, "case %u: |max| %g at (%llu, %llu), CPU %g at (%llu, %llu)",
+               c, s.maxabs, (unsigned long long)s.amax_row, (unsigned long long)s.amax_col, amax, (unsigned long long)ar, (unsigned long long)ac);
+        if (c > 0) CHECKF(s.maxabs < 1e29, "case %u: |max| %g comes from outside the tensor's rows", c, s.maxabs);
+    }
+    /* the same statistics see the huge value when the 5th row is part of the tensor */
+    XfStats s;
+    Tensor v5 = xf_rows(&t, 5);
+    xf_tensor_stats(vk, &v5, &s, scratch);
+    CHECK(s.maxabs == 1e30f && s.amax_row == 4 && s.amax_col == 12);
+    /* and count NaN when the tensor itself holds them */
+    xf_tensor_stats(vk, &after, &s, scratch);
+    CHECK(s.nan == 301 && s.n == 301);
+    vk_arena_free(&a);
+}
+
+/* A ModelConfig and weights (no data) for a models.def row: enough for describe mode. */
+typedef struct DbgModel { Model m; GgufTensor *t; u32 n_t; ModelLayer *layers; } DbgModel;
+
+static const GgufTensor *dbg_w(DbgModel *d, u32 type, u64 ne0, u64 ne1) {
+    GgufTensor *g = &d->t[d->n_t++];
+    memset(g, 0, sizeof *g);
+    g->name = (GgufStr){ "w", 1 };
+    g->ndim = ne1 > 1 ? 2 : 1; g->ne[0] = ne0; g->ne[1] = ne1; g->ne[2] = g->ne[3] = 1;
+    g->type = type; g->nelem = ne0 * ne1;
+    return g;
+}
+
+static void dbg_model(DbgModel *d, const ModelEntry *r) {
+    memset(d, 0, sizeof *d);
+    ModelConfig *c = &d->m.cfg;
+    bool gemma = r->arch == ARCH_GEMMA2 || r->arch == ARCH_GEMMA3;
+    c->id = (ModelId)(r - model_table); c->name = r->name; c->arch = r->arch;
+    c->n_vocab = r->n_vocab; c->n_embd = r->n_embd; c->n_layer = r->n_layer; c->n_head = r->n_head; c->n_head_kv = r->n_head_kv;
+    c->head_dim = r->head_dim; c->n_ff = r->n_ff; c->rope_dim = r->rope_dim; c->n_ctx = r->ctx; c->eps = r->eps;
+    c->rope_neox = r->arch != ARCH_LLAMA; c->qkv_bias = r->arch == ARCH_QWEN2; c->qk_norm = r->arch == ARCH_GEMMA3;
+    c->post_norms = gemma; c->gelu = gemma; c->tied_output = r->arch != ARCH_LLAMA;
+    c->embd_scale = 1; c->attn_scale = 1; c->attn_softcap = r->attn_softcap; c->final_softcap = r->final_softcap;
+    c->swa_window = r->swa_window; c->swa_period = r->swa_window ? (r->arch == ARCH_GEMMA2 ? 2 : 6) : 0;
+    c->rope_base = r->rope_base; c->rope_base_swa = r->rope_base_swa ? r->rope_base_swa : r->rope_base;
+    c->rope_swa_own_base = r->arch == ARCH_GEMMA3; c->freq_scale = 1;
+    d->t = calloc(8 + 16 * (u64)c->n_layer, sizeof *d->t);
+    d->layers = calloc(c->n_layer, sizeof *d->layers);
+    u32 E = c->n_embd, qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim, F = c->n_ff;
+    /* matrices: q8_0 where every row length is a whole number of blocks, else f16 */
+    u32 mt = E % 32 == 0 && qd % 32 == 0 && F % 32 == 0 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
+    ModelWeights *w = &d->m.w;
+    w->tok_embd = dbg_w(d, E % 256 == 0 ? GGML_TYPE_Q6_K : mt, E, c->n_vocab);
+    w->output_norm = dbg_w(d, GGML_TYPE_F32, E, 1);
+    w->output = c->tied_output ? w->tok_embd : dbg_w(d, mt, E, c->n_vocab);
+    w->layers = d->layers;
+    for (u32 il = 0; il < c->n_layer; il++) {
+        ModelLayer *L = &d->layers[il];
+        L->attn_norm = dbg_w(d, GGML_TYPE_F32, E, 1);
+        L->wq = dbg_w(d, mt, E, qd); L->wk = dbg_w(d, mt, E, kvd); L->wv = dbg_w(d, mt, E, kvd);
+        if (c->qkv_bias) { L->bq = dbg_w(d, GGML_TYPE_F32, qd, 1); L->bk = dbg_w(d, GGML_TYPE_F32, kvd, 1); L->bv = dbg_w(d, GGML_TYPE_F32, kvd, 1); }
+        if (c->qk_norm) { L->q_norm = dbg_w(d, GGML_TYPE_F32, c->head_dim, 1); L->k_norm = dbg_w(d, GGML_TYPE_F32, c->head_dim, 1); }
+        L->wo = dbg_w(d, mt, qd, E);
+        if (c->post_norms) { L->post_attn_norm = dbg_w(d, GGML_TYPE_F32, E, 1); L->post_ffn_norm = dbg_w(d, GGML_TYPE_F32, E, 1); }
+        L->ffn_norm = dbg_w(d, GGML_TYPE_F32, E, 1);
+        L->w_gate = dbg_w(d, mt, E, F); L->w_up = dbg_w(d, mt, E, F); L->w_down = dbg_w(d, mt, F, E);
+    }
+}
+
+/* One describe run with die() trapped (its own frame: setjmp leaves the caller's loop variables alone). */
+static __attribute__((noinline)) u32 dbg_describe_one(Vk *vk, const Model *m, u32 r, DType act, u32 T) {
+    static Xf xf; static XfDesc desc;
+    static bool ok;
+    int code = 0;
+    bool died = EXPECT_DIE(&code, ok = xf_describe(&xf, vk, m, 128, 16, act, T, &desc));
+    CHECKF(!died, "%s act %s: %s", model_table[r].name, dtype_name[act], die_trap_msg);
+    if (died) return 0;
+    CHECKF(ok, "%s act %s %s: %s", model_table[r].name, dtype_name[act], T == 1 ? "decode" : "prefill", desc.chain_msg);
+    CHECKF(desc.n_ops > 10 * model_table[r].n_layer, "%s: %u ops", model_table[r].name, desc.n_ops);
+    xf_desc_free(&desc); xf_free(&xf);
+    return 1;
+}
+
+static Vk dbg_vk;   /* a device-less Vk: describe mode needs only capabilities */
+
+TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
+    Vk *vk = &dbg_vk;
+    memset(vk, 0, sizeof *vk);
+    vk->caps.f16_arith = vk->caps.storage16 = vk->caps.int8_arith = true;
+    vk->caps.subgroup_ops = ~0u; vk->caps.max_push = 256; vk->caps.min_offset_align = 64;
+    vk->caps.max_storage_range = 1u << 27; vk->caps.max_alloc = 1ull << 31;
+    vk->caps.max_shared = 32768; vk->caps.max_wg_invocations = 1024;
+    vk->caps.max_wg_size[0] = vk->caps.max_wg_size[1] = vk->caps.max_wg_size[2] = 1024;
+    vk->caps.subgroup_size = 32;
+    u32 checked = 0;
+    for (u32 r = 0; r < MODEL_COUNT; r++) {
+        DbgModel d; dbg_model(&d, &model_table[r]);
+        for (int a = 0; a < 2; a++) {
+            DType act = a ? DT_F16 : DT_F32;
+            for (int ph = 0; ph < 2; ph++) checked += dbg_describe_one(vk, &d.m, r, act, ph ? 1 : 16);
+        }
+        free(d.t); free(d.layers);
+    }
+    CHECK(checked == 4 * MODEL_COUNT);
+
+    /* the check can fail: a tensor written as f16 and read as f32 */
+    Xf xf; memset(&xf, 0, sizeof xf);
+    XfDesc desc; memset(&desc, 0, sizeof desc);
+    DevArena sa; vk_arena_plan(vk, &sa, "state");
+    u64 ne[1] = { 64 };
+    Tensor h16 = vk_tensor(&sa, "h", DT_F16, 1, ne), h32 = h16;
+    h32.dtype = DT_F32; h32.nbytes = 256;
+    Tensor b = vk_tensor(&sa, "b", DT_F32, 1, ne), y = vk_tensor(&sa, "y", DT_F32, 1, ne);
+    xf.vk = vk; xf.desc = &desc; xf.cur.name = "test";
+    xf_chain_write(&desc, &h16, "writer");
+    xf_chain_write(&desc, &b, "writer");
+    VkPipe p = { .k = &kernel_table[vk_kernel_find("add_f32")] };
+    const Tensor *ts[3] = { &h32, &b, &y };
+    xf_chain_cb(&xf, &p, ts, 3);
+    CHECKF(desc.chain_errors == 1 && strstr(desc.chain_msg, "reads 'h' as f32, but op 'writer' wrote it as f16"), "%s", desc.chain_msg);
+    xf_desc_free(&desc);
+}
+
+static f64 dbg_share_sum(const char *text, const char *phase, u32 *disp) {
+    const char *p = strstr(text, phase);
+    if (!p) return -1;
+    *disp = 0;
+    const char *dp = strstr(p, " dispatches per ");
+    if (dp) { const char *q = dp; while (q > p && q[-1] >= '0' && q[-1] <= '9') q--; *disp = (u32)strtoul(q, 0, 10); }
+    f64 sum = 0;
+    const char *line = strchr(p + 1, '\n');
+    while (line && !strncmp(line + 1, "  class ", 8)) {
+        const char *end = strchr(line + 1, '\n');
+        const char *pc = strchr(line + 1, '%');
+        if (!pc || (end && pc > end)) break;
+        const char *q = pc; while (q > line && q[-1] != ' ') q--;
+        sum += strtod(q, 0);
+        line = end;
+    }
+    return sum;
+}
+
+TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
+    (void)test_vk();
+    Arena ar; arena_init(&ar, "profile-test", 64 << 20);
+    Model m; Err e;
+    REQUIRE(model_open(&m, 0, false, &ar, &e));
+    XfDebug saved = xf_debug;
+    memset(&xf_debug, 0, sizeof xf_debug);
+    xf_debug.profile = true;
+    Engine g;
+    REQUIRE(eng_open(&g, &m, ENG_GPU, 32, DT_F32, &e));
+    i32 toks[5] = { 1, 403, 407, 261, 378 };
+    REQUIRE(eng_feed(&g, toks, 5, 0, &e));
+    u32 pre = g.xf.n_dispatch_last;
+    i32 next = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+    for (int i = 0; i < 4; i++) REQUIRE(eng_step_argmax(&g, next, &next, &e));
+    CHECKF(g.xf.prof[0].n_dispatch == pre, "prefill: profile counted %u dispatches, the recording had %u", g.xf.prof[0].n_dispatch, pre);
+    CHECKF(g.xf.prof[1].n_dispatch == g.xf.dec.n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.prof[1].n_dispatch, g.xf.dec.n_dispatch);
+    CHECK(g.xf.prof[1].tokens == 4 && g.xf.prof[0].tokens == 5);
+    char *text = 0; size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    xf_profile_print(&g.xf, f);
+    fclose(f);
+    if (g.vk.caps.timestamps) {
+        u32 dp = 0, dd = 0;
+        f64 sp = dbg_share_sum(text, "\nprefill:", &dp), sd = dbg_share_sum(text, "\ndecode:", &dd);
+        CHECKF(fabs(sp - 100) <= 1 && fabs(sd - 100) <= 1, "shares add up to %g%% (prefill) and %g%% (decode):\n%s", sp, sd, text);
+        CHECKF(dd == g.xf.dec.n_dispatch, "the table says %u dispatches per token, the recording has %u:\n%s", dd, g.xf.dec.n_dispatch, text);
+    } else CHECK(strstr(text, "does not support timestamps") != 0);
+    free(text);
+    /* eng_close prints the table to stderr; keep the test output short */
+    xf_debug.profile = false;
+    eng_close(&g);
+    xf_debug = saved;
+    model_close(&m);
+    arena_free(&ar);
+}
