@@ -35,6 +35,8 @@
 #include "models/reference.h"
 #include "models/transformer.h"
 #include "models/engine.h"
+#include "models/sampler.h"
+#include "cli/json.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -58,6 +60,9 @@ typedef struct Command {
 #include "models/reference.c"
 #include "models/transformer.c"
 #include "models/engine.c"
+#include "models/sampler.c"
+#include "cli/json.c"
+#include "cli/run.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -65,6 +70,7 @@ static int cmd_version(int argc, char **argv);
 
 static const Command edge_commands[] = {
     { "help",    cmd_help,    "this text" },
+    RUN_COMMANDS
     { "version", cmd_version, "version and git hash" },
     VK_COMMANDS
     GGUF_COMMANDS
@@ -83,20 +89,25 @@ static int cmd_version(int argc, char **argv) {
 static int cmd_help(int argc, char **argv) {
     (void)argc; (void)argv;
     out("edge %s — LLM inference on Vulkan GPUs, and the board's factory acceptance test\n\n"
-        "usage: edge <command> [options]\n\ncommands:\n", EDGE_VERSION);
+        "usage: edge [options]          generate (the run command; prompts on stdin or -p)\n"
+        "       edge <command> [options]\n\ncommands:\n", EDGE_VERSION);
     for (u32 i = 0; i < ARRAY_COUNT(edge_commands); i++)
         out("  %-12s %s\n", edge_commands[i].name, edge_commands[i].summary);
+    out("\n");
+    run_print_help();
     out("\nexit codes:\n"
-        "  0 success   1 usage error   2 model file error   3 device error\n"
-        "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n");
+        "  0 success (all prompts answered; also when stdout was closed early)   1 usage error\n"
+        "  2 model file error   3 device error   4 numeric fault (NaN/Inf in logits)\n"
+        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n");
     return EXIT_OK;
 }
 
 static int edge_main(int argc, char **argv) {
-    if (argc < 2) return cmd_help(argc, argv);
+    if (argc < 2) return run_main(argc, argv);
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h")) return cmd_help(argc - 1, argv + 1);
     if (!strcmp(c, "--version")) return cmd_version(argc - 1, argv + 1);
+    if (c[0] == '-') return run_main(argc, argv);           /* edge [options]: the run command */
     for (u32 i = 0; i < ARRAY_COUNT(edge_commands); i++)
         if (!strcmp(c, edge_commands[i].name)) return edge_commands[i].fn(argc - 1, argv + 1);
     errf("edge: unknown command '%s' (see edge --help)\n", c);
