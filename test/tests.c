@@ -12,6 +12,8 @@
 #include "matmul_test.c"
 #include "attn_test.c"
 #include "reference_test.c"
+#include "json_test.c"
+#include "sampler_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
