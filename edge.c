@@ -95,10 +95,8 @@ static int cmd_help(int argc, char **argv) {
         out("  %-12s %s\n", edge_commands[i].name, edge_commands[i].summary);
     out("\n");
     run_print_help();
-    out("\nexit codes:\n"
-        "  0 success (all prompts answered; also when stdout was closed early)   1 usage error\n"
-        "  2 model file error   3 device error   4 numeric fault (NaN/Inf in logits)\n"
-        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n");
+    out("\n");
+    run_print_exit_codes();
     return EXIT_OK;
 }
 

@@ -17,7 +17,7 @@
    readback), otherwise the logits row through the sampler -> stop on an end-of-generation
    token, -n, a stop string (held back, never printed), a full context, or SIGINT.
 
-   API: run_main(argc, argv) (argv[0] is the command name or "edge"); run_print_help(). */
+   API: run_main(argc, argv) (argv[0] is the command name or "edge"); run_print_help(); run_print_exit_codes(). */
 
 #include <signal.h>
 #include <unistd.h>
@@ -175,6 +175,13 @@ void run_print_help(void) {
         RUN_DEFAULT_CTX, EDGE_RUN_MAX_STOPS);
 }
 
+void run_print_exit_codes(void) {
+    out("exit codes:\n"
+        "  0 success (all prompts answered; also when stdout was closed early)   1 usage error\n"
+        "  2 model file error   3 device error   4 numeric fault (NaN/Inf in logits)\n"
+        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n");
+}
+
 static int run_usage(const char *fmt, const char *a, const char *b) {
     char m[512];
     fmt_buf(m, sizeof m, fmt, a, b);
@@ -236,7 +243,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
     o->backend = ENG_GPU; o->act = DT_COUNT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); return EXIT_OK; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
         if (!strcmp(a, "--raw")) { o->raw = true; continue; }
         if (!strcmp(a, "--chat")) { o->chat = true; continue; }
         if (!strcmp(a, "--truncate")) { o->truncate = true; continue; }

@@ -14,6 +14,7 @@
 #include "reference_test.c"
 #include "json_test.c"
 #include "sampler_test.c"
+#include "run_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
