@@ -36,6 +36,8 @@
 #include "models/reference.h"
 #include "models/transformer.h"
 #include "models/engine.h"
+#include "models/sampler.h"
+#include "cli/json.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -61,6 +63,9 @@ typedef struct Command {
 #include "models/engine.c"
 #include "models/xf_debug.c"
 #include "cli/bench.c"
+#include "models/sampler.c"
+#include "cli/json.c"
+#include "cli/run.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -68,6 +73,7 @@ static int cmd_version(int argc, char **argv);
 
 static const Command edge_commands[] = {
     { "help",    cmd_help,    "this text" },
+    RUN_COMMANDS
     { "version", cmd_version, "version and git hash" },
     VK_COMMANDS
     GGUF_COMMANDS
@@ -88,9 +94,12 @@ static int cmd_version(int argc, char **argv) {
 static int cmd_help(int argc, char **argv) {
     (void)argc; (void)argv;
     out("edge %s — LLM inference on Vulkan GPUs, and the board's factory acceptance test\n\n"
-        "usage: edge <command> [options]\n\ncommands:\n", EDGE_VERSION);
+        "usage: edge [options]          generate (the run command; prompts on stdin or -p)\n"
+        "       edge <command> [options]\n\ncommands:\n", EDGE_VERSION);
     for (u32 i = 0; i < ARRAY_COUNT(edge_commands); i++)
         out("  %-12s %s\n", edge_commands[i].name, edge_commands[i].summary);
+    out("\n");
+    run_print_help();
     out("\ndebug options (any command that runs the GPU forward pass):\n"
         "  --trace[=CATS]      per op on stderr: phase, layer, op, kernel (WGSL file:entry), dtypes, shape and\n"
         "                      statistics over exactly the output's elements (min max mean |max|@(pos, dim) NaN Inf);\n"
@@ -105,19 +114,19 @@ static int cmd_help(int argc, char **argv) {
         "                      dispatches per token, tokens per second\n"
         "  (NaN/Inf in the final logits always exits 4.) Testing aid: EDGE_INJECT_NAN=OP:LAYER[:prefill|decode] writes a\n"
         "  NaN into that op's output (OP: embed norm matmul rope kv attn add glu ffn logits softcap, or a site name; LAYER: n or -)\n");
-    out("\nexit codes:\n"
-        "  0 success   1 usage error   2 model file error   3 device error\n"
-        "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n");
+    out("\n");
+    run_print_exit_codes();
     return EXIT_OK;
 }
 
 static int edge_main(int argc, char **argv) {
     Err e = {0};
     if (!xf_debug_parse(&argc, argv, &e)) { errf("edge: %s\n", e.msg); return e.code; }
-    if (argc < 2) return cmd_help(argc, argv);
+    if (argc < 2) return run_main(argc, argv);
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h")) return cmd_help(argc - 1, argv + 1);
     if (!strcmp(c, "--version")) return cmd_version(argc - 1, argv + 1);
+    if (c[0] == '-') return run_main(argc, argv);           /* edge [options]: the run command */
     for (u32 i = 0; i < ARRAY_COUNT(edge_commands); i++)
         if (!strcmp(c, edge_commands[i].name)) return edge_commands[i].fn(argc - 1, argv + 1);
     errf("edge: unknown command '%s' (see edge --help)\n", c);

@@ -19,6 +19,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
     }
     if (!vk_init(&g->vk, e)) { eng_close(g); return false; }
     g->vk_up = true;
+    if (act == DT_COUNT) act = g->vk.caps.f16_arith ? DT_F16 : DT_F32;   /* default: f16 where the device has it */
     u32 t_max = MIN(n_ctx, EDGE_PREFILL_BATCH);
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
     g->xf_up = true;

@@ -3,7 +3,8 @@
    the factory test) drive a model through this, never through a backend directly.
 
    API:
-     eng_open(&g, model, backend, n_ctx, act, err)   backend ENG_REF or ENG_GPU; act DT_F32/DT_F16 (GPU)
+     eng_open(&g, model, backend, n_ctx, act, err)   backend ENG_REF or ENG_GPU; act DT_F32/DT_F16 (GPU),
+                                                     DT_COUNT: f16 where the device has shaderFloat16
      eng_close(&g)
      eng_reset(&g)                                   empty context (position 0)
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;

@@ -15,6 +15,9 @@
 #include "gpu_test.c"
 #include "profile_test.c"
 #include "debug_test.c"
+#include "json_test.c"
+#include "sampler_test.c"
+#include "run_test.c"
 
 /* keep last */
 #include "zz_final_test.c"

@@ -1,0 +1,877 @@
+/* run.c — the generation command, the one people pipe into: `edge [options]` or `edge run
+   [options]`. Prompts come from -p or stdin (modes line, all, nul, jsonl; an interactive loop on
+   a terminal); completions are streamed to stdout per token, each followed by a separator;
+   everything else (diagnostics, timings) goes to stderr. docs/usage.md is the user's manual.
+
+   Why: shell scripts drive edge. They need predictable bytes (seeded sampling, greedy equal to
+   the golden fixtures), errors that name the prompt and continue with the next one, exit codes
+   they can branch on, and a process that can answer thousands of prompts in flat memory.
+
+   Memory: every buffer is sized once at start from the context and EDGE_RUN_MAX_PROMPT_BYTES
+   (one "run buffers" arena); the Engine is opened once and eng_reset between prompts; a
+   JSON line is parsed in a scratch arena that is reset per line. Nothing grows per prompt.
+
+   Flow per prompt: read a record -> replace invalid UTF-8 -> chat template (cfg.chat unless
+   --raw) -> tokenize (BOS as the vocabulary says) -> fit the context (--truncate keeps the end)
+   -> prefill (eng_feed) -> decode: greedy on the GPU through eng_step_argmax (the id is the only
+   readback), otherwise the logits row through the sampler -> stop on an end-of-generation
+   token, -n, a stop string (held back, never printed), a full context, or SIGINT.
+
+   API: run_main(argc, argv) (argv[0] is the command name or "edge"); run_print_help(); run_print_exit_codes(). */
+
+#include <signal.h>
+#include <unistd.h>
+#include <errno.h>
+#include <time.h>
+
+#ifndef EDGE_RUN_MAX_PROMPT_BYTES
+#define EDGE_RUN_MAX_PROMPT_BYTES (128u << 10)  /* bytes: longest prompt record (longer: reported, or its end kept with --truncate) */
+#endif
+#ifndef EDGE_RUN_MAX_STOPS
+#define EDGE_RUN_MAX_STOPS 16                   /* stop strings per request */
+#endif
+#ifndef EDGE_RUN_MAX_TURNS
+#define EDGE_RUN_MAX_TURNS 256                  /* turns of a --chat conversation */
+#endif
+#define RUN_DEFAULT_CTX 4096                    /* tokens: -c default, capped by the model's limit */
+#define EXIT_INTERRUPTED 130
+
+typedef enum RunInput { RUN_IN_LINE, RUN_IN_ALL, RUN_IN_NUL, RUN_IN_JSONL, RUN_IN_TTY, RUN_IN_PROMPT } RunInput;
+typedef enum RunStop { RUN_STOP_EOS, RUN_STOP_LENGTH, RUN_STOP_STRING, RUN_STOP_CONTEXT, RUN_STOP_ERROR, RUN_STOP_INTERRUPT } RunStop;
+static const char *const run_stop_names[] = { "eos", "length", "stop", "context", "error", "interrupted" };
+
+typedef struct RunOpts {
+    const char *model, *prompt, *system;
+    char        sep[64];
+    u32         sep_len;
+    bool        sep_set;
+    RunInput    input;
+    bool        input_set;
+    i64         n_predict;
+    u32         n_ctx;              /* 0: default */
+    SampParams  sp;
+    const char *stops[EDGE_RUN_MAX_STOPS];
+    u32         n_stops;
+    bool        raw, chat, truncate, allow_unlisted, no_special, quiet, verbose;
+    EngBackend  backend;
+    DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
+} RunOpts;
+
+/* One prompt and its settings (a JSON line may override the command line's). */
+typedef struct RunReq {
+    const char *text;
+    u64         len;
+    const char *system;
+    i64         max_tokens;
+    SampParams  sp;
+    const char *stops[EDGE_RUN_MAX_STOPS];
+    u32         stop_len[EDGE_RUN_MAX_STOPS];
+    u32         n_stops;
+} RunReq;
+
+typedef struct RunResult {
+    u32     n_prompt, n_gen;
+    RunStop stop;
+    f64     prefill_ms, decode_ms;
+    char    err[512];
+} RunResult;
+
+typedef struct RunReader {
+    int  fd;
+    u8   buf[1 << 16];
+    u32  at, n;
+    bool eof;
+} RunReader;
+
+typedef struct Run {
+    RunOpts    o;
+    Arena      a;               /* model and tokenizer tables */
+    Arena      bufs;            /* every per-run buffer, sized at start */
+    Arena      scratch;         /* JSON parse, reset per line */
+    Model      m;
+    bool       m_up, g_up;
+    Tokenizer *tok;
+    Engine     g;
+    Sampler    samp;
+    u32        n_ctx, max_piece;
+    char      *rec;   u64 rec_cap;      /* (rec_cap+1) raw record */
+    char      *clean; u64 clean_cap;    /* (3*rec_cap+1) the prompt with U+FFFD for invalid bytes */
+    char      *rend;  u64 rend_cap;     /* rendered (templated) prompt */
+    i32       *toks;  u32 toks_cap;     /* prompt tokens */
+    i32       *kv;    u32 n_kv;         /* tokens held by the engine (--chat reuses a matching prefix) */
+    char      *text;  u64 text_cap, text_n, printed;   /* the completion */
+    char      *jout;  u64 jout_cap;     /* one JSON output line */
+    char      *conv;  u64 conv_cap, conv_n;            /* --chat: the turns' texts */
+    ChatTurn   turns[EDGE_RUN_MAX_TURNS];
+    u32        n_turns;
+    u32        n_failed, n_answered;
+    bool       numeric, pipe_closed;
+    RunReader  rd;
+} Run;
+
+static volatile sig_atomic_t run_interrupted;
+
+static void run_on_sigint(int sig) { (void)sig; run_interrupted = 1; signal(SIGINT, SIG_DFL); }
+
+static f64 run_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (f64)ts.tv_sec * 1e3 + (f64)ts.tv_nsec / 1e6;
+}
+
+static u64 run_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256]; u64 kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) { kib = strtoull(line + 6, 0, 10); break; }
+    fclose(f);
+    return kib;
+}
+
+/* stdout, unbuffered; a closed pipe ends the run quietly. */
+static void run_write(Run *r, const char *s, u64 n) {
+    while (n && !r->pipe_closed) {
+        ssize_t k = write(1, s, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { r->pipe_closed = true; return; }
+        s += k; n -= (u64)k;
+    }
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+void run_print_help(void) {
+    out("generation (the default command): edge [options]   or   edge run [options]\n"
+        "  prompts from -p or stdin; completions to stdout, diagnostics to stderr\n"
+        "  -m, --model FILE        GGUF model (default: the embedded stories260K)\n"
+        "  -p, --prompt TEXT       one prompt; stdin is not read\n"
+        "  --input MODE            line | all | nul | jsonl (default: line; a terminal gets an interactive loop)\n"
+        "  --sep TEXT              written after each completion; escapes \\n \\t \\0 \\\\ \\xHH\n"
+        "                          (default: \"\\n\\n\" line, \"\\0\" nul, \"\\n\" all, -p and interactive)\n"
+        "  -n, --max-tokens N      tokens to generate at most (default 256)\n"
+        "  -c, --ctx N             context in tokens (default: min(model limit, %u))\n"
+        "  --temp T                temperature; 0 = greedy (default 0.8)\n"
+        "  --top-k K               keep the K most likely tokens; 0 = off (default 40)\n"
+        "  --top-p P               nucleus sampling; 1 = off (default 0.95)\n"
+        "  --min-p P               drop tokens below P x the best probability; 0 = off (default 0.05)\n"
+        "  --repeat-penalty X      penalty on the last --repeat-last-n tokens; 1 = off (default 1.0)\n"
+        "  --repeat-last-n N       tokens the penalty looks back (default 64)\n"
+        "  --seed S                PRNG seed, reset for every prompt (default 0: runs are reproducible)\n"
+        "  --stop TEXT             stop when TEXT is generated; not printed; repeatable (at most %u)\n"
+        "  --system TEXT           system message for the chat template\n"
+        "  --raw                   no chat template: the prompt text is fed as it is\n"
+        "  --chat                  keep one multi-turn conversation across inputs (default: each prompt starts empty)\n"
+        "  --truncate              keep the end of a prompt that does not fit (default: report it and go on)\n"
+        "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
+        "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
+        "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
+        "  --device N              Vulkan physical device (sets EDGE_DEVICE)\n"
+        "  --allow-unlisted        load a GGUF that is not in config/models.def (developer option)\n"
+        "  -q, --quiet             no diagnostics or timings on stderr (errors still print)\n"
+        "  -v, --verbose           per-prompt timings and resident memory on stderr\n"
+        "  -h, --help              this text\n"
+        "  JSON lines (--input jsonl): {\"prompt\":..., \"system\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\",\n"
+        "  \"min_p\", \"seed\", \"stop\" (string or array), \"id\"} -> {\"id\", \"text\", \"tokens\", \"stop_reason\", timings}\n",
+        RUN_DEFAULT_CTX, EDGE_RUN_MAX_STOPS);
+}
+
+void run_print_exit_codes(void) {
+    out("exit codes:\n"
+        "  0 success (all prompts answered; also when stdout was closed early)   1 usage error\n"
+        "  2 model file error   3 device error   4 numeric fault (NaN/Inf in logits)\n"
+        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n");
+}
+
+static int run_usage(const char *fmt, const char *a, const char *b) {
+    char m[512];
+    fmt_buf(m, sizeof m, fmt, a, b);
+    errf("edge: %s (see edge --help)\n", m);
+    return EXIT_USAGE;
+}
+
+static bool run_parse_i64(const char *s, i64 lo, i64 hi, i64 *v) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || errno || x < lo || x > hi) return false;
+    *v = x;
+    return true;
+}
+
+static bool run_parse_f32(const char *s, f64 lo, f64 hi, f32 *v) {
+    char *end;
+    f64 x = strtod(s, &end);
+    if (!*s || *end || !(x >= lo && x <= hi)) return false;
+    *v = (f32)x;
+    return true;
+}
+
+static bool run_parse_sep(const char *s, char *o, u32 cap, u32 *n) {
+    u32 k = 0;
+    for (; *s; s++) {
+        if (k >= cap) return false;
+        if (*s != '\\') { o[k++] = *s; continue; }
+        s++;
+        switch (*s) {
+        case 'n': o[k++] = '\n'; break;  case 't': o[k++] = '\t'; break;
+        case 'r': o[k++] = '\r'; break;  case '0': o[k++] = 0; break;
+        case '\\': o[k++] = '\\'; break;
+        case 'x': {
+            int v = 0;
+            for (int j = 0; j < 2; j++) {
+                char c = *++s;
+                if (c >= '0' && c <= '9') v = v * 16 + (c - '0');
+                else if (c >= 'a' && c <= 'f') v = v * 16 + (c - 'a' + 10);
+                else if (c >= 'A' && c <= 'F') v = v * 16 + (c - 'A' + 10);
+                else return false;
+            }
+            o[k++] = (char)v; break;
+        }
+        default: return false;
+        }
+    }
+    *n = k;
+    return true;
+}
+
+/* Returns -1 when parsed, else an exit code (0 for --help). */
+static int run_parse_args(RunOpts *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->n_predict = 256;
+    o->sp = (SampParams){ .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f,
+                          .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0 };
+    o->backend = ENG_GPU; o->act = DT_COUNT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
+        if (!strcmp(a, "--raw")) { o->raw = true; continue; }
+        if (!strcmp(a, "--chat")) { o->chat = true; continue; }
+        if (!strcmp(a, "--truncate")) { o->truncate = true; continue; }
+        if (!strcmp(a, "--allow-unlisted")) { o->allow_unlisted = true; continue; }
+        if (!strcmp(a, "--no-special")) { o->no_special = true; continue; }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { o->quiet = true; continue; }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = true; continue; }
+        static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
+            "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+            "--stop", "--system", "--backend", "--act", "--device" };
+        bool known = false;
+        for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
+        if (!known) return run_usage("unknown option '%s'%s", a, "");
+        if (i + 1 >= argc) return run_usage("%s needs a value%s", a, "");
+        const char *v = argv[++i];
+        i64 x; f32 f;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
+        else if (!strcmp(a, "--system")) o->system = v;
+        else if (!strcmp(a, "--input")) {
+            o->input_set = true;
+            if (!strcmp(v, "line")) o->input = RUN_IN_LINE;
+            else if (!strcmp(v, "all")) o->input = RUN_IN_ALL;
+            else if (!strcmp(v, "nul")) o->input = RUN_IN_NUL;
+            else if (!strcmp(v, "jsonl")) o->input = RUN_IN_JSONL;
+            else return run_usage("--input '%s': want line, all, nul or jsonl%s", v, "");
+        } else if (!strcmp(a, "--sep")) {
+            if (!run_parse_sep(v, o->sep, sizeof o->sep, &o->sep_len))
+                return run_usage("--sep '%s': bad escape or longer than 64 bytes%s", v, "");
+            o->sep_set = true;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--max-tokens")) {
+            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 0..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            o->n_predict = x;
+        } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
+            if (!run_parse_i64(v, 1, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 1..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            o->n_ctx = (u32)x;
+        } else if (!strcmp(a, "--temp")) {
+            if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
+            o->sp.temp = f;
+        } else if (!strcmp(a, "--top-k")) {
+            if (!run_parse_i64(v, 0, 1 << 30, &x)) return run_usage("--top-k '%s': want 0 or more%s", v, "");
+            o->sp.top_k = (u32)x;
+        } else if (!strcmp(a, "--top-p")) {
+            if (!run_parse_f32(v, 0, 1, &f) || f <= 0) return run_usage("--top-p '%s': want 0 < P <= 1%s", v, "");
+            o->sp.top_p = f;
+        } else if (!strcmp(a, "--min-p")) {
+            if (!run_parse_f32(v, 0, 1, &f)) return run_usage("--min-p '%s': want 0..1%s", v, "");
+            o->sp.min_p = f;
+        } else if (!strcmp(a, "--repeat-penalty")) {
+            if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
+            o->sp.repeat_penalty = f;
+        } else if (!strcmp(a, "--repeat-last-n")) {
+            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("--repeat-last-n '%s': want 0..EDGE_MAX_CTX%s", v, "");
+            o->sp.repeat_last_n = (u32)x;
+        } else if (!strcmp(a, "--seed")) {
+            char *end; errno = 0;
+            unsigned long long s = strtoull(v, &end, 10);
+            if (!*v || *end || errno || *v == '-') return run_usage("--seed '%s': want 0..2^64-1%s", v, "");
+            o->sp.seed = s;
+        } else if (!strcmp(a, "--stop")) {
+            if (o->n_stops >= EDGE_RUN_MAX_STOPS) return run_usage("more than %s --stop strings%s", STR(EDGE_RUN_MAX_STOPS), "");
+            if (!*v) return run_usage("--stop wants a non-empty text%s%s", "", "");
+            o->stops[o->n_stops++] = v;
+        } else if (!strcmp(a, "--backend")) {
+            if (!strcmp(v, "gpu")) o->backend = ENG_GPU;
+            else if (!strcmp(v, "ref")) o->backend = ENG_REF;
+            else return run_usage("--backend '%s': want gpu or ref%s", v, "");
+        } else if (!strcmp(a, "--act")) {
+            if (!strcmp(v, "f16")) o->act = DT_F16;
+            else if (!strcmp(v, "f32")) o->act = DT_F32;
+            else return run_usage("--act '%s': want f16 or f32%s", v, "");
+        } else if (!strcmp(a, "--device")) {
+            if (!run_parse_i64(v, 0, 255, &x)) return run_usage("--device '%s': want 0..255%s", v, "");
+            setenv("EDGE_DEVICE", v, 1);
+        }
+    }
+    if (o->prompt && o->input_set) return run_usage("-p and --input exclude each other%s%s", "", "");
+    if (o->prompt) o->input = RUN_IN_PROMPT;
+    else if (!o->input_set && isatty(0)) o->input = RUN_IN_TTY;
+    if (!o->sep_set) {
+        const char *d = o->input == RUN_IN_LINE ? "\n\n" : o->input == RUN_IN_JSONL ? "" : "\n";
+        o->sep_len = (u32)strlen(d);
+        memcpy(o->sep, d, o->sep_len);
+        if (o->input == RUN_IN_NUL) o->sep_len = 1, o->sep[0] = 0;
+    }
+    return -1;
+}
+
+/* ---- set-up and tear-down ---------------------------------------------------------------- */
+static void run_close(Run *r) {
+    if (r->g_up) eng_close(&r->g);
+    if (r->m_up) model_close(&r->m);
+    arena_free(&r->scratch);
+    arena_free(&r->bufs);
+    arena_free(&r->a);
+}
+
+static int run_open(Run *r) {
+    RunOpts *o = &r->o;
+    Err e = {0};
+    arena_init(&r->a, "run model", (u64)EDGE_HOST_ARENA_MIB << 20);
+    if (!model_open(&r->m, o->model, o->allow_unlisted, &r->a, &e)) { errf("edge: %s\n", e.msg); return e.code ? e.code : EXIT_MODEL; }
+    r->m_up = true;
+    if (!tok_load(&r->tok, &r->m.gguf, &r->a, &e)) { errf("edge: %s\n", e.msg); return EXIT_MODEL; }
+    const ModelConfig *c = &r->m.cfg;
+    if (tok_n_vocab(r->tok) > c->n_vocab) {
+        errf("edge: the tokenizer has %u tokens, more than the model's n_vocab %u\n", tok_n_vocab(r->tok), c->n_vocab);
+        return EXIT_MODEL;
+    }
+    u32 n_ctx = o->n_ctx ? o->n_ctx : MIN(c->n_ctx, RUN_DEFAULT_CTX);
+    if (n_ctx > c->n_ctx) {
+        errf("edge: -c %u exceeds the context limit of %u tokens for '%s'\n", n_ctx, c->n_ctx, c->name);
+        return EXIT_USAGE;
+    }
+    r->n_ctx = n_ctx;
+    bool tty = isatty(2) && !o->quiet;
+    if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
+    f64 t0 = run_now_ms();
+    if (!eng_open(&r->g, &r->m, o->backend, n_ctx, o->act, &e)) {
+        if (tty) errf("\n");
+        errf("edge: %s\n", e.msg);
+        return e.code ? e.code : EXIT_DEVICE;
+    }
+    r->g_up = true;
+    if (tty) errf("\r\033[K");
+    if (!o->quiet)
+        errf("edge: %s (%s), %s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
+             o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (r->g.xf.act == DT_F16 ? "f16" : "f32") : "",
+             n_ctx, run_now_ms() - t0);
+
+    /* Fixed buffers. Decoded bytes per token <= 3 x the longest stored piece (every byte may
+       become U+FFFD) + 3 (a flushed incomplete sequence). */
+    for (u32 i = 0; i < tok_n_vocab(r->tok); i++) { u32 l; tok_piece(r->tok, (i32)i, &l); r->max_piece = MAX(r->max_piece, l); }
+    u64 per_tok = 3ull * r->max_piece + 3;
+    r->rec_cap = EDGE_RUN_MAX_PROMPT_BYTES;
+    r->clean_cap = 3 * r->rec_cap + 1;
+    r->conv_cap = o->chat ? 2 * r->clean_cap + (u64)n_ctx * per_tok : 0;
+    u64 sys = o->system ? strlen(o->system) : 0;
+    r->rend_cap = (o->chat ? r->conv_cap : r->clean_cap) + 3 * sys + 256ull * (EDGE_RUN_MAX_TURNS + 4) + 1;
+    r->toks_cap = (u32)MIN(r->rend_cap + 8, 0x7fffffffu);
+    r->text_cap = (u64)n_ctx * per_tok + 64;
+    r->jout_cap = 6 * r->text_cap + 4096;
+    u64 total = r->rec_cap + 1 + r->clean_cap + r->rend_cap + 4ull * r->toks_cap + 4ull * n_ctx + r->text_cap +
+                r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * EDGE_MAX_CTX + 64 * 16;
+    arena_init(&r->bufs, "run buffers", total);
+    r->rec   = push_array(&r->bufs, char, r->rec_cap + 1);
+    r->clean = push_array(&r->bufs, char, r->clean_cap);
+    r->rend  = push_array(&r->bufs, char, r->rend_cap);
+    r->toks  = push_array(&r->bufs, i32, r->toks_cap);
+    r->kv    = push_array(&r->bufs, i32, n_ctx);
+    r->text  = push_array(&r->bufs, char, r->text_cap);
+    r->jout  = push_array(&r->bufs, char, r->jout_cap);
+    if (o->chat) r->conv = push_array(&r->bufs, char, r->conv_cap);
+    samp_init(&r->samp, c->n_vocab, EDGE_MAX_CTX, &r->bufs);
+    /* a JSON line: decoded strings (3x) plus nodes; a line too large for it is an error object */
+    if (o->input == RUN_IN_JSONL) arena_init(&r->scratch, "json line", 8 * r->rec_cap + (1u << 20));
+    r->rd.fd = 0;
+    return -1;
+}
+
+/* ---- input ------------------------------------------------------------------------------- */
+static int run_getc(Run *r) {
+    RunReader *d = &r->rd;
+    while (d->at == d->n) {
+        if (d->eof || run_interrupted) return -1;
+        ssize_t k = read(d->fd, d->buf, sizeof d->buf);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { d->eof = true; return -1; }
+        d->at = 0; d->n = (u32)k;
+    }
+    return d->buf[d->at++];
+}
+
+/* The next record up to delim (-1: all of stdin) into r->rec. Returns false at the end of input.
+   *over: the record was longer than rec_cap; with --truncate its last rec_cap bytes are kept. */
+static bool run_read_record(Run *r, int delim, u64 *len, bool *over) {
+    u64 n = 0;
+    *over = false;
+    int c = run_getc(r);
+    if (c < 0) return false;
+    for (; c >= 0 && c != delim; c = run_getc(r)) {
+        if (n == r->rec_cap) {
+            *over = true;
+            if (!r->o.truncate) continue;          /* drop the rest of the record */
+            u64 half = r->rec_cap / 2;              /* keep the end: slide the second half down */
+            memmove(r->rec, r->rec + half, r->rec_cap - half);
+            n = r->rec_cap - half;
+        }
+        r->rec[n++] = (char)c;
+    }
+    r->rec[n] = 0;
+    *len = n;
+    return true;
+}
+
+/* Copies s into r->clean with each invalid UTF-8 byte replaced by U+FFFD; returns the count. */
+static u32 run_clean_utf8(Run *r, const char *s, u64 n, u64 *out_n) {
+    u64 k = 0; u32 bad = 0;
+    for (u64 i = 0; i < n;) {
+        u32 l = json_utf8_len((const u8 *)s + i, n - i);
+        if (l == 0) { memcpy(r->clean + k, "\xef\xbf\xbd", 3); k += 3; i++; bad++; continue; }
+        memcpy(r->clean + k, s + i, l); k += l; i += l;
+    }
+    r->clean[k] = 0;
+    *out_n = k;
+    return bad;
+}
+
+/* ---- prompt -> tokens -------------------------------------------------------------------- */
+static bool run_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Tokenizes r->rend. With --no-special and a template, the user texts are tokenized apart from
+   the template (never as control tokens): the template is rendered with a 0x01 placeholder for
+   each user text, the pieces between placeholders with special tokens, the texts without. */
+static bool run_tokenize(Run *r, ChatFamily fam, ChatTurn *turns, u32 nt, u64 n_rend, u32 *n_out, char *err, u32 errcap) {
+    u64 n = 0;
+    if (!r->o.no_special || fam == CHAT_NONE) {
+        n = tok_encode(r->tok, r->rend, n_rend, true, !r->o.no_special, r->toks, r->toks_cap);
+    } else {
+        const char *user[EDGE_RUN_MAX_TURNS]; u32 nu = 0;
+        for (u32 i = 0; i < nt; i++) {
+            if (strchr(turns[i].text, 1)) { fmt_buf(err, (int)errcap, "byte 0x01 in a prompt is not allowed with --no-special"); return false; }
+            if (!strcmp(turns[i].role, "user")) { user[nu++] = turns[i].text; turns[i].text = "\x01"; }
+        }
+        n_rend = chat_render_turns(fam, r->tok, turns, nt, true, r->rend, r->rend_cap);
+        for (u32 i = 0, k = 0; i < nt; i++) if (!strcmp(turns[i].role, "user")) turns[i].text = user[k++];
+        if (n_rend >= r->rend_cap) { fmt_buf(err, (int)errcap, "templated prompt over %llu bytes", (unsigned long long)r->rend_cap); return false; }
+        const char *s = r->rend, *end = r->rend + n_rend;
+        bool first = true;
+        for (u32 k = 0;; k++) {
+            const char *p = memchr(s, 1, (u64)(end - s));
+            u64 seg = (u64)((p ? p : end) - s);
+            if (seg || first) n += tok_encode(r->tok, s, seg, first, true, r->toks + MIN(n, r->toks_cap), (u32)(r->toks_cap - MIN(n, r->toks_cap)));
+            first = false;
+            if (!p) break;
+            const char *u = user[k]; u64 ul = strlen(u);
+            if (fam == CHAT_GEMMA || fam == CHAT_LLAMA3) {   /* those templates trim the message */
+                while (ul && run_space(*u)) { u++; ul--; }
+                while (ul && run_space(u[ul - 1])) ul--;
+            }
+            n += tok_encode(r->tok, u, ul, false, false, r->toks + MIN(n, r->toks_cap), (u32)(r->toks_cap - MIN(n, r->toks_cap)));
+            s = p + 1;
+        }
+    }
+    if (n > r->toks_cap) { fmt_buf(err, (int)errcap, "%llu prompt tokens exceed the buffer of %u", (unsigned long long)n, r->toks_cap); return false; }
+    *n_out = (u32)n;
+    return true;
+}
+
+/* UTF-8 check, template, tokens, context fit. Returns false with res->err on failure. */
+static bool run_prepare(Run *r, const RunReq *q, u32 index, RunResult *res, u32 *n_tok) {
+    u64 n_clean;
+    u32 bad = run_clean_utf8(r, q->text, q->len, &n_clean);
+    if (bad) errf("edge: prompt %u: %u invalid UTF-8 byte%s replaced with U+FFFD\n", index, bad, bad == 1 ? "" : "s");
+    ChatFamily fam = r->o.raw ? CHAT_NONE : r->m.cfg.chat;
+    ChatTurn turns[EDGE_RUN_MAX_TURNS + 1];
+    u32 nt = 0;
+    if (q->system) turns[nt++] = (ChatTurn){ "system", q->system };
+    if (r->o.chat) {
+        if (r->n_turns + 2 > EDGE_RUN_MAX_TURNS || r->conv_n + n_clean + 1 > r->conv_cap / 2) {
+            errf("edge: prompt %u: the conversation is full (%u turns, %llu bytes); starting a new one\n", index, r->n_turns,
+                 (unsigned long long)r->conv_n);
+            r->n_turns = 0; r->conv_n = 0;
+        }
+        char *t = r->conv + r->conv_n;
+        memcpy(t, r->clean, n_clean + 1);
+        r->conv_n += n_clean + 1;
+        r->turns[r->n_turns++] = (ChatTurn){ "user", t };
+        for (u32 i = 0; i < r->n_turns; i++) turns[nt++] = r->turns[i];
+    } else {
+        turns[nt++] = (ChatTurn){ "user", r->clean };
+    }
+    u64 n_rend = chat_render_turns(fam, r->tok, turns, nt, true, r->rend, r->rend_cap);
+    if (n_rend >= r->rend_cap) {
+        fmt_buf(res->err, sizeof res->err, "templated prompt of %llu bytes exceeds the buffer of %llu", (unsigned long long)n_rend,
+                (unsigned long long)r->rend_cap);
+        return false;
+    }
+    u32 n;
+    if (!run_tokenize(r, fam, turns, nt, n_rend, &n, res->err, sizeof res->err)) return false;
+    res->n_prompt = n;
+    if (n == 0) { fmt_buf(res->err, sizeof res->err, "the prompt has no tokens"); return false; }
+    if (n >= r->n_ctx) {
+        if (!r->o.truncate) {
+            fmt_buf(res->err, sizeof res->err, "%u prompt tokens do not fit the context of %u tokens (use --truncate or a larger -c)",
+                    n, r->n_ctx);
+            if (r->o.chat) { r->n_turns = 0; r->conv_n = 0; }   /* the conversation cannot continue */
+            return false;
+        }
+        /* keep BOS and the end, leaving room for min(-n, half the context) new tokens */
+        u32 room = (u32)MIN((u64)MAX(q->max_tokens, 1), (u64)(r->n_ctx / 2));
+        u32 keep = MAX(r->n_ctx - room, 1u);
+        bool bos = r->toks[0] == tok_bos(r->tok);
+        u32 head = bos && keep > 1 ? 1 : 0;
+        memmove(r->toks + head, r->toks + n - (keep - head), (keep - head) * sizeof(i32));
+        if (!r->o.quiet) errf("edge: prompt %u: %u tokens do not fit the context of %u; kept the last %u\n", index, n, r->n_ctx, keep - head);
+        n = keep;
+        res->n_prompt = n;
+    }
+    *n_tok = n;
+    return true;
+}
+
+/* ---- generation -------------------------------------------------------------------------- */
+static bool run_finite(const f32 *x, u32 n) {
+    for (u32 i = 0; i < n; i++) if (!isfinite(x[i])) return false;
+    return true;
+}
+
+/* Appends generated bytes, cuts at the earliest stop string, streams what can no longer be
+   part of a stop string. Returns true when a stop string was found. */
+static bool run_emit(Run *r, const RunReq *q, const char *s, u64 n, bool stream) {
+    u64 old = r->text_n;
+    n = MIN(n, r->text_cap - r->text_n);
+    memcpy(r->text + r->text_n, s, n);
+    r->text_n += n;
+    u64 hold = 0, cut = r->text_n;
+    bool hit = false;
+    for (u32 i = 0; i < q->n_stops; i++) {
+        u64 l = q->stop_len[i];
+        hold = MAX(hold, l - 1);
+        u64 from = old >= l - 1 ? old - (l - 1) : 0;
+        if (r->text_n - from < l) continue;
+        const char *p = memmem(r->text + from, r->text_n - from, q->stops[i], l);
+        if (p && (u64)(p - r->text) < cut) { cut = (u64)(p - r->text); hit = true; }
+    }
+    if (hit) { r->text_n = cut; hold = 0; }
+    if (stream && r->text_n > r->printed + hold) {
+        u64 upto = r->text_n - hold;
+        run_write(r, r->text + r->printed, upto - r->printed);
+        r->printed = upto;
+    }
+    return hit;
+}
+
+/* The fatal codes: EXIT_DEVICE, EXIT_NUMERIC (set in *fatal); a prompt's own failure is res->stop = error. */
+static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool stream, int *fatal) {
+    Engine *g = &r->g;
+    u32 nv = r->m.cfg.n_vocab;
+    Err e = {0};
+    r->text_n = r->printed = 0;
+    u32 reuse = 0;
+    if (r->o.chat && r->n_kv < n && r->n_kv == eng_pos(g) && !memcmp(r->kv, r->toks, r->n_kv * sizeof(i32))) reuse = r->n_kv;
+    else { eng_reset(g); r->n_kv = 0; }
+    f64 t0 = run_now_ms();
+    if (!eng_feed(g, r->toks + reuse, n - reuse, 0, &e)) {
+        res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "%s", e.msg);
+        if (e.code == EXIT_DEVICE) *fatal = EXIT_DEVICE;
+        eng_reset(g); r->n_kv = 0;
+        return;
+    }
+    memcpy(r->kv + reuse, r->toks + reuse, (n - reuse) * sizeof(i32));
+    r->n_kv = n;
+    res->prefill_ms = run_now_ms() - t0;
+    if (!run_finite(eng_last_logits(g), nv)) {
+        res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "NaN or Inf in the logits after the prompt");
+        *fatal = EXIT_NUMERIC; return;
+    }
+    samp_reset(&r->samp, &q->sp);
+    for (u32 i = n > r->samp.max_hist ? n - r->samp.max_hist : 0; i < n; i++) samp_accept(&r->samp, r->toks[i]);
+    bool gpu_greedy = r->o.backend == ENG_GPU && samp_is_greedy(&q->sp);
+    i32 next = samp_pick(&r->samp, eng_last_logits(g));
+    i32 eot = chat_eot_id(r->o.raw ? CHAT_NONE : r->m.cfg.chat, r->tok);
+    TokDecoder d;
+    tok_decoder_init(&d);
+    d.at_start = false;                 /* a continuation keeps the first piece's leading space */
+    char piece[1024];
+    res->stop = RUN_STOP_LENGTH;
+    f64 t1 = run_now_ms();
+    for (i64 step = 0; step < q->max_tokens; step++) {
+        i32 tok = next;
+        if (tok_is_eog(r->tok, tok) || tok == eot) { res->stop = RUN_STOP_EOS; break; }
+        u32 k = tok_decode(r->tok, &d, tok, piece, sizeof piece);
+        res->n_gen++;
+        samp_accept(&r->samp, tok);
+        if (run_emit(r, q, piece, k, stream)) { res->stop = RUN_STOP_STRING; break; }
+        if (r->pipe_closed) break;
+        if (step + 1 >= q->max_tokens) break;
+        if (run_interrupted) { res->stop = RUN_STOP_INTERRUPT; break; }
+        if (eng_pos(g) >= r->n_ctx) { res->stop = RUN_STOP_CONTEXT; break; }
+        bool ok;
+        if (gpu_greedy) {
+            ok = eng_step_argmax(g, tok, &next, &e);
+            if (ok && (next < 0 || (u32)next >= nv)) {
+                fmt_buf(res->err, sizeof res->err, "GPU argmax returned id %d (vocabulary of %u): NaN in the logits?", next, nv);
+                res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
+            }
+        } else {
+            ok = eng_feed(g, &tok, 1, 0, &e);
+            if (ok && !run_finite(eng_last_logits(g), nv)) {
+                fmt_buf(res->err, sizeof res->err, "NaN or Inf in the logits at generated token %lld", (long long)step + 1);
+                res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
+            }
+            if (ok) next = samp_pick(&r->samp, eng_last_logits(g));
+        }
+        if (!ok) {
+            fmt_buf(res->err, sizeof res->err, "%s", e.msg);
+            res->stop = RUN_STOP_ERROR;
+            if (e.code == EXIT_DEVICE) *fatal = EXIT_DEVICE;
+            break;
+        }
+        r->kv[r->n_kv++] = tok;
+    }
+    if (res->stop != RUN_STOP_STRING) {
+        u32 k = tok_decode_flush(r->tok, &d, piece, sizeof piece);
+        if (run_emit(r, q, piece, k, stream)) res->stop = RUN_STOP_STRING;
+    }
+    if (stream && r->printed < r->text_n) { run_write(r, r->text + r->printed, r->text_n - r->printed); r->printed = r->text_n; }
+    res->decode_ms = run_now_ms() - t1;
+    if (r->o.chat && res->stop != RUN_STOP_ERROR) {      /* the reply becomes the assistant turn */
+        if (r->n_turns < EDGE_RUN_MAX_TURNS && r->conv_n + r->text_n + 1 <= r->conv_cap) {
+            char *t = r->conv + r->conv_n;
+            memcpy(t, r->text, r->text_n); t[r->text_n] = 0;
+            r->conv_n += r->text_n + 1;
+            r->turns[r->n_turns++] = (ChatTurn){ "assistant", t };
+        }
+    }
+}
+
+/* ---- one prompt, text and JSON output ---------------------------------------------------- */
+static void run_req_defaults(Run *r, RunReq *q) {
+    memset(q, 0, sizeof *q);
+    q->system = r->o.system;
+    q->max_tokens = r->o.n_predict;
+    q->sp = r->o.sp;
+    q->n_stops = r->o.n_stops;
+    for (u32 i = 0; i < q->n_stops; i++) { q->stops[i] = r->o.stops[i]; q->stop_len[i] = (u32)strlen(q->stops[i]); }
+}
+
+static void run_report(Run *r, u32 index, const RunResult *res) {
+    if (res->stop == RUN_STOP_ERROR) { errf("edge: prompt %u: %s\n", index, res->err); return; }
+    if (res->stop == RUN_STOP_CONTEXT && !r->o.quiet)
+        errf("edge: prompt %u: the context of %u tokens is full after %u generated tokens\n", index, r->n_ctx, res->n_gen);
+    if (r->o.verbose)
+        errf("edge: prompt %u: %u prompt tokens in %.2f ms (%.1f tok/s), %u generated in %.2f ms (%.1f tok/s), stop %s, rss %llu KiB\n",
+             index, res->n_prompt, res->prefill_ms, res->prefill_ms > 0 ? res->n_prompt * 1e3 / res->prefill_ms : 0.0,
+             res->n_gen, res->decode_ms, res->decode_ms > 0 ? res->n_gen * 1e3 / res->decode_ms : 0.0,
+             run_stop_names[res->stop], (unsigned long long)run_rss_kib());
+}
+
+/* Answers one request; stream: text modes (write as generated, then the separator). */
+static void run_answer(Run *r, const RunReq *q, u32 index, RunResult *res, bool stream, int *fatal) {
+    memset(res, 0, sizeof *res);
+    u32 n;
+    if (!run_prepare(r, q, index, res, &n)) {
+        res->stop = RUN_STOP_ERROR;
+        if (r->o.chat && r->n_turns && !strcmp(r->turns[r->n_turns - 1].role, "user")) {
+            r->n_turns--; r->conv_n = r->n_turns ? (u64)(r->turns[r->n_turns - 1].text - r->conv) + strlen(r->turns[r->n_turns - 1].text) + 1 : 0;
+        }
+        r->text_n = 0;
+    } else {
+        run_generate(r, q, n, res, stream, fatal);
+    }
+    if (res->stop == RUN_STOP_ERROR) r->n_failed++; else r->n_answered++;
+    if (stream) run_write(r, r->o.sep, r->o.sep_len);   /* a failed prompt still gets its (empty) record */
+    run_report(r, index, res);
+}
+
+static void run_json_id(JsonWriter *w, const JsonVal *id, u64 line) {
+    if (id && id->type == JSON_STR) json_write_str(w, id->str, id->len);
+    else if (id && id->type == JSON_NUM) json_put(w, id->str, id->len);
+    else json_putf(w, "%llu", (unsigned long long)line);
+}
+
+static void run_json_error(Run *r, const JsonVal *id, u64 line, const char *msg) {
+    JsonWriter w = json_writer(r->jout, r->jout_cap);
+    json_put(&w, "{\"id\":", 6);
+    run_json_id(&w, id, line);
+    json_putf(&w, ",\"line\":%llu,\"error\":", (unsigned long long)line);
+    json_write_str(&w, msg, strlen(msg));
+    json_put(&w, ",\"stop_reason\":\"error\"}\n", 24);
+    run_write(r, r->jout, MIN(w.n, w.cap));
+    errf("edge: line %llu: %s\n", (unsigned long long)line, msg);
+}
+
+static bool run_json_uint(const JsonVal *v, f64 hi, u64 *out) {
+    if (!v || v->type != JSON_NUM || !(v->num >= 0 && v->num <= hi) || v->num != floor(v->num)) return false;
+    *out = (u64)v->num;
+    return true;
+}
+
+static bool run_json_real(const JsonVal *v, f64 lo, f64 hi, f32 *out) {
+    if (!v || v->type != JSON_NUM || !(v->num >= lo && v->num <= hi)) return false;
+    *out = (f32)v->num;
+    return true;
+}
+
+/* Fills q from a request object; false with msg on a bad field. */
+static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u32 cap) {
+    run_req_defaults(r, q);
+    if (o->type != JSON_OBJ) { fmt_buf(msg, (int)cap, "a request must be a JSON object"); return false; }
+    static const char *const keys[] = { "prompt", "system", "max_tokens", "temperature", "top_k", "top_p", "min_p", "seed", "stop", "id" };
+    for (const JsonVal *c = o->child; c; c = c->next) {
+        bool known = false;
+        for (u32 i = 0; i < ARRAY_COUNT(keys); i++) known |= strlen(keys[i]) == c->key_len && !memcmp(keys[i], c->key, c->key_len);
+        if (!known) { fmt_buf(msg, (int)cap, "unknown key \"%.64s\" (known: prompt system max_tokens temperature top_k top_p min_p seed stop id)", c->key); return false; }
+    }
+    const JsonVal *v = json_get(o, "prompt");
+    if (!v || v->type != JSON_STR) { fmt_buf(msg, (int)cap, "\"prompt\" (a string) is required"); return false; }
+    q->text = v->str; q->len = v->len;
+    if ((v = json_get(o, "system")) && v->type != JSON_NULL) {
+        if (v->type != JSON_STR || memchr(v->str, 0, v->len)) { fmt_buf(msg, (int)cap, "\"system\" must be a string without NUL"); return false; }
+        q->system = v->str;
+    }
+    u64 u;
+    if ((v = json_get(o, "max_tokens"))) {
+        if (!run_json_uint(v, EDGE_MAX_CTX, &u)) { fmt_buf(msg, (int)cap, "\"max_tokens\" must be an integer 0..%u", EDGE_MAX_CTX); return false; }
+        q->max_tokens = (i64)u;
+    }
+    if ((v = json_get(o, "temperature")) && !run_json_real(v, 0, 100, &q->sp.temp)) { fmt_buf(msg, (int)cap, "\"temperature\" must be a number 0..100"); return false; }
+    if ((v = json_get(o, "top_k"))) {
+        if (!run_json_uint(v, 1 << 30, &u)) { fmt_buf(msg, (int)cap, "\"top_k\" must be an integer >= 0"); return false; }
+        q->sp.top_k = (u32)u;
+    }
+    if ((v = json_get(o, "top_p")) && (!run_json_real(v, 0, 1, &q->sp.top_p) || q->sp.top_p <= 0)) { fmt_buf(msg, (int)cap, "\"top_p\" must be a number in (0, 1]"); return false; }
+    if ((v = json_get(o, "min_p")) && !run_json_real(v, 0, 1, &q->sp.min_p)) { fmt_buf(msg, (int)cap, "\"min_p\" must be a number 0..1"); return false; }
+    if ((v = json_get(o, "seed"))) {
+        if (!run_json_uint(v, 9007199254740992.0, &u)) { fmt_buf(msg, (int)cap, "\"seed\" must be an integer 0..2^53"); return false; }
+        q->sp.seed = u;
+    }
+    if ((v = json_get(o, "stop"))) {
+        q->n_stops = 0;
+        const JsonVal *one = v->type == JSON_STR ? v : 0, *list = v->type == JSON_ARR ? v->child : 0;
+        if (!one && v->type != JSON_ARR) { fmt_buf(msg, (int)cap, "\"stop\" must be a string or an array of strings"); return false; }
+        for (const JsonVal *s = one ? one : list; s; s = one ? 0 : s->next) {
+            if (s->type != JSON_STR || s->len == 0) { fmt_buf(msg, (int)cap, "\"stop\" entries must be non-empty strings"); return false; }
+            if (q->n_stops >= EDGE_RUN_MAX_STOPS) { fmt_buf(msg, (int)cap, "more than %u stop strings", EDGE_RUN_MAX_STOPS); return false; }
+            q->stops[q->n_stops] = s->str; q->stop_len[q->n_stops++] = s->len;
+        }
+    }
+    if ((v = json_get(o, "id")) && v->type != JSON_STR && v->type != JSON_NUM) { fmt_buf(msg, (int)cap, "\"id\" must be a string or a number"); return false; }
+    return true;
+}
+
+static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index, int *fatal) {
+    Temp t = temp_begin(&r->scratch);
+    JsonDoc doc;
+    char msg[256];
+    if (!json_parse(r->rec, len, &r->scratch, &doc)) {
+        fmt_buf(msg, sizeof msg, "invalid JSON at byte %llu: %s", (unsigned long long)doc.err_at + 1, doc.err);
+        run_json_error(r, 0, line, msg); r->n_failed++; temp_end(t); return;
+    }
+    RunReq q;
+    const JsonVal *id = json_get(doc.root, "id");
+    if (id && id->type != JSON_STR && id->type != JSON_NUM) id = 0;
+    if (!run_req_from_json(r, doc.root, &q, msg, sizeof msg)) { run_json_error(r, id, line, msg); r->n_failed++; temp_end(t); return; }
+    if (doc.n_replaced) errf("edge: line %llu: %u invalid UTF-8 byte%s replaced with U+FFFD\n", (unsigned long long)line, doc.n_replaced, doc.n_replaced == 1 ? "" : "s");
+    RunResult res;
+    run_answer(r, &q, index, &res, false, fatal);
+    if (res.stop == RUN_STOP_ERROR) { run_json_error(r, id, line, res.err); temp_end(t); return; }
+    JsonWriter w = json_writer(r->jout, r->jout_cap);
+    json_put(&w, "{\"id\":", 6);
+    run_json_id(&w, id, line);
+    json_put(&w, ",\"text\":", 8);
+    json_write_str(&w, r->text, r->text_n);
+    json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
+                  "\"decode_ms\":%.3f,\"decode_tok_s\":%.1f}\n",
+              res.n_gen, run_stop_names[res.stop], res.n_prompt, res.prefill_ms,
+              res.prefill_ms > 0 ? res.n_prompt * 1e3 / res.prefill_ms : 0.0, res.decode_ms,
+              res.decode_ms > 0 ? res.n_gen * 1e3 / res.decode_ms : 0.0);
+    run_write(r, r->jout, MIN(w.n, w.cap));
+    temp_end(t);
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+int run_main(int argc, char **argv) {
+    Run *r = (Run *)calloc(1, sizeof(Run));
+    if (!r) { errf("edge: cannot allocate %llu bytes for the run state\n", (unsigned long long)sizeof(Run)); return EXIT_USAGE; }
+    int rc = run_parse_args(&r->o, argc, argv);
+    if (rc >= 0) { free(r); return rc; }
+    rc = run_open(r);
+    if (rc >= 0) { run_close(r); free(r); return rc; }
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = run_on_sigint;        /* no SA_RESTART: a blocked read returns EINTR */
+    sigaction(SIGINT, &sa, 0);
+
+    int fatal = 0;
+    u32 index = 0;
+    u64 line = 0;
+    RunReq q;
+    RunResult res;
+    f64 t0 = run_now_ms();
+    RunInput mode = r->o.input;
+    if (mode == RUN_IN_PROMPT) {
+        run_req_defaults(r, &q);
+        q.text = r->o.prompt; q.len = strlen(r->o.prompt);
+        run_answer(r, &q, ++index, &res, true, &fatal);
+    } else {
+        int delim = mode == RUN_IN_NUL ? 0 : mode == RUN_IN_ALL ? -1 : '\n';
+        u64 len; bool over;
+        for (;;) {
+            if (mode == RUN_IN_TTY) errf("> ");
+            if (!run_read_record(r, delim, &len, &over)) break;
+            line++;
+            if (run_interrupted || fatal || r->pipe_closed) break;
+            if ((mode == RUN_IN_LINE || mode == RUN_IN_TTY || mode == RUN_IN_JSONL) && len && r->rec[len - 1] == '\r') r->rec[--len] = 0;
+            if (len == 0 && mode != RUN_IN_ALL) continue;   /* empty lines / records are skipped */
+            if (len == 0 && mode == RUN_IN_ALL && !over) break;
+            ++index;
+            if (over && !r->o.truncate) {
+                char m[160];
+                fmt_buf(m, sizeof m, "longer than %u bytes (EDGE_RUN_MAX_PROMPT_BYTES; --truncate keeps the end)", EDGE_RUN_MAX_PROMPT_BYTES);
+                if (mode == RUN_IN_JSONL) run_json_error(r, 0, line, m);
+                else { errf("edge: prompt %u: %s\n", index, m); run_write(r, r->o.sep, r->o.sep_len); }
+                r->n_failed++;
+                continue;
+            }
+            if (over) errf("edge: prompt %u: longer than %u bytes; kept its end\n", index, EDGE_RUN_MAX_PROMPT_BYTES);
+            if (mode == RUN_IN_JSONL) { run_jsonl_line(r, line, len, index, &fatal); continue; }
+            run_req_defaults(r, &q);
+            q.text = r->rec; q.len = len;
+            run_answer(r, &q, index, &res, true, &fatal);
+            if (mode == RUN_IN_ALL) break;
+        }
+    }
+    if (!r->o.quiet && !r->pipe_closed)
+        errf("edge: %u prompt%s answered, %u failed, %.0f ms\n", r->n_answered, r->n_answered == 1 ? "" : "s", r->n_failed,
+             run_now_ms() - t0);
+    rc = run_interrupted ? EXIT_INTERRUPTED : fatal ? fatal : r->n_failed ? EXIT_PARTIAL : EXIT_OK;
+    if (r->pipe_closed && !run_interrupted && !fatal) rc = EXIT_OK;
+    run_close(r);
+    free(r);
+    return rc;
+}
+
+static int run_cmd(int argc, char **argv) { return run_main(argc, argv); }
+
+#define RUN_COMMANDS \
+    { "run", run_cmd, "generate text from prompts on stdin or -p (the default command; see the options below)" },
