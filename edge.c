@@ -35,6 +35,8 @@
 #include "models/reference.h"
 #include "models/transformer.h"
 #include "models/engine.h"
+#include "models/gguf_write.h"
+#include "models/genmodel.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -58,6 +60,8 @@ typedef struct Command {
 #include "models/reference.c"
 #include "models/transformer.c"
 #include "models/engine.c"
+#include "models/gguf_write.c"
+#include "models/genmodel.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -72,6 +76,7 @@ static const Command edge_commands[] = {
     ENGINE_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
+    GEN_COMMANDS
 };
 
 static int cmd_version(int argc, char **argv) {
