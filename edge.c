@@ -37,6 +37,7 @@
 #include "models/engine.h"
 #include "models/gguf_write.h"
 #include "models/genmodel.h"
+#include "models/plan.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -62,6 +63,7 @@ typedef struct Command {
 #include "models/engine.c"
 #include "models/gguf_write.c"
 #include "models/genmodel.c"
+#include "models/plan.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -77,6 +79,7 @@ static const Command edge_commands[] = {
     TOK_COMMANDS
     CHAT_COMMANDS
     GEN_COMMANDS
+    PLAN_COMMANDS
 };
 
 static int cmd_version(int argc, char **argv) {

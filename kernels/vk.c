@@ -405,6 +405,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         if (start + align_up(x.nbytes, 4) <= vk_block_cap(a, a->cur)) {
             /* the reservation ends on a 4-byte word: kernels bind (and read) whole u32 words */
             x.block = a->cur; x.offset = start; a->pos = start + align_up(x.nbytes, 4); a->used += x.nbytes;
+            if (a->on_tensor) a->on_tensor(a->on_ctx, &x);
             return x;
         }
         a->cur++; a->pos = 0;

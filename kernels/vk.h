@@ -87,6 +87,7 @@ typedef struct VkBlock {        /* one VkDeviceMemory with one VkBuffer over all
     u8            *mapped;      /* non-NULL when host-visible */
 } VkBlock;
 
+struct Tensor;
 typedef struct DevArena {
     const char *name;
     struct Vk  *vk;
@@ -97,6 +98,8 @@ typedef struct DevArena {
     u64         cap;            /* sum of block sizes */
     u64         used;           /* sum of exact tensor bytes (no alignment padding) */
     bool        planning;       /* plan mode: no memory, tensors only advance the bump pointer */
+    void      (*on_tensor)(void *ctx, const struct Tensor *t);  /* if set: called for every tensor placed (edge plan) */
+    void       *on_ctx;
 } DevArena;
 
 typedef struct Tensor {

@@ -69,16 +69,14 @@ static int gen_cmp_quant(const void *a, const void *b) {
 
 /* One 2-D tensor's type under the file type, with llama.cpp's fallbacks for rows that are not
    whole K-quant blocks. */
-static bool gen_pick(GenTensor *g, u32 ftype, u32 il, u32 n_layer, bool lm_head, bool notes, Err *e) {
+static bool gen_pick(GenTensor *g, u32 ftype, u32 il, u32 n_layer, bool lm_head, u32 *n_fallback, Err *e) {
     if (g->ndim == 1) { g->type = GGML_TYPE_F32; return true; }
     u32 ty = ftype == 1 ? GGML_TYPE_F16 : ftype == 7 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K;
     if (ftype == 15) {
         bool more = (strstr(g->name, ".attn_v.") || strstr(g->name, ".ffn_down.")) && gen_more_bits(il, n_layer);
         if (lm_head || more) ty = GGML_TYPE_Q6_K;
         if (g->ne[0] % 256) {
-            if (notes && ty == GGML_TYPE_Q4_K)
-                errf("edge gen-model: note: '%s' has rows of %llu, not a multiple of 256: Q8_0 instead of Q4_K "
-                     "(llama.cpp would write Q5_0, which edge does not run)\n", g->name, (unsigned long long)g->ne[0]);
+            if (ty == GGML_TYPE_Q4_K) (*n_fallback)++;
             ty = GGML_TYPE_Q8_0;    /* llama.cpp's own fallback for Q6_K */
         }
     }
@@ -122,15 +120,22 @@ bool gen_tensors(const ModelEntry *t, u32 n_layer, u32 ftype, Arena *a, GenTenso
     }
     gen_add(&l, GEN_NORM, E, 1, "output_norm.weight", 0);
     if (!tied) gen_add(&l, GEN_WEIGHT, E, t->n_vocab, "output.weight", 0);
+    u32 n_fallback = 0;
+    const char *first_fallback = 0;
     for (u32 i = 0; i < l.n; i++) {
         GenTensor *g = &l.t[i];
         i64 il = gen_layer_of(g->name);
         bool head = !strcmp(g->name, "output.weight") || (tied && !strcmp(g->name, "token_embd.weight"));
-        if (!gen_pick(g, ftype, il < 0 ? 0 : (u32)il, n_layer, head, notes, e)) return false;
+        u32 before = n_fallback;
+        if (!gen_pick(g, ftype, il < 0 ? 0 : (u32)il, n_layer, head, &n_fallback, e)) return false;
+        if (n_fallback > before && !first_fallback) first_fallback = g->name;
         u64 rb;
         ggml_row_bytes(g->type, g->ne[0], &rb);
         if (!mul_u64(rb, g->ne[1], &g->nbytes)) return err_set(e, EXIT_USAGE, "tensor '%s': size overflows", g->name);
     }
+    if (notes && n_fallback)
+        errf("edge gen-model: note: %u tensors (the first: '%s') have rows that are not a multiple of 256: Q8_0 "
+             "instead of Q4_K (llama.cpp writes Q5_0 there, which edge does not run)\n", n_fallback, first_fallback);
     if (ftype != 1) qsort(l.t, l.n, sizeof *l.t, gen_cmp_quant);
     *list = l.t; *n = l.n;
     return true;
