@@ -14,6 +14,7 @@
 #include "reference_test.c"
 #include "gpu_test.c"
 #include "profile_test.c"
+#include "gen_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
