@@ -11,7 +11,6 @@ typedef struct PlanWalk {
     Plan *p;
     bool  print;
     const DevArena *wa;
-    u64   end[2][8];            /* per arena and block: end of the last tensor */
 } PlanWalk;
 
 static void plan_on_tensor(void *ctx, const Tensor *t) {
@@ -85,7 +84,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool pr
     out("  state arena    %14llu bytes (%s): KV cache %llu, activations %llu, padding %llu\n", (unsigned long long)p->plan_s, a,
         (unsigned long long)p->kv, (unsigned long long)p->act, (unsigned long long)p->pad_s);
     plan_mib(a, sizeof a, total);
-    out("  total          %14llu bytes (%s) in %llu tensors; padding %llu = %.3f%% overhead\n", (unsigned long long)total, a,
+    out("  total          %14llu bytes (%s) in %llu tensors; padding %llu = %.5f%% overhead\n", (unsigned long long)total, a,
         (unsigned long long)p->n_tensors, (unsigned long long)(p->pad_w + p->pad_s), plan_overhead(p) * 100.0);
     out("\nhost (besides the mapped model file):\n");
     out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
