@@ -315,6 +315,8 @@ if [ "$arch" = aarch64 ]; then
 fi
 
 export EDGE_BIN=$ROOT/$BIN
+# Tests never read or write the user's pipeline cache (test/vk_test.c turns it on in a temporary folder).
+export EDGE_NO_PIPELINE_CACHE=1
 if [ "${EDGE_VALIDATION:-0}" = 1 ]; then
     export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation EDGE_VALIDATION=1
     echo "== tests run under the Khronos validation layer"

@@ -38,6 +38,9 @@
 #include "models/engine.h"
 #include "models/sampler.h"
 #include "cli/json.h"
+#include "models/gguf_write.h"
+#include "models/genmodel.h"
+#include "models/plan.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -66,6 +69,9 @@ typedef struct Command {
 #include "models/sampler.c"
 #include "cli/json.c"
 #include "cli/run.c"
+#include "models/gguf_write.c"
+#include "models/genmodel.c"
+#include "models/plan.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -83,6 +89,8 @@ static const Command edge_commands[] = {
     XF_DEBUG_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
+    GEN_COMMANDS
+    PLAN_COMMANDS
 };
 
 static int cmd_version(int argc, char **argv) {

@@ -2,6 +2,8 @@
    dlopen -> vkGetInstanceProcAddr -> instance functions -> device functions. */
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define VK_CHECK(call) do { VkResult r_ = (call); if (r_ != VK_SUCCESS)                          \
     die(EXIT_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, vk_result_name(r_)); } while (0)
@@ -26,7 +28,8 @@ const char *const dtype_name[DT_COUNT] = { "f32", "f16", "bf16", "u32", "i32", "
     X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCreateFence) X(vkDestroyFence) \
     X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle) \
-    X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
+    X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults) \
+    X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)
 
 #define VK_DECL(f) static PFN_##f f;
 VK_GLOBAL_FUNCS(VK_DECL)
@@ -110,6 +113,98 @@ void vk_profile_apply(VkCaps *c, const DevProfile *p) {
     c->max_wg_invocations = MIN(c->max_wg_invocations, p->max_wg_invocations);
     for (int i = 0; i < 3; i++) c->max_wg_size[i] = MIN(c->max_wg_size[i], p->max_wg_invocations);
     c->profile            = p->name;
+}
+
+/* ---- pipeline cache ------------------------------------------------------------------ */
+/* Compiled pipelines persist across runs in $XDG_CACHE_HOME/edge (~/.cache/edge without it), one
+   file per vendor, device and driver build (pipelineCacheUUID). A file is used only when the
+   header Vulkan defines (VkPipelineCacheHeaderVersionOne: length, version, vendorID, deviceID,
+   UUID) matches this device; anything else is ignored with a note under EDGE_VERBOSE=1, and
+   replaced at shutdown. Written atomically (temp file + rename) only when its contents changed. */
+static bool vk_verbose(void) { return env_flag("EDGE_VERBOSE"); }
+
+bool vk_pcache_path(const Vk *vk, char *buf, int n) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (u32 i = 0; i < VK_UUID_SIZE; i++) fmt_buf(uuid + 2 * i, 3, "%02x", vk->props.pipelineCacheUUID[i]);
+    const char *file = "edge/pipelines";
+    int k;
+    if (xdg && *xdg) k = fmt_buf(buf, n, "%s/%s-%04x-%04x-%s.bin", xdg, file, vk->props.vendorID, vk->props.deviceID, uuid);
+    else if (home && *home) k = fmt_buf(buf, n, "%s/.cache/%s-%04x-%04x-%s.bin", home, file, vk->props.vendorID, vk->props.deviceID, uuid);
+    else return false;
+    return k > 0 && k < n;
+}
+
+/* Why a cache file's bytes cannot be used here (0: they can). */
+const char *vk_pcache_reject(const Vk *vk, const u8 *d, u64 n) {
+    u32 hsize, ver, vendor, device;
+    if (n < 32) return "shorter than the 32-byte header";
+    memcpy(&hsize, d, 4); memcpy(&ver, d + 4, 4); memcpy(&vendor, d + 8, 4); memcpy(&device, d + 12, 4);
+    if (hsize < 32 || hsize > n) return "bad header length";
+    if (ver != VK_PIPELINE_CACHE_HEADER_VERSION_ONE) return "unknown header version";
+    if (vendor != vk->props.vendorID || device != vk->props.deviceID) return "written for another device";
+    if (memcmp(d + 16, vk->props.pipelineCacheUUID, VK_UUID_SIZE)) return "written by another driver build (pipelineCacheUUID)";
+    return 0;
+}
+
+static u64 vk_fnv(const u8 *d, u64 n) { u64 h = 0xcbf29ce484222325ull; for (u64 i = 0; i < n; i++) h = (h ^ d[i]) * 0x100000001b3ull; return h; }
+
+static void vk_pcache_open(Vk *vk) {
+    if (env_flag("EDGE_NO_PIPELINE_CACHE")) return;
+    u8 *data = 0;
+    u64 n = 0;
+    if (vk_pcache_path(vk, vk->pcache_path, sizeof vk->pcache_path)) {
+        FILE *f = fopen(vk->pcache_path, "rb");
+        if (f) {
+            if (fseek(f, 0, SEEK_END) == 0) {
+                long sz = ftell(f);
+                if (sz > 0 && sz < (1l << 30) && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((u64)sz)))
+                    n = fread(data, 1, (u64)sz, f) == (u64)sz ? (u64)sz : 0;
+            }
+            fclose(f);
+            const char *why = n ? vk_pcache_reject(vk, data, n) : "unreadable or empty";
+            if (why) {
+                if (vk_verbose()) errf("edge: note: pipeline cache %s ignored: %s\n", vk->pcache_path, why);
+                n = 0;
+            }
+        }
+    } else vk->pcache_path[0] = 0;
+    VkPipelineCacheCreateInfo ci = { VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, 0, 0, n, n ? data : 0 };
+    VkResult r = vkCreatePipelineCache(vk->dev, &ci, 0, &vk->pcache);
+    if (r != VK_SUCCESS && n) {     /* the driver refused the data: start empty */
+        if (vk_verbose()) errf("edge: note: pipeline cache %s ignored: the driver refused it (%s)\n", vk->pcache_path, vk_result_name(r));
+        n = 0;
+        ci.initialDataSize = 0; ci.pInitialData = 0;
+        r = vkCreatePipelineCache(vk->dev, &ci, 0, &vk->pcache);
+    }
+    if (r != VK_SUCCESS) vk->pcache = 0;
+    vk->pcache_loaded = n > 0;
+    vk->pcache_hash = n ? vk_fnv(data, n) : 0;
+    vk->pcache_bytes = n;
+    free(data);
+}
+
+static void vk_pcache_save(Vk *vk) {
+    if (!vk->pcache) return;
+    size_t n = 0;
+    u8 *data = 0;
+    if (vk->n_pipelines && vk->pcache_path[0] && vkGetPipelineCacheData(vk->dev, vk->pcache, &n, 0) == VK_SUCCESS && n &&
+        (data = malloc(n)) && vkGetPipelineCacheData(vk->dev, vk->pcache, &n, data) == VK_SUCCESS &&
+        !(vk->pcache_loaded && n == vk->pcache_bytes && vk_fnv(data, n) == vk->pcache_hash)) {
+        /* mkdir -p of the file's folder, then temp file + rename */
+        char dir[sizeof vk->pcache_path], tmp[sizeof vk->pcache_path + 32];
+        fmt_buf(dir, sizeof dir, "%s", vk->pcache_path);
+        for (char *s = dir + 1; *s; s++) if (*s == '/') { *s = 0; mkdir(dir, 0755); *s = '/'; }
+        fmt_buf(tmp, sizeof tmp, "%s.tmp.%d", vk->pcache_path, (int)getpid());
+        FILE *f = fopen(tmp, "wb");
+        bool ok = f && fwrite(data, 1, n, f) == n;
+        if (f && fclose(f) != 0) ok = false;
+        if (ok && rename(tmp, vk->pcache_path) != 0) ok = false;
+        if (!ok) { remove(tmp); if (vk_verbose()) errf("edge: note: cannot write the pipeline cache %s\n", vk->pcache_path); }
+    }
+    free(data);
+    vkDestroyPipelineCache(vk->dev, vk->pcache, 0);
+    vk->pcache = 0;
 }
 
 /* ---- bring-up ------------------------------------------------------------------ */
@@ -292,6 +387,7 @@ bool vk_init(Vk *vk, Err *e) {
     VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
     VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &vk->fence));
     vk->dpool = vk_make_pool(vk);
+    vk_pcache_open(vk);
     return true;
 }
 
@@ -311,6 +407,7 @@ void vk_shutdown(Vk *vk) {
             if (p->layout) vkDestroyPipelineLayout(vk->dev, p->layout, 0);
             if (p->dsl) vkDestroyDescriptorSetLayout(vk->dev, p->dsl, 0);
         }
+        vk_pcache_save(vk);
         vk_block_free(vk, &vk->staging);
         vkDestroyDescriptorPool(vk->dev, vk->dpool, 0);
         vkDestroyFence(vk->dev, vk->fence, 0);
@@ -411,6 +508,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         if (start + align_up(x.nbytes, 4) <= vk_block_cap(a, a->cur)) {
             /* the reservation ends on a 4-byte word: kernels bind (and read) whole u32 words */
             x.block = a->cur; x.offset = start; a->pos = start + align_up(x.nbytes, 4); a->used += x.nbytes;
+            if (a->on_tensor) a->on_tensor(a->on_ctx, &x);
             return x;
         }
         a->cur++; a->pos = 0;
@@ -517,7 +615,7 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     VkComputePipelineCreateInfo cpi = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, 0, 0,
         { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, 0, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, k->entry, 0 },
         p->layout, 0, -1 };
-    VkResult r = vkCreateComputePipelines(vk->dev, 0, 1, &cpi, 0, &p->pipe);
+    VkResult r = vkCreateComputePipelines(vk->dev, vk->pcache, 1, &cpi, 0, &p->pipe);
     vkDestroyShaderModule(vk->dev, sm, 0);
     if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkCreateComputePipelines failed for kernel '%s' (%s:%s): %s", k->name, k->file, k->entry, vk_result_name(r));
     vk_name(vk, VK_OBJECT_TYPE_PIPELINE, (u64)p->pipe, k->name);

@@ -22,6 +22,8 @@
 
    Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation;
    EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange;
+   EDGE_NO_PIPELINE_CACHE=1 disables the pipeline cache ($XDG_CACHE_HOME/edge/pipelines-<vendor>-<device>-<uuid>.bin,
+   ~/.cache/edge/... without XDG_CACHE_HOME); EDGE_VERBOSE=1 prints notes (e.g. an ignored cache file);
    EDGE_PROFILE=NAME restricts the capabilities to a board's (config/profiles.def: mali-g610 mali-g720
    adreno-740 adreno-750 adreno-6xx-turnip v3d-7.1 portable). A profile is applied right after the caps
    are read and before the device is created; it only removes: every limit becomes min(real, profile),
@@ -89,6 +91,7 @@ typedef struct VkBlock {        /* one VkDeviceMemory with one VkBuffer over all
     u8            *mapped;      /* non-NULL when host-visible */
 } VkBlock;
 
+struct Tensor;
 typedef struct DevArena {
     const char *name;
     struct Vk  *vk;
@@ -99,6 +102,8 @@ typedef struct DevArena {
     u64         cap;            /* sum of block sizes */
     u64         used;           /* sum of exact tensor bytes (no alignment padding) */
     bool        planning;       /* plan mode: no memory, tensors only advance the bump pointer */
+    void      (*on_tensor)(void *ctx, const struct Tensor *t);  /* if set: called for every tensor placed (edge plan) */
+    void       *on_ctx;
 } DevArena;
 
 typedef struct Tensor {
@@ -152,6 +157,10 @@ typedef struct Vk {
     u32                   n_dispatch; /* dispatches recorded since vk_begin */
     u64                   fence_timeout_ns; /* EDGE_VK_FENCE_TIMEOUT_NS or EDGE_FENCE_TIMEOUT_MS */
     u32                   n_pipelines;/* pipelines created so far (created once, on first use) */
+    VkPipelineCache       pcache;     /* persisted pipeline cache (0: disabled) */
+    char                  pcache_path[512];
+    bool                  pcache_loaded; /* a valid cache file was read at vk_init */
+    u64                   pcache_bytes, pcache_hash;  /* what was read: written back only when different */
     VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
     VkDescriptorPool      cur_pool;
     /* what the last vk_dispatch used (debug tools: --trace, --check-nan, edge paths) */
@@ -180,6 +189,8 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
 void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
 
+bool  vk_pcache_path(const Vk *vk, char *buf, int n);   /* the pipeline cache file of this device */
+const char *vk_pcache_reject(const Vk *vk, const u8 *d, u64 n);  /* why cache bytes are unusable, 0 if usable */
 i32   vk_kernel_find(const char *name);    /* index into kernel_table, -1 if absent */
 bool  vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e);  /* false + message naming kernel and capability */
 const DevProfile *vk_profile_find(const char *name);                   /* 0 if unknown */

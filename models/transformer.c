@@ -93,7 +93,10 @@ static void xf_profile_after(Xf *xf, u32 T, f64 wall_s);
 
 static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if (g) vk_upload(vk, t, g->data); }
 
-bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
+/* Validates, then runs the allocation sequence on planning arenas (each placed tensor goes to
+   on_tensor when set): plan_w and plan_s are the exact bytes the real arenas need. */
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+             void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e) {
     memset(xf, 0, sizeof *xf);
     xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
     xf->n_ctx = n_ctx; xf->t_max = t_max;
@@ -108,9 +111,16 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
     /* plan: the same allocation sequence on planning arenas */
     vk_arena_plan(vk, &xf->wa, "weights");
     vk_arena_plan(vk, &xf->sa, "state");
+    xf->wa.on_tensor = xf->sa.on_tensor = on_tensor;
+    xf->wa.on_ctx = xf->sa.on_ctx = ctx;
     xf_alloc(xf);
     xf->plan_w = vk_arena_plan_bytes(&xf->wa);
     xf->plan_s = vk_arena_plan_bytes(&xf->sa);
+    return true;
+}
+
+bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
+    if (!xf_plan(xf, vk, m, n_ctx, t_max, act, 0, 0, e)) return false;
     if (!vk_arena_init(vk, &xf->wa, "weights", xf->plan_w, e)) { xf_free(xf); return false; }
     if (!vk_arena_init(vk, &xf->sa, "state", xf->plan_s, e)) { xf_free(xf); return false; }
     xf_alloc(xf);

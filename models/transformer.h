@@ -9,6 +9,8 @@
 
    API:
      xf_init(&xf, vk, model, n_ctx, t_max, act, err)  plan, allocate, upload (act: DT_F32 or DT_F16)
+     xf_plan(&xf, vk, model, n_ctx, t_max, act, on_tensor, ctx, err)   the plan only (planning arenas, nothing
+                                                      allocated or uploaded); every tensor to on_tensor; then xf_free
      xf_free(&xf)
      xf_forward(&xf, tokens, T, p0, logits, ids)      evaluate T tokens at positions p0.. (T <= t_max):
                                                       logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL
@@ -146,6 +148,8 @@ typedef struct Xf {
 } Xf;
 
 bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e);
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+             void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 void xf_plan_print(const Xf *xf);

@@ -237,3 +237,92 @@ TEST(dispatch_refuses_a_tensor_of_the_wrong_dtype) {
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk_arena_free(&a);
 }
+
+/* ---- pipeline cache ---------------------------------------------------------------------------- */
+/* Builds one pipeline (the first kernel this device may run) and returns whether it exists. */
+static bool tpc_build_one(Vk *vk) {
+    for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
+        Err e;
+        if (!vk_kernel_check(&vk->caps, &kernel_table[i], &e)) continue;
+        return vk_pipeline(vk, i)->pipe != 0;
+    }
+    return false;
+}
+
+static bool tpc_write(const char *path, const u8 *d, u64 n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(d, 1, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+
+TEST(pipeline_cache_reused_corrupt_and_foreign_ignored) {
+    Vk *dev = test_vk();                      /* skips without a device */
+    (void)dev;
+    char dir[] = "/tmp/edge-pcache-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const char *old_xdg = getenv("XDG_CACHE_HOME"), *old_no = getenv("EDGE_NO_PIPELINE_CACHE");
+    char *save_xdg = old_xdg ? strdup(old_xdg) : 0, *save_no = old_no ? strdup(old_no) : 0;
+    setenv("XDG_CACHE_HOME", dir, 1);
+    unsetenv("EDGE_NO_PIPELINE_CACHE");
+    Vk vk;
+    Err e;
+    char path[512];
+    Arena a;
+    arena_init(&a, "pcache test", 1u << 20);
+    /* 1. no file yet: a cache is created and written at shutdown */
+    REQUIRE(vk_init(&vk, &e));
+    CHECK(vk.pcache != 0 && !vk.pcache_loaded);
+    REQUIRE(vk_pcache_path(&vk, path, sizeof path));
+    CHECKF(strncmp(path, dir, strlen(dir)) == 0 && strstr(path, "/edge/pipelines-"), "%s", path);
+    CHECK(tpc_build_one(&vk));
+    VkPhysicalDeviceProperties props = vk.props;
+    vk_shutdown(&vk);
+    u8 *data; u64 n;
+    REQUIRE(read_file_all(&a, path, &data, &n, &e));
+    CHECKF(n >= 32, "cache file of %llu bytes", (unsigned long long)n);
+    u32 vendor; memcpy(&vendor, data + 8, 4);
+    CHECK(vendor == props.vendorID && memcmp(data + 16, props.pipelineCacheUUID, VK_UUID_SIZE) == 0);
+    /* 2. the second vk_init reads it */
+    REQUIRE(vk_init(&vk, &e));
+    CHECK(vk.pcache_loaded);
+    CHECK(tpc_build_one(&vk));
+    vk_shutdown(&vk);
+    /* 3. corrupt, truncated and foreign files: ignored, pipelines still build, replaced by a valid file */
+    u8 junk[200];
+    for (u32 i = 0; i < sizeof junk; i++) junk[i] = (u8)(i * 37 + 11);
+    u8 *foreign = push_array(&a, u8, n);
+    memcpy(foreign, data, n);
+    foreign[16] ^= 0xff;                      /* another pipelineCacheUUID */
+    u8 *other_dev = push_array(&a, u8, n);
+    memcpy(other_dev, data, n);
+    other_dev[12] ^= 0x01;                    /* another deviceID */
+    struct { const char *what; const u8 *d; u64 n; } bad[] = {
+        { "junk", junk, sizeof junk }, { "truncated", data, 10 }, { "empty", data, 0 },
+        { "foreign uuid", foreign, n }, { "other device", other_dev, n },
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(bad); i++) {
+        REQUIRE(tpc_write(path, bad[i].d, bad[i].n));
+        REQUIRE(vk_init(&vk, &e));
+        CHECKF(!vk.pcache_loaded, "%s: loaded", bad[i].what);
+        CHECKF(vk_pcache_reject(&vk, bad[i].d, bad[i].n) != 0, "%s: not rejected", bad[i].what);
+        CHECKF(tpc_build_one(&vk), "%s: no pipeline", bad[i].what);
+        vk_shutdown(&vk);
+        u8 *d2; u64 n2;
+        REQUIRE(read_file_all(&a, path, &d2, &n2, &e));
+        CHECKF(n2 >= 32 && memcmp(d2 + 16, props.pipelineCacheUUID, VK_UUID_SIZE) == 0, "%s: not replaced", bad[i].what);
+    }
+    /* 4. EDGE_NO_PIPELINE_CACHE=1: none */
+    setenv("EDGE_NO_PIPELINE_CACHE", "1", 1);
+    REQUIRE(vk_init(&vk, &e));
+    CHECK(vk.pcache == 0);
+    CHECK(tpc_build_one(&vk));
+    vk_shutdown(&vk);
+    if (save_xdg) setenv("XDG_CACHE_HOME", save_xdg, 1); else unsetenv("XDG_CACHE_HOME");
+    if (save_no) setenv("EDGE_NO_PIPELINE_CACHE", save_no, 1); else unsetenv("EDGE_NO_PIPELINE_CACHE");
+    free(save_xdg); free(save_no);
+    char cmd[600];
+    fmt_buf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    arena_free(&a);
+}

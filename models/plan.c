@@ -1,0 +1,172 @@
+/* plan.c — implementation of plan.h and the `edge plan` command.
+
+   The device side is exactly xf_init's: xf_plan runs the same allocation sequence on planning
+   arenas and reports every tensor as it is placed; the arena totals are the bytes xf_init then
+   allocates (test/plan_test.c checks both against a real xf_init). Padding is everything in
+   the arenas that is not tensor data: offset alignment (minStorageBufferOffsetAlignment), the
+   4-byte tail of odd-sized tensors, and the unused end of a block when maxMemoryAllocationSize
+   splits an arena. The host side lists what eng_open allocates for the GPU backend. */
+
+typedef struct PlanWalk {
+    Plan *p;
+    bool  print;
+    const DevArena *wa;
+} PlanWalk;
+
+static void plan_on_tensor(void *ctx, const Tensor *t) {
+    PlanWalk *w = ctx;
+    bool weights = t->arena == w->wa;
+    bool kv = !weights && (!strcmp(t->name, "k_cache") || !strcmp(t->name, "v_cache"));
+    if (weights) w->p->weights += t->nbytes;
+    else if (kv) w->p->kv += t->nbytes;
+    else w->p->act += t->nbytes;
+    w->p->n_tensors++;
+    if (!w->print) return;
+    char shape[64];
+    if (t->ndim == 1) fmt_buf(shape, sizeof shape, "[%llu]", (unsigned long long)t->ne[0]);
+    else if (t->ndim == 2) fmt_buf(shape, sizeof shape, "[%llu, %llu]", (unsigned long long)t->ne[0], (unsigned long long)t->ne[1]);
+    else fmt_buf(shape, sizeof shape, "[%llu, %llu, %llu]", (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                 (unsigned long long)t->ne[2]);
+    out("  %-34s %-5s %-22s %12llu  %-7s %u %12llu\n", t->name, dtype_name[t->dtype], shape, (unsigned long long)t->nbytes,
+        weights ? "weights" : "state", t->block, (unsigned long long)t->offset);
+}
+
+/* The heap vk_block_alloc would take device memory from: the first memory type that is
+   device-local and host-visible, else device-local. */
+static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
+    const VkMemoryPropertyFlags HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryPropertyFlags prefs[2] = { VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | HV, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT };
+    for (int p = 0; p < 2; p++)
+        for (u32 i = 0; i < vk->mem.memoryTypeCount; i++)
+            if ((vk->mem.memoryTypes[i].propertyFlags & prefs[p]) == prefs[p]) {
+                *heap = vk->mem.memoryTypes[i].heapIndex;
+                *size = vk->mem.memoryHeaps[*heap].size;
+                return true;
+            }
+    return false;
+}
+
+static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
+
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool print, Err *e) {
+    memset(p, 0, sizeof *p);
+    p->n_ctx = n_ctx;
+    p->t_max = MIN(n_ctx, EDGE_PREFILL_BATCH);     /* as eng_open */
+    PlanWalk w = { .p = p, .print = print };
+    Xf xf;
+    if (print) {
+        out("device buffers (%s, context %u, batch %u, activations and KV %s; offsets aligned to %llu bytes):\n",
+            m->cfg.name, n_ctx, p->t_max, dtype_name[act], (unsigned long long)vk->caps.min_offset_align);
+        out("  %-34s %-5s %-22s %12s  %-7s %s %12s\n", "name", "dtype", "shape", "bytes", "arena", "b", "offset");
+    }
+    /* xf_plan sets the planning arenas up before placing the first tensor; the walk needs the
+       weights arena's address to tell the arenas apart, which is &xf.wa. */
+    w.wa = &xf.wa;
+    if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, plan_on_tensor, &w, e)) return false;
+    p->plan_w = xf.plan_w; p->plan_s = xf.plan_s;
+    p->pad_w = p->plan_w - p->weights;
+    p->pad_s = p->plan_s - p->kv - p->act;
+    u64 names = xf.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
+    xf_free(&xf);
+    u64 logits = (u64)m->cfg.n_vocab * 4, batch = (u64)m->cfg.n_vocab * p->t_max * 4;
+    u64 staging = vk->caps.unified ? 0 : EDGE_VK_STAGING_BYTES;
+    p->host = names + layers + logits + batch + staging;
+    p->fits = false;
+    if (plan_heap(vk, &p->heap, &p->heap_size)) p->fits = p->plan_w + p->plan_s <= p->heap_size;
+    if (!print) return true;
+    char a[32], b[32];
+    u64 total = p->plan_w + p->plan_s;
+    out("\ndevice totals:\n");
+    plan_mib(a, sizeof a, p->plan_w);
+    out("  weights arena  %14llu bytes (%s): tensors %llu, padding %llu\n", (unsigned long long)p->plan_w, a,
+        (unsigned long long)p->weights, (unsigned long long)p->pad_w);
+    plan_mib(a, sizeof a, p->plan_s);
+    out("  state arena    %14llu bytes (%s): KV cache %llu, activations %llu, padding %llu\n", (unsigned long long)p->plan_s, a,
+        (unsigned long long)p->kv, (unsigned long long)p->act, (unsigned long long)p->pad_s);
+    plan_mib(a, sizeof a, total);
+    out("  total          %14llu bytes (%s) in %llu tensors; padding %llu = %.5f%% overhead\n", (unsigned long long)total, a,
+        (unsigned long long)p->n_tensors, (unsigned long long)(p->pad_w + p->pad_s), plan_overhead(p) * 100.0);
+    out("\nhost (besides the mapped model file):\n");
+    out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
+    out("  logits (batch)        %12llu bytes\n", (unsigned long long)batch);
+    out("  tensor names arena    %12llu bytes\n", (unsigned long long)names);
+    out("  layer table           %12llu bytes\n", (unsigned long long)layers);
+    out("  staging buffer        %12llu bytes%s\n", (unsigned long long)staging, staging ? " (host-visible, non-unified device)" : " (unified memory: none)");
+    plan_mib(a, sizeof a, p->host);
+    out("  total                 %12llu bytes (%s)\n", (unsigned long long)p->host, a);
+    out("\ndevice: %s, maxMemoryAllocationSize %llu\n", vk->props.deviceName, (unsigned long long)vk->caps.max_alloc);
+    if (!p->heap_size) { out("fits: no (no device-local memory type)\n"); return true; }
+    plan_mib(a, sizeof a, total); plan_mib(b, sizeof b, p->heap_size);
+    if (p->fits) out("fits: yes, %s of heap %u (%s), %.1f%% of it\n", a, p->heap, b, (f64)total * 100.0 / (f64)p->heap_size);
+    else {
+        char c[32]; plan_mib(c, sizeof c, total - p->heap_size);
+        out("fits: NO, %s needed but heap %u has %s: %s (%llu bytes) short\n", a, p->heap, b, c,
+            (unsigned long long)(total - p->heap_size));
+    }
+    return true;
+}
+
+/* ---- edge plan ------------------------------------------------------------------------------- */
+static int plan_usage(const char *why) {
+    errf("edge plan: %s\n"
+         "usage: edge plan (-m MODEL.gguf | --config NAME --type F16|Q8_0|Q4_K_M [--layers N]) [-c CTX] [--act f32|f16]\n"
+         "                 [--allow-unlisted]\n"
+         "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
+         "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
+         "  --config plans a listed config from its shapes alone (no file; see `edge gen-model`).\n"
+         "  CTX defaults to the model's context limit (at most EDGE_MAX_CTX). Exit 3 when it does not fit.\n", why);
+    return EXIT_USAGE;
+}
+
+static int plan_cmd(int argc, char **argv) {
+    const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = "f32";
+    u64 ctx = 0, layers = 0;
+    bool allow = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { plan_usage("help"); return EXIT_OK; }
+        if (!strcmp(a, "--allow-unlisted")) { allow = true; continue; }
+        if (i + 1 >= argc) { char w[96]; fmt_buf(w, sizeof w, "unknown option or missing value: '%s'", a); return plan_usage(w); }
+        const char *v = argv[++i];
+        char *end = 0;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) path = v;
+        else if (!strcmp(a, "--config")) cfg = v;
+        else if (!strcmp(a, "--type")) type = v;
+        else if (!strcmp(a, "--act")) act_s = v;
+        else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_CTX) return plan_usage("-c wants 1..EDGE_MAX_CTX"); }
+        else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
+        else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
+    }
+    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return plan_usage("--act is f32 or f16");
+    if (path && cfg) return plan_usage("-m and --config exclude each other");
+    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
+    Arena a;
+    arena_init(&a, "plan", (u64)EDGE_HOST_ARENA_MIB << 20);
+    Model m;
+    Err e = {0};
+    bool ok;
+    if (cfg) {
+        const ModelEntry *t = gen_find_config(cfg);
+        u32 ft;
+        if (!t) { arena_free(&a); return plan_usage("unknown --config (see `edge models`)"); }
+        if (!gen_type_parse(type, &ft)) { arena_free(&a); return plan_usage("--type is F16, Q8_0 or Q4_K_M"); }
+        ok = gen_model_dir(&m, t, layers ? (u32)layers : t->n_layer, ft, &a, &e);
+    } else ok = model_open(&m, path, allow, &a, &e);
+    if (!ok) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
+    u32 n_ctx = ctx ? (u32)ctx : MIN(m.cfg.n_ctx, (u32)EDGE_MAX_CTX);
+    int rc = EXIT_OK;
+    Vk vk;
+    Plan p;
+    if (n_ctx > m.cfg.n_ctx) { errf("edge plan: context %u exceeds '%s''s limit of %u\n", n_ctx, m.cfg.name, m.cfg.n_ctx); rc = EXIT_USAGE; }
+    else if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+    else {
+        if (!plan_compute(&p, &vk, &m, n_ctx, act, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        else if (!p.fits) rc = EXIT_DEVICE;
+        vk_shutdown(&vk);
+    }
+    model_close(&m);
+    arena_free(&a);
+    return rc;
+}
+
+#define PLAN_COMMANDS { "plan", plan_cmd, "the exact device and host memory plan of a model, and whether it fits" },

@@ -1,0 +1,29 @@
+/* plan.h — `edge plan`: the exact device and host memory plan of a model at a context, from the
+   same planning pass as xf_init (xf_plan: the allocation sequence on planning arenas), and
+   whether it fits this device's memory heaps.
+
+   API:
+     plan_compute(&p, vk, model, n_ctx, act, print, err)  totals (and, with print, every buffer on stdout)
+     plan_overhead(&p)                                    alignment padding / planned bytes            */
+#ifndef EDGE_PLAN_H
+#define EDGE_PLAN_H
+
+typedef struct Plan {
+    u32 n_ctx, t_max;
+    u64 n_tensors;
+    u64 weights, kv, act;       /* exact tensor bytes: weights arena; KV cache and activations (state arena) */
+    u64 plan_w, plan_s;         /* planned arena bytes, padding included (what xf_init allocates) */
+    u64 pad_w, pad_s;           /* plan - tensor bytes: alignment padding and block-end remainders */
+    u64 host;                   /* host bytes the engine allocates besides the mapped file */
+    u64 heap_size;              /* the heap the arenas would come from (0: none found) */
+    u32 heap;
+    bool fits;
+} Plan;
+
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool print, Err *e);
+static inline f64 plan_overhead(const Plan *p) {
+    u64 t = p->plan_w + p->plan_s;
+    return t ? (f64)(p->pad_w + p->pad_s) / (f64)t : 0;
+}
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# gen_plan.sh — `edge gen-model` and `edge plan` from the command line: the same seed gives the same
+# bytes and another seed others; --layers says --allow-unlisted is needed and the file loads with it;
+# a row length that fits no block is an error naming the tensor; `edge plan` lists every buffer and its
+# totals add up (weights + KV + activations + padding = total); plan --config needs no file.
+# Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
+set -u
+cd "$(dirname "$0")/../.."
+[ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$EDGE_BIN" gen-model --config tiny-gemma3 --type Q4_K_M -o "$tmp/a.gguf" --seed 5 > /dev/null || { echo "gen-model failed"; exit 1; }
+"$EDGE_BIN" gen-model --config tiny-gemma3 --type Q4_K_M -o "$tmp/b.gguf" --seed 5 > /dev/null || exit 1
+"$EDGE_BIN" gen-model --config tiny-gemma3 --type Q4_K_M -o "$tmp/c.gguf" --seed 6 > /dev/null || exit 1
+cmp -s "$tmp/a.gguf" "$tmp/b.gguf" || { echo "same seed, different bytes"; exit 1; }
+cmp -s "$tmp/a.gguf" "$tmp/c.gguf" && { echo "different seeds, same bytes"; exit 1; }
+out=$("$EDGE_BIN" gen-model --config tiny-gemma3 --type Q8_0 --layers 2 -o "$tmp/d.gguf") || exit 1
+echo "$out" | grep -q -- "--allow-unlisted" || { echo "no --allow-unlisted note: $out"; exit 1; }
+"$EDGE_BIN" eval -m "$tmp/d.gguf" --tokens "1 2" --greedy 1 > /dev/null 2>&1 && { echo "a 2-layer file loaded as listed"; exit 1; }
+"$EDGE_BIN" eval -m "$tmp/d.gguf" --allow-unlisted --tokens "1 2" --greedy 1 > /dev/null 2>&1 || { echo "2-layer file does not load"; exit 1; }
+rc=0; "$EDGE_BIN" gen-model --config stories260K --type Q8_0 -o "$tmp/e.gguf" 2> "$tmp/err" || rc=$?
+[ $rc = 1 ] && grep -q "blk.0.ffn_down.weight" "$tmp/err" || { echo "stories260K Q8_0: rc $rc: $(cat "$tmp/err")"; exit 1; }
+"$EDGE_BIN" plan -m "$tmp/a.gguf" -c 128 > "$tmp/plan" || { echo "plan failed"; cat "$tmp/plan"; exit 1; }
+grep -q '^  blk.5.ffn_down.weight  *q6_k ' "$tmp/plan" || { echo "plan lacks blk.5.ffn_down.weight q6_k"; exit 1; }
+grep -q '^fits: yes' "$tmp/plan" || { echo "tiny plan does not fit"; exit 1; }
+python3 - "$tmp/plan" <<'PY' || exit 1
+import re, sys
+t = open(sys.argv[1]).read()
+rows = re.findall(r'^  (\S+) +(\S+) +\[[^\]]*\] +(\d+)  (weights|state) ', t, re.M)
+w = int(re.search(r'weights arena +(\d+) bytes .*tensors (\d+), padding (\d+)', t).group(1))
+m = re.search(r'state arena +(\d+) bytes .*KV cache (\d+), activations (\d+), padding (\d+)', t)
+s, kv, act, ps = map(int, m.groups())
+tot = int(re.search(r'^  total +(\d+) bytes', t, re.M).group(1))
+sw = sum(int(r[2]) for r in rows if r[3] == 'weights'); ss = sum(int(r[2]) for r in rows if r[3] == 'state')
+kvl = sum(int(r[2]) for r in rows if r[0] in ('k_cache', 'v_cache'))
+if not (tot == w + s and ss == kv + act and kvl == kv and ss + ps == s and sw <= w): sys.exit("plan totals do not add up")
+if kv != 2 * 6 * 128 * 128 * 4: sys.exit("KV %d" % kv)
+PY
+"$EDGE_BIN" plan --config gemma-2-2b-it --type Q4_K_M -c 4096 | grep -q 'gemma-2-2b-it' || { echo "plan --config failed"; exit 1; }
+exit 0
