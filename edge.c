@@ -35,6 +35,7 @@
 #include "models/reference.h"
 #include "models/transformer.h"
 #include "models/engine.h"
+#include "test/fat.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -58,6 +59,8 @@ typedef struct Command {
 #include "models/reference.c"
 #include "models/transformer.c"
 #include "models/engine.c"
+#include "test/fat_kernels.c"
+#include "test/fat.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -72,6 +75,7 @@ static const Command edge_commands[] = {
     ENGINE_COMMANDS
     TOK_COMMANDS
     CHAT_COMMANDS
+    FAT_COMMANDS
 };
 
 static int cmd_version(int argc, char **argv) {
