@@ -36,7 +36,7 @@
 #endif
 
 #ifndef EDGE_FAT_MIN_MATVEC_GBPS
-#define EDGE_FAT_MIN_MATVEC_GBPS 0.2    /* GB/s: q8_0 matvec weight bandwidth at the largest shipped FFN shape */
+#define EDGE_FAT_MIN_MATVEC_GBPS 0.02   /* GB/s: q8_0 matvec weight bandwidth at the largest shipped FFN shape */
 #endif
 
 #ifndef EDGE_FAT_MEM_CPU_QUICK_MIB
