@@ -50,6 +50,8 @@ typedef struct Fat {
     u32         rep;            /* soak repetition */
     u64         khash[KDEF_COUNT];  /* output hash of each kernel variant in repetition 0 (soak drift) */
     i32         tokens0[64];    /* determinism tokens of repetition 0 */
+    i32         ref_tokens[64]; /* the reference backend's tokens (computed once) */
+    bool        have_ref;
 } Fat;
 
 FatCheck *fat_check_begin(Fat *f, const char *name);
