@@ -404,6 +404,12 @@ static int fat_cmd(int argc, char **argv) {
         fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel and determinism checks in %.0f s, %u failed or drifted",
                       ok_rep, f->soak_s, drift);
     }
+    const char *val = getenv("EDGE_VALIDATION");
+    if (val && *val && strcmp(val, "0")) {              /* under the Khronos layer: its errors fail the run */
+        FatCheck *c = fat_check_begin(f, "validation");
+        fat_num(c, "errors", vk_validation_errors());
+        fat_check_end(f, c, vk_validation_errors() ? FAT_FAIL : FAT_PASS, "%u errors from VK_LAYER_KHRONOS_validation", vk_validation_errors());
+    }
     f->vk = ident;
     code = f->n_fail ? FAT_EXIT_FAILED : EXIT_OK;
     u32 np = 0, ns = 0;

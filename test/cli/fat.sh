@@ -25,6 +25,7 @@ case "$EDGE_BIN" in
     *) [ "${EDGE_VALIDATION:-0}" = 1 ] || [ $((t1 - t0)) -le 60 ] || fail "edge fat took $((t1 - t0)) s (limit 60)";;
 esac
 grep -q "^PASS  determinism" "$tmp/fat.out" || fail "no determinism line"
+! grep -q "vulkan validation error" "$tmp/fat.out" || fail "validation errors: $(grep -m 3 'vulkan validation error' "$tmp/fat.out")"
 grep -q "^PASS  memory" "$tmp/fat.out" || fail "no memory line"
 python3 - "$tmp/fat.json" "$tmp/fat.out" <<'PY' || fail "JSON report"
 import json, sys
