@@ -28,7 +28,7 @@
 #endif
 
 /* ---- edge fat (test/fat.c): floors and sizes. A board sets its own floors at build time,
-   e.g. EDGE_CFLAGS="-DEDGE_FAT_MIN_DECODE_TPS=400 -DEDGE_FAT_MIN_MATVEC_GBPS=12" ./build.sh release aarch64
+   e.g. EDGE_CFLAGS="-DEDGE_FAT_MIN_DECODE_TPS=400 -DEDGE_FAT_MIN_MATVEC_GBPS=12" ./build.sh
    (measure a known-good board with `edge fat --json`, then take about 70% of its numbers;
    docs/fat.md). The defaults are low enough that lavapipe on 2 CPU cores passes. */
 #ifndef EDGE_FAT_MIN_DECODE_TPS

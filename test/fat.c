@@ -4,6 +4,7 @@
 
    Measured (lavapipe, 2 cores, --quick): about 30 s in all; see docs/fat.md. */
 #include <time.h>
+#include <setjmp.h>
 
 static f64 fat_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (f64)t.tv_sec + (f64)t.tv_nsec * 1e-9; }
 
@@ -21,6 +22,7 @@ FatCheck *fat_check_begin(Fat *f, const char *name) {
     fmt_buf(c->name, sizeof c->name, "%s", name);
     c->t0 = fat_now();
     c->rep = f->rep;
+    f->open = f->n_checks;
     return c;
 }
 
@@ -30,6 +32,7 @@ void fat_check_end(Fat *f, FatCheck *c, FatStatus st, const char *fmt, ...) {
     va_end(ap);
     c->st = st;
     c->secs = fat_now() - c->t0;
+    f->open = 0;
     if (st == FAT_FAIL) f->n_fail++;
     if (f->rep > 0 && st != FAT_FAIL) { f->n_checks--; return; }      /* soak: keep only failures after the first pass */
     if (f->rep > 0) out("%s  %s  [soak repetition %u] %s  %.2fs\n", fat_status_name[st], c->name, c->rep, c->detail, c->secs);
@@ -310,22 +313,42 @@ static void fat_bandwidth(Fat *f) {
 }
 
 /* ---- the run ------------------------------------------------------------------------------------ */
+/* Runs fn with die() trapped: a device error (fence timeout, lost device, allocation failure
+   inside an op) fails the check that was running, names it, and ends the device checks (the
+   device may be hung: it is not shut down). */
+static bool fat_guard(Fat *f, void (*fn)(Fat *)) {
+    jmp_buf jb;
+    die_trap = &jb;
+    if (setjmp(jb) == 0) { fn(f); die_trap = 0; return true; }
+    die_trap = 0;
+    f->vk.recording = false;
+    FatCheck *c = f->open ? &f->checks[f->open - 1] : fat_check_begin(f, "device");
+    fat_check_end(f, c, FAT_FAIL, "device error: %s (the remaining checks did not run)", die_trap_msg);
+    f->broken = true;
+    return false;
+}
+
+static void fat_device_checks(Fat *f) {
+    if (fat_want(f, "kernels") || f->only) fat_kernel_checks(f);
+    if (f->rep == 0 && fat_want(f, "traps")) fat_trap_checks(f);
+    if (f->rep == 0 && fat_want(f, "memory")) fat_memory(f);
+    if (f->rep == 0 && fat_want(f, "throughput")) fat_bandwidth(f);
+}
+
 /* One repetition: device checks on f->vk, then the model runs (the engine opens its own device). */
-static bool fat_device_phase(Fat *f, bool first) {
-    if (!first) {
+static void fat_repetition(Fat *f) {
+    if (f->rep > 0) {
         Err e;
         if (!vk_init(&f->vk, &e)) {
             FatCheck *c = fat_check_begin(f, "identity");
             fat_check_end(f, c, FAT_FAIL, "device lost during the soak: %s", e.msg);
-            return false;
+            f->broken = true;
+            return;
         }
     }
-    if (fat_want(f, "kernels") || f->only) fat_kernel_checks(f);
-    if (first && fat_want(f, "traps")) fat_trap_checks(f);
-    if (first && fat_want(f, "memory")) fat_memory(f);
-    if (first && fat_want(f, "throughput")) fat_bandwidth(f);
+    if (!fat_guard(f, fat_device_checks)) return;
     vk_shutdown(&f->vk);
-    return true;
+    if (fat_want(f, "determinism") || (f->rep == 0 && fat_want(f, "throughput"))) fat_guard(f, fat_determinism);
 }
 
 static int fat_usage(const char *why) {
@@ -385,16 +408,14 @@ static int fat_cmd(int argc, char **argv) {
         return code;
     }
     Vk ident = f->vk;           /* device identity for the JSON report (handles are gone after shutdown) */
-    fat_device_phase(f, true);
-    if (fat_want(f, "determinism") || fat_want(f, "throughput")) fat_determinism(f);
-    if (f->soak_s > 0) {
+    fat_repetition(f);
+    if (f->soak_s > 0 && !f->broken) {
         u32 fail0 = f->n_fail;
         f64 start = fat_now(), end = start + f->soak_s;
         u32 ok_rep = 0;
-        for (f->rep = 1; fat_now() < end; f->rep++) {
-            if (!fat_device_phase(f, false)) break;
-            if (fat_want(f, "determinism")) fat_determinism(f);
-            ok_rep++;
+        for (f->rep = 1; fat_now() < end && !f->broken; f->rep++) {
+            fat_repetition(f);
+            ok_rep += !f->broken;
         }
         f->rep = 0;
         u32 drift = f->n_fail - fail0;

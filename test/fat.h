@@ -52,6 +52,8 @@ typedef struct Fat {
     i32         tokens0[64];    /* determinism tokens of repetition 0 */
     i32         ref_tokens[64]; /* the reference backend's tokens (computed once) */
     bool        have_ref;
+    u32         open;           /* 1 + index of the check begun and not yet ended (0: none) */
+    bool        broken;         /* a device error ended the device checks */
 } Fat;
 
 FatCheck *fat_check_begin(Fat *f, const char *name);

@@ -594,7 +594,7 @@ static void fat_matmul_cases(FatK *k) {
             fat_matmul(k, d->phase == PH_DECODE ? 5 : 66, ks[j], d->phase == PH_DECODE ? 1 : 9, 1);
         }
     }
-    if (d->phase == PH_DECODE) fat_matmul(k, 256000, 256, 1, 1);
+    if (d->phase == PH_DECODE) fat_matmul(k, 256000, d->wtype == DT_Q4_K || d->wtype == DT_Q6_K ? 256 : 32, 1, 1);   /* one block per row */
     else fat_matmul(k, 64, 2048, 64, 1);
 }
 
