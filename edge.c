@@ -92,7 +92,8 @@ static int cmd_help(int argc, char **argv) {
         out("  %-12s %s\n", edge_commands[i].name, edge_commands[i].summary);
     out("\nexit codes:\n"
         "  0 success   1 usage error   2 model file error   3 device error\n"
-        "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n");
+        "  4 numeric fault (NaN/Inf)   5 some prompts failed   130 interrupted\n"
+        "  10 edge fat: a check failed   11 edge fat: the test could not run (docs/fat.md)\n");
     return EXIT_OK;
 }
 
