@@ -41,6 +41,7 @@
 #include "models/gguf_write.h"
 #include "models/genmodel.h"
 #include "models/plan.h"
+#include "test/fat.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -72,6 +73,8 @@ typedef struct Command {
 #include "models/gguf_write.c"
 #include "models/genmodel.c"
 #include "models/plan.c"
+#include "test/fat_kernels.c"
+#include "test/fat.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);
@@ -91,6 +94,7 @@ static const Command edge_commands[] = {
     CHAT_COMMANDS
     GEN_COMMANDS
     PLAN_COMMANDS
+    FAT_COMMANDS
 };
 
 static int cmd_version(int argc, char **argv) {
@@ -124,6 +128,7 @@ static int cmd_help(int argc, char **argv) {
         "  NaN into that op's output (OP: embed norm matmul rope kv attn add glu ffn logits softcap, or a site name; LAYER: n or -)\n");
     out("\n");
     run_print_exit_codes();
+    out("  10 edge fat: a check failed   11 edge fat: the test could not run (docs/fat.md)\n");
     return EXIT_OK;
 }
 

@@ -31,4 +31,24 @@
 #define EDGE_MAX_HEAD_DIM 256           /* elements: the attention and RoPE kernels' largest head */
 #endif
 
+/* ---- edge fat (test/fat.c): floors and sizes. A board sets its own floors at build time,
+   e.g. EDGE_CFLAGS="-DEDGE_FAT_MIN_DECODE_TPS=400 -DEDGE_FAT_MIN_MATVEC_GBPS=12" ./build.sh
+   (measure a known-good board with `edge fat --json`, then take about 70% of its numbers;
+   docs/fat.md). The defaults are low enough that lavapipe on 2 CPU cores passes. */
+#ifndef EDGE_FAT_MIN_DECODE_TPS
+#define EDGE_FAT_MIN_DECODE_TPS 2.0     /* tokens/s: decode speed of the embedded stories260K, greedy */
+#endif
+
+#ifndef EDGE_FAT_MIN_MATVEC_GBPS
+#define EDGE_FAT_MIN_MATVEC_GBPS 0.01   /* GB/s: q8_0 matvec weight bandwidth at the largest shipped FFN shape */
+#endif
+
+#ifndef EDGE_FAT_MEM_CPU_QUICK_MIB
+#define EDGE_FAT_MEM_CPU_QUICK_MIB 64   /* MiB: memory test size on a software device (lavapipe) in --quick */
+#endif
+
+#ifndef EDGE_FAT_WEIGHT_MILLIBITS
+#define EDGE_FAT_WEIGHT_MILLIBITS 8500  /* millibits per weight when sizing the largest config's arena (Q8_0: 8.5 bits) */
+#endif
+
 #endif

@@ -1,0 +1,747 @@
+/* fat_kernels.c — the kernel and numeric-trap checks of `edge fat` (see fat.h).
+
+   Why: drivers on Mali and Adreno have miscompiled exact shader bytes; the only defence is
+   to run every shipped kernel variant on the board and compare it with a CPU reference.
+   Each variant of config/kernels.def runs through its op_* wrapper (the exact path the
+   forward pass takes) at the shapes of config/models.def, on seeded random inputs; the
+   reference is plain f64 C written here (dequantization: dequant_row, models/quant.c).
+
+   Error measure: |got - want| / natural magnitude (the size of the terms that make up the
+   result: sum|w*x| for dot products, |a|+|b| for sums, the cap for softcap), against a
+   per-kernel tolerance: f32 outputs 1e-5 (get_rows 1e-6, softcap 1e-6 of the cap), f16
+   outputs or f16 inputs 1e-3; ids and top-k values exactly. Any NaN/Inf from finite
+   inputs fails. Measured on lavapipe: f32 paths <= 4e-7, f16 paths <= 2.5e-4.
+
+   Test-only fault injector: EDGE_FAT_PERTURB=KERNEL moves one element of that kernel's
+   downloaded result by 8x its tolerance inside fat_cmp, right before the comparison: the
+   path a real miscompile takes.
+
+   API (fat.h): fat_kernel_checks(f), fat_trap_checks(f). */
+
+/* ---- seeded random numbers (splitmix64) ----------------------------------------------- */
+static u64 fat_rs;
+static void fat_seed(u64 s) { fat_rs = s * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull; }
+static u32 fat_u32(void) {
+    u64 z = (fat_rs += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull; z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (u32)((z ^ (z >> 31)) >> 32);
+}
+static f32 fat_unif(void) { return (f32)(fat_u32() >> 8) * (1.0f / 16777216.0f); }      /* [0, 1) */
+static f32 fat_normal(void) {
+    f32 u = fat_unif() + 1e-7f, v = fat_unif();
+    return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
+}
+
+/* ---- one kernel variant's running result ---------------------------------------------- */
+typedef struct FatK {
+    Fat            *f;
+    const KernelDef *d;
+    const char     *name;
+    f64             worst, worst_err, worst_tol;   /* worst err/tol ratio, and its error and tolerance */
+    u32             bad, cases;                    /* non-finite outputs, cases run */
+    u64             hash;                          /* FNV-1a of every downloaded result (soak drift) */
+    bool            perturbed;
+    char            where[96];                     /* the case of the worst error */
+} FatK;
+
+static u64 fat_fnv(u64 h, const void *p, u64 n) {
+    const u8 *b = p;
+    for (u64 i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+
+/* Compares one case: got (modifiable host copy of the device result) against want, with
+   error |got - want| / mag and tolerance tol (0: exact). The fault injector acts here. */
+static void fat_cmp(FatK *k, const char *cs, f32 *got, const f64 *want, const f64 *mag, u64 n, f64 tol) {
+    k->hash = fat_fnv(k->hash, got, n * sizeof *got);
+    k->cases++;
+    if (k->cases == 1) k->worst_tol = tol;
+    if (k->f->perturb && !strcmp(k->f->perturb, k->name) && !k->perturbed && n) {
+        u64 i = n / 2;
+        f64 dlt = 8 * tol * mag[i];
+        if (dlt == 0) dlt = 1;
+        f32 v = (f32)((f64)got[i] + dlt);
+        got[i] = v == got[i] ? nextafterf(v, INFINITY) : v;
+        k->perturbed = true;
+    }
+    for (u64 i = 0; i < n; i++) {
+        if (!isfinite(got[i])) { k->bad++; if (!k->where[0]) fmt_buf(k->where, sizeof k->where, "%s: NaN/Inf at %llu", cs, (unsigned long long)i); continue; }
+        f64 err = fabs((f64)got[i] - want[i]) / mag[i];
+        f64 r = tol > 0 ? err / tol : (err > 0 ? 1e300 : 0);
+        if (r > k->worst) { k->worst = r; k->worst_err = err; k->worst_tol = tol; fmt_buf(k->where, sizeof k->where, "%s", cs); }
+    }
+}
+
+/* ---- device helpers --------------------------------------------------------------------- */
+static u64 fat_tbytes(DType t, u64 n) { return align_up(dtype_bytes(t, n), 4) + 256; }
+
+static void fat_round(DType t, f32 *x, u64 n) { if (t == DT_F16) for (u64 i = 0; i < n; i++) x[i] = f32_from_f16(f16_from_f32(x[i])); }
+
+static void fat_up(Vk *vk, const Tensor *t, const f32 *src) {
+    if (t->dtype != DT_F16) { vk_upload(vk, t, src); return; }
+    u16 *h = malloc(t->nelem * 2);
+    for (u64 i = 0; i < t->nelem; i++) h[i] = f16_from_f32(src[i]);
+    vk_upload(vk, t, h); free(h);
+}
+
+static void fat_down(Vk *vk, const Tensor *t, f32 *dst) {
+    if (t->dtype == DT_F32) { vk_download(vk, t, dst); return; }
+    if (t->dtype == DT_U32) { u32 *u = malloc(t->nelem * 4); vk_download(vk, t, u); for (u64 i = 0; i < t->nelem; i++) dst[i] = (f32)u[i]; free(u); return; }
+    u16 *h = malloc(t->nelem * 2);
+    vk_download(vk, t, h);
+    for (u64 i = 0; i < t->nelem; i++) dst[i] = f32_from_f16(h[i]);
+    free(h);
+}
+
+static bool fat_arena(FatK *k, DevArena *a, u64 bytes) {
+    Err e;
+    if (vk_arena_init(&k->f->vk, a, "fat", bytes, &e)) return true;
+    k->bad++; fmt_buf(k->where, sizeof k->where, "%s", e.msg);
+    return false;
+}
+
+static u32 fat_ggml(DType t) {
+    switch (t) {
+    case DT_F16: return GGML_TYPE_F16;   case DT_BF16: return GGML_TYPE_BF16; case DT_Q8_0: return GGML_TYPE_Q8_0;
+    case DT_Q4_0: return GGML_TYPE_Q4_0; case DT_Q4_K: return GGML_TYPE_Q4_K; case DT_Q6_K: return GGML_TYPE_Q6_K;
+    default: return GGML_TYPE_F32;
+    }
+}
+
+static void fat_put_f16(u8 *p, f32 v) { u16 h = f16_from_f32(v); p[0] = (u8)h; p[1] = (u8)(h >> 8); }
+static f32  fat_scale(void) { f32 d = 1e-3f + 0.099f * fat_unif(); return fat_u32() & 1 ? -d : d; }
+
+/* Random valid weight bytes: `rows` rows of k elements (block scales finite, 1e-3..1e-1). */
+static void fat_weights(DType t, u64 rows, u64 k, u8 *b) {
+    u64 n = rows * dtype_bytes(t, k);
+    if (t == DT_F32 || t == DT_F16 || t == DT_BF16) {
+        for (u64 i = 0; i < rows * k; i++) {
+            f32 v = fat_normal() * 0.05f; u32 u; memcpy(&u, &v, 4);
+            if (t == DT_F32) memcpy(b + 4 * i, &v, 4);
+            else if (t == DT_F16) fat_put_f16(b + 2 * i, v);
+            else { b[2 * i] = (u8)(u >> 16); b[2 * i + 1] = (u8)(u >> 24); }
+        }
+        return;
+    }
+    for (u64 i = 0; i + 4 <= n; i += 4) { u32 r = fat_u32(); memcpy(b + i, &r, 4); }
+    for (u64 i = n & ~(u64)3; i < n; i++) b[i] = (u8)fat_u32();
+    u32 bb = ggml_block_bytes(fat_ggml(t));
+    for (u64 o = 0; o < n; o += bb) {
+        if (t == DT_Q8_0 || t == DT_Q4_0) fat_put_f16(b + o, fat_scale());
+        else if (t == DT_Q4_K) { fat_put_f16(b + o, fat_scale()); fat_put_f16(b + o + 2, fat_scale()); }
+        else fat_put_f16(b + o + 208, fat_scale());
+    }
+}
+
+/* ---- matmul / matvec (every weight type, decode and prefill) --------------------------- */
+static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
+    Vk *vk = &k->f->vk;
+    const KernelDef *d = k->d;
+    DType wt = d->wtype, at = d->atype, ot = d->otype;
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T))) return;
+    u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T };
+    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
+    u8 *wb = malloc(dtype_bytes(wt, M * K));
+    f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4);
+    f64 *want = malloc(M * T * 8), *mag = malloc(M * T * 8);
+    fat_seed(M * 31 + K * 7 + T + (u64)wt * 1000);
+    fat_weights(wt, M, K, wb);
+    for (u64 i = 0; i < K * T; i++) { x[i] = fat_normal() * xs; if (at == DT_F16) x[i] = MAX(-60000.f, MIN(60000.f, x[i])); }
+    fat_round(at, x, K * T);
+    vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    vk_begin(vk);
+    if (d->op == OP_MATVEC) op_matvec(vk, &tw, &tx, &ty); else op_matmul(vk, d->phase, &tw, &tx, &ty);
+    vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    u64 rb = dtype_bytes(wt, K);
+    f64 ymax = ot == DT_F16 ? 65504.0 : 3.4e38;
+    for (u64 m = 0; m < M; m++) {
+        dequant_row(fat_ggml(wt), wb + m * rb, row, K);
+        for (u64 t = 0; t < T; t++) {
+            f64 s = 0, sa = 0;
+            for (u64 i = 0; i < K; i++) { f64 p = (f64)row[i] * x[t * K + i]; s += p; sa += fabs(p); }
+            want[t * M + m] = MAX(-ymax, MIN(ymax, s)); mag[t * M + m] = sa + 1e-30;
+        }
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu T=%llu x*%g", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xs);
+    fat_cmp(k, cs, y, want, mag, M * T, at == DT_F16 || ot == DT_F16 ? 1e-3 : 1e-5);
+    free(wb); free(x); free(y); free(row); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* ---- get_rows (embedding lookup), including the 256000-row gemma table ---------------- */
+static void fat_get_rows(FatK *k, u64 n, u64 rows, f32 scale) {
+    Vk *vk = &k->f->vk;
+    DType wt = k->d->wtype;
+    const u64 T = 4;
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(wt, n * rows) + fat_tbytes(DT_U32, T) + fat_tbytes(DT_F32, n * T))) return;
+    u64 ne[2] = { n, rows }, ni[1] = { T }, ny[2] = { n, T };
+    Tensor te = vk_tensor(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
+    u8 *wb = malloc(dtype_bytes(wt, n * rows));
+    f32 *y = malloc(n * T * 4), *row = malloc(n * 4);
+    f64 *want = malloc(n * T * 8), *mag = malloc(n * T * 8);
+    fat_seed(n * 13 + rows + (u64)wt * 77);
+    fat_weights(wt, rows, n, wb);
+    u32 ids[4] = { (u32)rows - 1, 0, fat_u32() % (u32)rows, (u32)(rows / 2) };
+    vk_upload(vk, &te, wb); vk_upload(vk, &ti, ids);
+    vk_begin(vk); op_get_rows(vk, &te, &ti, &ty, scale); vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    u64 rb = dtype_bytes(wt, n);
+    for (u64 t = 0; t < T; t++) {
+        dequant_row(fat_ggml(wt), wb + ids[t] * rb, row, n);
+        for (u64 i = 0; i < n; i++) { want[t * n + i] = (f64)row[i] * scale; mag[t * n + i] = fabs(want[t * n + i]) + 1e-30; }
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "n=%llu rows=%llu", (unsigned long long)n, (unsigned long long)rows);
+    fat_cmp(k, cs, y, want, mag, n * T, 1e-6);
+    free(wb); free(y); free(row); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* ---- elementwise, rmsnorm, bias --------------------------------------------------------- */
+static void fat_binary(FatK *k, u64 n) {
+    Vk *vk = &k->f->vk;
+    DevArena a;
+    if (!fat_arena(k, &a, 3 * fat_tbytes(DT_F32, n))) return;
+    u64 ne[1] = { n };
+    Tensor ta = vk_tensor(&a, "a", DT_F32, 1, ne), tb = vk_tensor(&a, "b", DT_F32, 1, ne), ty = vk_tensor(&a, "y", DT_F32, 1, ne);
+    f32 *x = malloc(n * 4), *z = malloc(n * 4), *y = malloc(n * 4);
+    f64 *want = malloc(n * 8), *mag = malloc(n * 8);
+    fat_seed(n + 5);
+    for (u64 i = 0; i < n; i++) { x[i] = fat_normal() * (i % 7 ? 1.0f : 1e15f); z[i] = fat_normal(); }
+    vk_upload(vk, &ta, x); vk_upload(vk, &tb, z);
+    vk_begin(vk);
+    if (k->d->op == OP_ADD) op_add(vk, &ta, &tb, &ty); else op_mul(vk, &ta, &tb, &ty);
+    vk_submit_wait(vk);
+    vk_download(vk, &ty, y);
+    for (u64 i = 0; i < n; i++) {
+        bool add = k->d->op == OP_ADD;
+        want[i] = add ? (f64)x[i] + z[i] : (f64)x[i] * z[i];
+        mag[i] = (add ? fabs(x[i]) + fabs(z[i]) : fabs((f64)x[i] * z[i])) + 1e-30;
+    }
+    fat_cmp(k, "n", y, want, mag, n, 1e-6);
+    free(x); free(z); free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+static void fat_rmsnorm(FatK *k, u64 n, u64 rows) {
+    Vk *vk = &k->f->vk;
+    bool fused = k->d->op == OP_RMSNORM_ADD;
+    DType ot = k->d->otype;
+    DevArena a;
+    if (!fat_arena(k, &a, 2 * fat_tbytes(DT_F32, n * rows) + fat_tbytes(DT_F32, n) + fat_tbytes(ot, n * rows))) return;
+    u64 nx[2] = { n, rows }, nw[1] = { n };
+    Tensor tx = vk_tensor(&a, "x", DT_F32, 2, nx), tw = vk_tensor(&a, "w", DT_F32, 1, nw), ty = vk_tensor(&a, "y", ot, 2, nx);
+    f32 *x = malloc(n * rows * 4), *w = malloc(n * 4), *r0 = malloc(n * rows * 4), *y = malloc(n * rows * 4);
+    f64 *want = malloc(n * rows * 8), *mag = malloc(n * rows * 8);
+    fat_seed(n * 3 + rows);
+    const f32 sc[4] = { 1.0f, 1e-20f, 3e4f, 1e25f };
+    for (u64 j = 0; j < rows; j++) for (u64 i = 0; i < n; i++) { x[j * n + i] = fat_normal() * sc[j % 4]; r0[j * n + i] = fat_normal() * 3; }
+    for (u64 i = 0; i < n; i++) w[i] = 1.0f + 0.1f * fat_normal();
+    vk_upload(vk, &tx, x); vk_upload(vk, &tw, w);
+    if (fused) vk_upload(vk, &ty, r0);
+    const f32 eps = 1e-6f;
+    vk_begin(vk);
+    if (fused) op_rmsnorm_add(vk, &tx, &tw, &ty, eps); else op_rmsnorm(vk, &tx, &tw, &ty, eps);
+    vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    for (u64 j = 0; j < rows; j++) {
+        f64 ss = 0; for (u64 i = 0; i < n; i++) ss += (f64)x[j * n + i] * x[j * n + i];
+        f64 inv = 1.0 / sqrt(ss / (f64)n + eps);
+        for (u64 i = 0; i < n; i++) {
+            f64 nv = x[j * n + i] * inv * w[i];
+            want[j * n + i] = fused ? r0[j * n + i] + nv : nv;
+            mag[j * n + i] = fused ? fabs(r0[j * n + i]) + fabs(nv) + 1e-30 : fabs(nv) + (ot == DT_F16 ? 1e-4 : 1e-30);
+        }
+    }
+    char cs[64]; fmt_buf(cs, sizeof cs, "n=%llu", (unsigned long long)n);
+    fat_cmp(k, cs, y, want, mag, n * rows, ot == DT_F16 ? 1e-3 : 1e-5);
+    free(x); free(w); free(r0); free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+static void fat_bias(FatK *k, u64 n, u64 T) {
+    Vk *vk = &k->f->vk;
+    DType at = k->d->atype;
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(DT_F32, n) + fat_tbytes(at, n * T))) return;
+    u64 nb[1] = { n }, ny[2] = { n, T };
+    Tensor tb = vk_tensor(&a, "b", DT_F32, 1, nb), ty = vk_tensor(&a, "y", at, 2, ny);
+    f32 *b = malloc(n * 4), *y0 = malloc(n * T * 4), *y = malloc(n * T * 4);
+    f64 *want = malloc(n * T * 8), *mag = malloc(n * T * 8);
+    fat_seed(n + T * 3);
+    for (u64 i = 0; i < n; i++) b[i] = fat_normal();
+    for (u64 i = 0; i < n * T; i++) y0[i] = fat_normal() * (i % 7 == 0 ? 1000.0f : 1.0f);
+    fat_round(at, y0, n * T);
+    vk_upload(vk, &tb, b); fat_up(vk, &ty, y0);
+    vk_begin(vk); op_add_bias(vk, &tb, &ty); vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    for (u64 i = 0; i < n * T; i++) { want[i] = (f64)y0[i] + b[i % n]; mag[i] = fabs(y0[i]) + fabs(b[i % n]) + 1e-30; }
+    fat_cmp(k, "bias", y, want, mag, n * T, at == DT_F16 ? 1e-3 : 1e-5);
+    free(b); free(y0); free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* ---- rope and the KV store -------------------------------------------------------------- */
+static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
+    Vk *vk = &k->f->vk;
+    DType at = k->d->atype;
+    const u32 nh = 2, T = 3;
+    u64 n = (u64)hd * nh * T;
+    DevArena a;
+    if (!fat_arena(k, &a, 2 * fat_tbytes(at, n) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2))) return;
+    u64 nx[3] = { hd, nh, T }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
+    Tensor tx = vk_tensor(&a, "x", at, 3, nx), ty = vk_tensor(&a, "y", at, 3, nx), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+    Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
+    f32 *x = malloc(n * 4), *y = malloc(n * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f64 *want = malloc(n * 8), *mag = malloc(n * 8);
+    fat_seed(hd * 5 + p0 + (neox ? 1 : 0));
+    for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 8);      /* Llama 3 style frequency factors */
+    vk_upload(vk, &tf, ff);
+    for (u64 i = 0; i < n; i++) x[i] = fat_normal() * (i % 11 == 0 ? 100.0f : 1.0f);
+    fat_round(at, x, n);
+    u32 pos[2] = { p0, T };
+    fat_up(vk, &tx, x); vk_upload(vk, &tp, pos);
+    vk_begin(vk); op_rope(vk, &tx, &tp, &tf, &ty, n_rot, base, 1.0f, neox); vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    f64 tol = at == DT_F16 ? 1e-3 : 1e-5;
+    for (u32 t = 0; t < T; t++) for (u32 h = 0; h < nh; h++) {
+        u64 o = ((u64)t * nh + h) * hd;
+        for (u32 i = 0; i < hd / 2; i++) {
+            u32 ia = 2 * i, ib = 2 * i + 1;
+            f64 ra = x[o + ia], rb = x[o + ib], theta = 0;
+            if (2 * i < n_rot) {
+                if (neox) { ia = i; ib = i + n_rot / 2; }
+                theta = (f64)(p0 + t) * pow(base, -2.0 * i / n_rot) / ff[i];
+                f64 c = cos(theta), s = sin(theta);
+                ra = x[o + ia] * c - x[o + ib] * s; rb = x[o + ia] * s + x[o + ib] * c;
+            }
+            /* f32 angles: theta = p * exp2(-log2(base) * 2i/n_rot) carries the rounding of an
+               exponent up to ~13 (about 5.5e-7 of theta) plus the product: allow 1e-6 * theta */
+            f64 m = (fabs(x[o + ia]) + fabs(x[o + ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
+            want[o + ia] = ra; want[o + ib] = rb; mag[o + ia] = mag[o + ib] = m;
+        }
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s p0=%u", hd, n_rot, neox ? "neox" : "norm", p0);
+    fat_cmp(k, cs, y, want, mag, n, tol);
+    free(x); free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+static void fat_kv_store(FatK *k, u32 kvd) {
+    Vk *vk = &k->f->vk;
+    DType at = k->d->atype, ct = k->d->otype;
+    const u32 T = 3, n_ctx = 16, p0 = 5;
+    u64 nc = (u64)kvd * n_ctx;
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(at, (u64)kvd * T) + fat_tbytes(ct, nc) + fat_tbytes(DT_U32, 2))) return;
+    u64 nk[2] = { kvd, T }, shc[2] = { kvd, n_ctx }, np[1] = { 2 };
+    Tensor tk = vk_tensor(&a, "k", at, 2, nk), tc = vk_tensor(&a, "cache", ct, 2, shc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+    f32 *x = malloc((u64)kvd * T * 4), *c0 = malloc(nc * 4), *c = malloc(nc * 4);
+    f64 *want = malloc(nc * 8), *mag = malloc(nc * 8);
+    fat_seed(kvd + 17);
+    for (u64 i = 0; i < (u64)kvd * T; i++) x[i] = fat_normal() * 10;
+    for (u64 i = 0; i < nc; i++) c0[i] = 7.0f;
+    fat_round(at, x, (u64)kvd * T);
+    u32 pos[2] = { p0, T };
+    fat_up(vk, &tk, x); fat_up(vk, &tc, c0); vk_upload(vk, &tp, pos);
+    vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
+    fat_down(vk, &tc, c);
+    for (u64 j = 0; j < n_ctx; j++) for (u64 i = 0; i < kvd; i++) {
+        f32 v = j >= p0 && j < p0 + T ? x[(j - p0) * kvd + i] : 7.0f;
+        if (ct == DT_F16) v = f32_from_f16(f16_from_f32(v));
+        want[j * kvd + i] = v; mag[j * kvd + i] = fabs(v) + 1e-30;
+    }
+    char cs[64]; fmt_buf(cs, sizeof cs, "kv_dim=%u", kvd);
+    fat_cmp(k, cs, c, want, mag, nc, ct == DT_F16 ? 1e-3 : 1e-7);
+    free(x); free(c0); free(c); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* ---- attention (head dims and GQA ratios of the shipped configs) ------------------------ */
+typedef struct FatAttn { u32 hd, nh, nkv, T, p0, n_ctx, window; f32 softcap, qscale; } FatAttn;
+
+/* Runs one attention case; the reference (in want) only when want != NULL. vs gets the
+   values' range check of the trap sweep: every output lies within the attended v's. */
+static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, const f32 *qin, f32 *o, f32 *kc, f32 *vc, char *err, int errn) {
+    Vk *vk = &f->vk;
+    DType at = d->atype, ct = d->wtype;
+    u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
+    DevArena a; Err e;
+    if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + 512, &e)) {
+        fmt_buf(err, errn, "%s", e.msg); return false;
+    }
+    u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { 2 };
+    Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
+    Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
+    u32 pos[2] = { c->p0, c->T };
+    fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
+    vk_begin(vk);
+    op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    vk_submit_wait(vk);
+    fat_down(vk, &to, o);
+    vk_arena_free(&a);
+    return true;
+}
+
+static void fat_attention(FatK *k, const FatAttn *c) {
+    DType at = k->d->atype, ct = k->d->wtype;
+    u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx;
+    f32 *q = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4), *o = malloc(nq * 4);
+    f64 *want = malloc(nq * 8), *mag = malloc(nq * 8), *p = malloc(c->n_ctx * 8);
+    fat_seed(c->hd * 101 + c->nh * 7 + c->nkv + c->T);
+    for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * c->qscale;
+    for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
+    fat_round(at, q, nq); fat_round(ct, kc, nc); fat_round(ct, vc, nc);
+    char err[160];
+    if (!fat_attention_run(k->f, k->d, c, q, o, kc, vc, err, sizeof err)) { k->bad++; fmt_buf(k->where, sizeof k->where, "%s", err); goto done; }
+    f32 scale = 1.0f / sqrtf((f32)c->hd);
+    f64 tol = at == DT_F16 ? 1e-3 : 1e-5;
+    for (u32 t = 0; t < c->T; t++) for (u32 h = 0; h < c->nh; h++) {
+        u32 qp = c->p0 + t, hk = h / (c->nh / c->nkv);
+        u32 lo = c->window && qp + 1 > c->window ? qp + 1 - c->window : 0;
+        const f32 *qr = q + ((u64)t * c->nh + h) * c->hd;
+        f64 m = -INFINITY, smag = 0;
+        for (u32 j = 0; j < c->n_ctx; j++) {
+            if (j > qp || j < lo) { p[j] = -INFINITY; continue; }
+            f64 s = 0, sa = 0;
+            for (u32 dd = 0; dd < c->hd; dd++) { f64 term = (f64)(f32)(qr[dd] * scale) * kc[(u64)j * kvd + hk * c->hd + dd]; s += term; sa += fabs(term); }
+            smag = MAX(smag, sa);
+            if (c->softcap > 0) s = c->softcap * tanh(s / c->softcap);
+            p[j] = s; m = MAX(m, s);
+        }
+        f64 sum = 0;
+        for (u32 j = 0; j < c->n_ctx; j++) { p[j] = exp(p[j] - m); sum += p[j]; }
+        for (u32 dd = 0; dd < c->hd; dd++) {
+            f64 w = 0, mg = 0;
+            for (u32 j = 0; j < c->n_ctx; j++) { f64 v = vc[(u64)j * kvd + hk * c->hd + dd]; w += p[j] / sum * v; mg += p[j] / sum * fabs(v); }
+            u64 i = ((u64)t * c->nh + h) * c->hd + dd;
+            /* a score error of a few f32 ulps of sum|q k| moves the output by about as much (relative) */
+            want[i] = w; mag[i] = (mg + 1e-30) * (tol + 4 * 6e-8 * smag) / tol;
+        }
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u heads=%u/%u T=%u p0=%u win=%u cap=%g", c->hd, c->nh, c->nkv, c->T, c->p0, c->window, (f64)c->softcap);
+    fat_cmp(k, cs, o, want, mag, nq, tol);
+done:
+    free(q); free(kc); free(vc); free(o); free(want); free(mag); free(p);
+}
+
+/* ---- GLU, softcap, argmax, top-k -------------------------------------------------------- */
+static f64 fat_gelu(f64 x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+static f64 fat_silu(f64 x) { return x / (1 + exp(-x)); }
+
+/* y = act(g) * u through op_glu; compares against the f64 formula (f16 outputs saturate). */
+static void fat_glu_cmp(FatK *k, const char *cs, f32 *g, f32 *u, u64 n, bool gelu) {
+    Vk *vk = &k->f->vk;
+    DType at = k->d->atype;
+    DevArena a;
+    if (!fat_arena(k, &a, 3 * fat_tbytes(at, n))) return;
+    u64 ne[1] = { n };
+    Tensor tg = vk_tensor(&a, "gate", at, 1, ne), tu = vk_tensor(&a, "up", at, 1, ne), ty = vk_tensor(&a, "y", at, 1, ne);
+    f32 *y = malloc(n * 4); f64 *want = malloc(n * 8), *mag = malloc(n * 8);
+    fat_round(at, g, n); fat_round(at, u, n);
+    fat_up(vk, &tg, g); fat_up(vk, &tu, u);
+    vk_begin(vk); op_glu(vk, &tg, &tu, &ty, gelu); vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    for (u64 i = 0; i < n; i++) {
+        f64 w = (gelu ? fat_gelu(g[i]) : fat_silu(g[i])) * u[i];
+        f64 lim = at == DT_F16 ? 65504.0 : 3.4028234663852886e38;     /* outputs saturate */
+        w = MAX(-lim, MIN(lim, w));
+        want[i] = w; mag[i] = fabs((f64)g[i] * u[i]) + (at == DT_F16 ? 1e-4 : 1e-30);
+    }
+    fat_cmp(k, cs, y, want, mag, n, at == DT_F16 ? 1e-3 : 1e-5);
+    free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+static void fat_glu(FatK *k, u64 n) {
+    DType at = k->d->atype;
+    f32 *g = malloc(n * 4), *u = malloc(n * 4);
+    for (int gelu = 0; gelu < 2; gelu++) {
+        fat_seed(n + (u64)gelu);
+        const f32 s32[6] = { 1, 5, 30, 1e4f, 1e15f, 1e30f }, s16[6] = { 1, 5, 30, 300, 3000, 1e4f };
+        for (u64 i = 0; i < n; i++) { g[i] = fat_normal() * (at == DT_F16 ? s16 : s32)[i % 6]; u[i] = fat_normal(); }
+        fat_glu_cmp(k, gelu ? "gelu" : "silu", g, u, n, gelu);
+    }
+    free(g); free(u);
+}
+
+static void fat_softcap_cmp(FatK *k, const char *cs, const f32 *x, u64 n, f32 cap) {
+    Vk *vk = &k->f->vk;
+    DevArena a;
+    if (!fat_arena(k, &a, 2 * fat_tbytes(DT_F32, n))) return;
+    u64 ne[1] = { n };
+    Tensor tx = vk_tensor(&a, "x", DT_F32, 1, ne), ty = vk_tensor(&a, "y", DT_F32, 1, ne);
+    f32 *y = malloc(n * 4); f64 *want = malloc(n * 8), *mag = malloc(n * 8);
+    vk_upload(vk, &tx, x);
+    vk_begin(vk); op_softcap(vk, &tx, &ty, cap); vk_submit_wait(vk);
+    vk_download(vk, &ty, y);
+    for (u64 i = 0; i < n; i++) { want[i] = cap * tanh((f64)x[i] / cap); mag[i] = cap; }
+    fat_cmp(k, cs, y, want, mag, n, 1e-6);
+    free(y); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+static void fat_softcap(FatK *k, u64 n) {
+    f32 *x = malloc(n * 4);
+    fat_seed(n + 9);
+    const f32 sc[5] = { 1, 30, 100, 1e4f, 1e30f };
+    for (u64 i = 0; i < n; i++) x[i] = fat_normal() * sc[i % 5];
+    x[0] = 3.4e38f; x[1] = -3.4e38f; x[2] = 0;
+    fat_softcap_cmp(k, "logits n=256000", x, n, 30.0f);
+    free(x);
+}
+
+/* argmax and top-k over rows of gemma's vocabulary: ids (and values) exactly. */
+static void fat_select(FatK *k, u64 nv, u32 K) {
+    Vk *vk = &k->f->vk;
+    bool topk = k->d->op == OP_TOPK, check = k->d->op == OP_ARGMAX_CHECK;
+    const u64 rows = 2;
+    if (!topk) K = 1;
+    if (check) K = 2;                                   /* (id, NaN/Inf flag) per row */
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(DT_F32, nv * rows) + 2 * fat_tbytes(DT_F32, (u64)K * rows))) return;
+    u64 nl[2] = { nv, rows }, nk[2] = { K, rows };
+    Tensor tl = vk_tensor(&a, "logits", DT_F32, 2, nl), ti = vk_tensor(&a, "ids", DT_U32, 2, nk), tv = vk_tensor(&a, "vals", DT_F32, 2, nk);
+    f32 *l = malloc(nv * rows * 4), *got = malloc((u64)K * rows * 2 * 4);
+    f64 *want = malloc((u64)K * rows * 2 * 8), *mag = malloc((u64)K * rows * 2 * 8);
+    fat_seed(nv + K);
+    for (u64 i = 0; i < nv * rows; i++) l[i] = fat_normal() * 3;
+    l[nv - 1] = 40; l[17] = 40; l[5000] = 40;                        /* row 0: ties, the lowest id wins */
+    for (u64 i = 0; i < nv; i++) l[nv + i] = (f32)(fat_u32() % 50);  /* row 1: ties everywhere */
+    vk_upload(vk, &tl, l);
+    vk_begin(vk);
+    if (topk) op_topk(vk, &tl, &ti, &tv, K); else if (check) op_argmax_check(vk, &tl, &ti); else op_argmax(vk, &tl, &ti);
+    vk_submit_wait(vk);
+    fat_down(vk, &ti, got);
+    if (topk) fat_down(vk, &tv, got + (u64)K * rows);
+    for (u64 r = 0; r < rows; r++) {
+        const f32 *lr = l + r * nv;
+        f32 pv = 0; u32 pi = ~0u;
+        for (u32 kk = 0; kk < (check ? 1u : K); kk++) {               /* K passes of "best after the previous pick" */
+            u32 bi = ~0u; f32 bv = -INFINITY;
+            for (u32 i = 0; i < nv; i++) {
+                f32 x = lr[i];
+                if (kk > 0 && !(x < pv || (x == pv && i > pi))) continue;
+                if (bi == ~0u || x > bv || (x == bv && i < bi)) { bv = x; bi = i; }
+            }
+            want[r * K + kk] = bi; want[(u64)K * rows + r * K + kk] = bv;
+            pv = bv; pi = bi;
+        }
+        if (check) want[r * K + 1] = 0;                 /* finite rows: no flag */
+    }
+    for (u64 i = 0; i < (u64)K * rows * 2; i++) mag[i] = 1;
+    char cs[64]; fmt_buf(cs, sizeof cs, "vocab=%llu k=%u", (unsigned long long)nv, K);
+    fat_cmp(k, cs, got, want, mag, (u64)K * rows * (topk ? 2 : 1), 0);
+    free(l); free(got); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* ---- shapes of the shipped configs -------------------------------------------------------- */
+static bool fat_is_fixture(const ModelEntry *m) { return !strncmp(m->name, "tiny-", 5); }
+
+static void fat_attention_cases(FatK *k) {
+    u32 seen[MODEL_COUNT][3]; u32 ns = 0;
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *m = &model_table[i];
+        if (fat_is_fixture(m)) continue;
+        bool dup = false;
+        for (u32 s = 0; s < ns; s++) if (seen[s][0] == m->head_dim && seen[s][1] == m->n_head && seen[s][2] == m->n_head_kv) dup = true;
+        if (dup) continue;
+        seen[ns][0] = m->head_dim; seen[ns][1] = m->n_head; seen[ns][2] = m->n_head_kv; ns++;
+        u32 win = m->swa_window ? 7 : 0;
+        FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
+        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
+        fat_attention(k, &dec);
+        fat_attention(k, &pre);
+        if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
+    }
+}
+
+static void fat_rope_cases(FatK *k) {
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *m = &model_table[i];
+        if (fat_is_fixture(m)) continue;
+        bool dup = false;
+        for (u32 j = 0; j < i; j++) if (!fat_is_fixture(&model_table[j]) && model_table[j].head_dim == m->head_dim &&
+                                         model_table[j].rope_dim == m->rope_dim && model_table[j].arch == m->arch) dup = true;
+        if (dup && !k->f->full) continue;
+        u32 ctx = MIN(m->ctx, EDGE_MAX_CTX);
+        fat_rope(k, m->head_dim, m->rope_dim, m->arch != ARCH_LLAMA, ctx - 3, m->rope_base);
+    }
+}
+
+static void fat_matmul_cases(FatK *k) {
+    const KernelDef *d = k->d;
+    bool f32w = d->wtype == DT_F32;
+    if (d->op == OP_MATVEC) { fat_matmul(k, 4, 9216, 1, 1); fat_matmul(k, 33, 2304, 1, 1); return; }
+    f32 big = d->atype == DT_F16 ? 2e4f : 1e15f;           /* large activations: no NaN/Inf, f16 saturates */
+    if (d->phase == PH_DECODE) {
+        fat_matmul(k, 4, 9216, 1, 1);                      /* gemma-2 n_ff: a long row */
+        fat_matmul(k, 33, 2304, 1, 1);                     /* gemma-2 n_embd */
+        fat_matmul(k, 9, 512, 1, big);
+        if (f32w && d->atype == DT_F32 && !k->f->full) fat_matmul(k, 256000, 32, 1, 1);   /* gemma vocab rows (grid y) */
+    } else {
+        fat_matmul(k, 70, 2304, 7, 1);
+        fat_matmul(k, 9, 512, 7, big);
+    }
+    if (!k->f->full) return;
+    u32 seen[2 * MODEL_COUNT]; u32 ns = 0;
+    for (u32 i = 0; i < MODEL_COUNT; i++) {
+        const ModelEntry *m = &model_table[i];
+        u32 ks[2] = { m->n_embd, m->n_ff };
+        for (int j = 0; j < 2; j++) {
+            bool dup = ks[j] % 256 != 0;
+            for (u32 s = 0; s < ns; s++) if (seen[s] == ks[j]) dup = true;
+            if (dup) continue;
+            seen[ns++] = ks[j];
+            fat_matmul(k, d->phase == PH_DECODE ? 5 : 66, ks[j], d->phase == PH_DECODE ? 1 : 9, 1);
+        }
+    }
+    if (d->phase == PH_DECODE) fat_matmul(k, 256000, d->wtype == DT_Q4_K || d->wtype == DT_Q6_K ? 256 : 32, 1, 1);   /* one block per row */
+    else fat_matmul(k, 64, 2048, 64, 1);
+}
+
+/* ---- the kernel check: one line per variant --------------------------------------------- */
+static void fat_kernel_one(Fat *f, i32 di) {
+    const KernelDef *d = &kdefs[di];
+    char name[64]; fmt_buf(name, sizeof name, "kernel.%s", d->kernel);
+    FatCheck *c = fat_check_begin(f, name);
+    i32 ki = vk_kernel_find(d->kernel);
+    if (ki < 0) { fat_check_end(f, c, FAT_FAIL, "config/kernels.def names '%s', which is not embedded", d->kernel); return; }
+    const KernelInfo *kin = &kernel_table[ki];
+    if ((kin->cap_f16 && !f->vk.caps.f16_arith) || (kin->cap_s16 && !f->vk.caps.storage16)) {
+        fat_check_end(f, c, FAT_SKIP, "needs f16 (shaderFloat16 + storageBuffer16BitAccess); this device uses the f32 path"); return;
+    }
+    if (kin->cap_sub_arith && !(f->vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) {
+        fat_check_end(f, c, FAT_SKIP, "needs subgroup arithmetic, which this device lacks (portable variant used)"); return;
+    }
+    FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
+    switch (d->op) {
+    case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
+    case OP_RMSNORM: case OP_RMSNORM_ADD:
+        fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
+    case OP_MATVEC: case OP_MATMUL: fat_matmul_cases(&k); break;
+    case OP_GET_ROWS: {
+        bool blk = d->wtype == DT_Q4_K || d->wtype == DT_Q6_K;
+        fat_get_rows(&k, 2304, 9, 48.0f);
+        fat_get_rows(&k, blk ? 256 : 32, 256000, 1.0f);     /* gemma's 256000-row table, a few rows read */
+        break;
+    }
+    case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
+    case OP_ROPE:     fat_rope_cases(&k); break;
+    case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
+    case OP_ATTENTION: fat_attention_cases(&k); break;
+    case OP_GLU:      fat_glu(&k, 9216); break;
+    case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
+    case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: fat_select(&k, 256000, EDGE_TOPK_MAX); break;
+    default: fat_check_end(f, c, FAT_FAIL, "no check for op %d (add one to test/fat_kernels.c)", (int)d->op); return;
+    }
+    if (!f->vk.pipes[ki].pipe) { fat_check_end(f, c, FAT_FAIL, "the op did not dispatch kernel '%s' (key mismatch)", d->kernel); return; }
+    fat_num(c, "cases", k.cases); fat_num(c, "max_err", k.worst_err); fat_num(c, "tol", k.worst_tol); fat_num(c, "nonfinite", k.bad);
+    bool drift = false;
+    if (f->rep == 0) f->khash[di] = k.hash; else drift = f->khash[di] != k.hash;
+    fat_num(c, "drift", drift);
+    if (k.bad) fat_check_end(f, c, FAT_FAIL, "%u NaN/Inf or errors (%s)", k.bad, k.where);
+    else if (k.worst > 1) fat_check_end(f, c, FAT_FAIL, "max err %.3g > tol %.3g at %s (%u cases)", k.worst_err, k.worst_tol, k.where, k.cases);
+    else if (drift) fat_check_end(f, c, FAT_FAIL, "output differs from soak repetition 0 (drift), %u cases", k.cases);
+    else if (k.worst_tol == 0) fat_check_end(f, c, FAT_PASS, "%u cases, exact", k.cases);
+    else fat_check_end(f, c, FAT_PASS, "%u cases, max err %.2g (tol %.0e)", k.cases, k.worst_err, k.worst_tol);
+}
+
+void fat_kernel_checks(Fat *f) {
+    for (i32 i = 0; i < KDEF_COUNT; i++) {
+        if (f->only && !fat_want(f, kdefs[i].kernel) && !fat_want(f, "kernels")) continue;
+        fat_kernel_one(f, i);
+    }
+}
+
+/* ---- numeric traps: every finite f16 value and large f32 values ------------------------- */
+/* Fills x with every finite f16 value (63488 of them), then `extra` large f32 values. */
+static u64 fat_sweep(f32 *x, bool with_f32) {
+    u64 n = 0;
+    for (u32 h = 0; h < 65536; h++) if (((h >> 10) & 31) != 31) x[n++] = f32_from_f16((u16)h);
+    if (with_f32) {
+        const f32 big[] = { 1e5f, 1e10f, 1e20f, 1e30f, 1e38f, 3.4028235e38f, 88.7f, 89.0f, 710.0f, 1e-38f, 1e-45f };
+        for (u32 i = 0; i < ARRAY_COUNT(big); i++) { x[n++] = big[i]; x[n++] = -big[i]; }
+    }
+    return n;
+}
+
+static void fat_trap_glu(Fat *f, i32 di) {
+    const KernelDef *d = &kdefs[di];
+    char name[64]; fmt_buf(name, sizeof name, "trap.%s", d->kernel);
+    FatCheck *c = fat_check_begin(f, name);
+    if (d->atype == DT_F16 && !f->f16) { fat_check_end(f, c, FAT_SKIP, "device lacks f16"); return; }
+    FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
+    f32 *g = malloc(65600 * 4), *u = malloc(65600 * 4);
+    u64 n = fat_sweep(g, d->atype == DT_F32);
+    for (int gelu = 0; gelu < 2; gelu++) for (int up = 0; up < 2; up++) {
+        n = fat_sweep(g, d->atype == DT_F32);
+        for (u64 i = 0; i < n; i++) u[i] = up ? 3.0f : 1.0f;           /* up = 3: products past the f16 range */
+        char cs[64]; fmt_buf(cs, sizeof cs, "%s, up=%d, every f16%s", gelu ? "gelu" : "silu", up ? 3 : 1, d->atype == DT_F32 ? " + large f32" : "");
+        fat_glu_cmp(&k, cs, g, u, n, gelu);
+    }
+    free(g); free(u);
+    fat_num(c, "inputs", (f64)n); fat_num(c, "nonfinite", k.bad); fat_num(c, "max_err", k.worst_err);
+    if (k.bad || k.worst > 1) fat_check_end(f, c, FAT_FAIL, "%u NaN/Inf, max err %.3g (tol %.0e) at %s", k.bad, k.worst_err, k.worst_tol, k.where);
+    else fat_check_end(f, c, FAT_PASS, "%llu inputs x GELU/SiLU x up 1,3: finite, max err %.2g", (unsigned long long)n, k.worst_err);
+}
+
+static void fat_trap_softcap(Fat *f) {
+    i32 di = kdef_find(OP_SOFTCAP, PH_ANY, DT_F32, DT_F32, DT_F32);
+    FatCheck *c = fat_check_begin(f, "trap.softcap_f32");
+    FatK k = { .f = f, .d = &kdefs[di], .name = kdefs[di].kernel, .hash = 0xcbf29ce484222325ull };
+    f32 *x = malloc(65600 * 4);
+    u64 n = fat_sweep(x, true);
+    fat_softcap_cmp(&k, "cap 30", x, n, 30.0f);
+    fat_softcap_cmp(&k, "cap 50", x, n, 50.0f);
+    free(x);
+    fat_num(c, "inputs", (f64)n); fat_num(c, "nonfinite", k.bad); fat_num(c, "max_err", k.worst_err);
+    if (k.bad || k.worst > 1) fat_check_end(f, c, FAT_FAIL, "%u NaN/Inf, max err %.3g at %s", k.bad, k.worst_err, k.where);
+    else fat_check_end(f, c, FAT_PASS, "%llu inputs x caps 30,50: finite, max err %.2g of cap", (unsigned long long)n, k.worst_err);
+}
+
+/* Softmax/exp through attention: queries carry every finite f16 value (256 per row) and,
+   for f32 activations, huge f32 values; every output must be finite and lie within the
+   range of the values it averages. */
+static void fat_trap_attention(Fat *f, i32 di) {
+    const KernelDef *d = &kdefs[di];
+    char name[64]; fmt_buf(name, sizeof name, "trap.%s", d->kernel);
+    FatCheck *c = fat_check_begin(f, name);
+    if ((d->atype == DT_F16 || d->wtype == DT_F16) && !f->f16) { fat_check_end(f, c, FAT_SKIP, "device lacks f16"); return; }
+    f32 *sw = malloc(65600 * 4);
+    u64 n = fat_sweep(sw, d->atype == DT_F32);
+    FatAttn a = { 256, 1, 1, 0, 32, 0, 0, 0, 1 };          /* gemma's head dim: 256 sweep values per query */
+    a.T = (u32)((n + 255) / 256); a.n_ctx = a.p0 + a.T;
+    u64 nq = (u64)a.T * 256, nc = (u64)a.n_ctx * 256;
+    f32 *q = calloc(nq, 4), *o = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4);
+    memcpy(q, sw, n * 4);
+    fat_seed(4242);
+    for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal(); }
+    fat_round(d->wtype, kc, nc); fat_round(d->wtype, vc, nc);
+    f32 vmax = 0; for (u64 i = 0; i < nc; i++) vmax = MAX(vmax, fabsf(vc[i]));
+    u64 bad = 0, out_of_range = 0; char err[160] = "";
+    for (int cap = 0; cap < 2; cap++) {
+        a.softcap = cap ? 50.0f : 0.0f;
+        if (!fat_attention_run(f, d, &a, q, o, kc, vc, err, sizeof err)) { bad++; break; }
+        if (f->perturb && !strcmp(f->perturb, d->kernel) && cap == 0) o[nq / 2] = NAN;   /* fault injector */
+        for (u64 i = 0; i < nq; i++) {
+            if (!isfinite(o[i])) bad++;
+            else if (fabsf(o[i]) > vmax * 1.002f + 1e-6f) out_of_range++;
+        }
+    }
+    fat_num(c, "queries", a.T); fat_num(c, "nonfinite", (f64)bad); fat_num(c, "out_of_range", (f64)out_of_range);
+    if (bad || out_of_range) fat_check_end(f, c, FAT_FAIL, "%llu NaN/Inf, %llu outputs outside the values' range %s", (unsigned long long)bad, (unsigned long long)out_of_range, err);
+    else fat_check_end(f, c, FAT_PASS, "%u queries over every finite f16%s, softcap 0/50: finite, within range", a.T, d->atype == DT_F32 ? " + large f32" : "");
+    free(sw); free(q); free(o); free(kc); free(vc);
+}
+
+void fat_trap_checks(Fat *f) {
+    for (i32 i = 0; i < KDEF_COUNT; i++) {
+        if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
+        if (kdefs[i].op == OP_ATTENTION) fat_trap_attention(f, i);
+    }
+    fat_trap_softcap(f);
+}
