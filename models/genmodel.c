@@ -281,7 +281,7 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 fty
     u64 total = w.data_bytes, done = 0, s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
     if (!s) s = 1;
     bool tty = isatty(2);
-    f64 t0 = gen_now(), last = t0;
+    f64 last = gen_now();
     for (u32 i = 0; ok && i < n; i++) {
         const GenTensor *g = &list[i];
         u64 per = ggml_block_elems(g->type), bb = ggml_block_bytes(g->type);
@@ -305,11 +305,9 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 fty
     if (tty) errf("\r%60s\r", "");
     if (fclose(f) != 0) ok = false;
     free(buf);
-    u64 file_bytes = w.n + w.data_bytes;
     gguf_w_free(&w);
     arena_free(&a);
     if (!ok) return err_set(e, EXIT_USAGE, "writing '%s' failed (disk full?)", path);
-    (void)t0; (void)file_bytes;
     return true;
 }
 
