@@ -19,6 +19,10 @@
 #define EDGE_VK_STAGING_BYTES (16u << 20) /* bytes: host-visible bounce buffer on non-unified devices */
 #endif
 
+#ifndef EDGE_VK_UNCACHED_READ_MAX
+#define EDGE_VK_UNCACHED_READ_MAX 4096  /* bytes: larger reads of uncached mapped memory use a GPU copy to cached staging */
+#endif
+
 #ifndef EDGE_VK_FENCE_TIMEOUT_NS
 #define EDGE_VK_FENCE_TIMEOUT_NS 60000000000ull /* ns: a submit that takes longer is a device error */
 #endif

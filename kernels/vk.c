@@ -432,7 +432,7 @@ static bool vk_block_alloc(Vk *vk, VkBlock *b, u64 size, bool host, const char *
     /* prefer device-local + host-visible (unified), then device-local (staging copies), for host: host-visible coherent */
     const VkMemoryPropertyFlags HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     VkMemoryPropertyFlags prefs[3] = { VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | HV, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV };
-    if (host) { prefs[0] = HV; prefs[1] = HV; }
+    if (host) { prefs[0] = HV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT; prefs[1] = HV; }   /* staging: CPU reads must be cached */
     u32 type = ~0u;
     for (int p = 0; p < 3 && type == ~0u; p++)
         for (u32 i = 0; i < vk->mem.memoryTypeCount; i++)
@@ -448,6 +448,7 @@ static bool vk_block_alloc(Vk *vk, VkBlock *b, u64 size, bool host, const char *
     b->size = size;
     if (vk->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
         VK_CHECK(vkMapMemory(vk->dev, b->mem, 0, VK_WHOLE_SIZE, 0, (void **)&b->mapped));
+    b->cached = (vk->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
     vk_name(vk, VK_OBJECT_TYPE_BUFFER, (u64)b->buf, name);
     return true;
 }
@@ -520,7 +521,9 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
 /* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed. */
 static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
     VkBlock *b = &t->arena->blocks[t->block];
-    if (b->mapped) {
+    /* mapped memory that the CPU does not cache (a discrete GPU's BAR window) is fine to write
+       but very slow to read: larger downloads from it go through the cached staging block */
+    if (b->mapped && (up || b->cached || t->nbytes <= EDGE_VK_UNCACHED_READ_MAX)) {
         if (up) memcpy(b->mapped + t->offset, host, t->nbytes);
         else    memcpy(host, b->mapped + t->offset, t->nbytes);
         return;

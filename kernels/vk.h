@@ -89,6 +89,7 @@ typedef struct VkBlock {        /* one VkDeviceMemory with one VkBuffer over all
     VkBuffer       buf;
     u64            size;
     u8            *mapped;      /* non-NULL when host-visible */
+    bool           cached;      /* host-cached: CPU reads are fast */
 } VkBlock;
 
 struct Tensor;

@@ -57,9 +57,16 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
     } else {
         for (u32 done = 0; done < n;) {
             u32 T = MIN(n - done, g->xf.t_max);
-            if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->batch, 0, e)) return false;
-            if (logits) memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
-            memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
+            if (logits) {           /* every row wanted (eval) */
+                g->xf.want_last = false;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->batch, 0, e)) return false;
+                memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
+                memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
+            } else {                /* generation: the LM head and the readback for the last row only */
+                g->xf.want_last = true;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, 0, 0, e)) return false;
+                if (done + T == n && !xf_last_logits(&g->xf, T, g->pos + done, g->last, e)) return false;
+            }
             done += T;
         }
     }

@@ -283,10 +283,23 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         }
         vk_barrier(vk);
     }
+    /* Only the last position's logits are wanted (generation): norm and LM head on that row alone,
+       when its offset keeps the binding aligned. */
+    Phase hph = ph;
+    xf->head_last = false;
+    if (xf->want_last && T > 1) {
+        u64 xrow = dtype_bytes(x.dtype, c->n_embd), hrow = dtype_bytes(hn.dtype, c->n_embd), al = vk->caps.min_offset_align;
+        if (((u64)(T - 1) * xrow) % al == 0 && ((u64)(T - 1) * hrow) % al == 0) {
+            x.offset += (u64)(T - 1) * xrow; x.ne[1] = 1; x.nelem = c->n_embd; x.nbytes = xrow;
+            hn = xf_rows(&xf->hn, 1); logits = xf_rows(&xf->logits, 1); out_ids = xf_rows(&xf->out_ids, 1);
+            hph = PH_DECODE; xf->head_last = true;
+        }
+    }
     xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
     vk_barrier(vk);
+    ph = hph;
     if (c->final_softcap > 0) {
-        Tensor zl = xf_rows(&xf->zl, T);
+        Tensor zl = xf_rows(&xf->zl, xf->head_last ? 1 : T);
         xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &zl, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &zl); xf_done(xf);
         vk_barrier(vk);
         xf_op(xf, "softcap", XT_LOGITS, "softcap", -1, &logits, &zl, 0, 0); op_softcap(vk, &zl, &logits, c->final_softcap); xf_done(xf);
@@ -295,6 +308,21 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
     }
     vk_barrier(vk);
     xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0); op_argmax_check(vk, &logits, &out_ids); xf_done(xf);
+}
+
+/* The last evaluated position's logits into dst (n_vocab floats), checked for NaN/Inf. */
+bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e) {
+    Tensor l = xf_rows(&xf->logits, xf->head_last ? 1 : T);
+    u64 nv = xf->cfg->n_vocab;
+    l.offset += (xf->head_last ? 0 : (u64)(T - 1)) * nv * 4;
+    l.ne[1] = 1; l.nelem = nv; l.nbytes = nv * 4;
+    vk_download(xf->vk, &l, dst);
+    for (u64 i = 0; i < nv; i++)
+        if (!isfinite(dst[i]))
+            return err_set(e, EXIT_NUMERIC, "non-finite logit (%s) at position %u, token %llu: a numeric fault; "
+                           "run again with --check-nan to find the first op that produced it",
+                           isnan(dst[i]) ? "NaN" : "Inf", p0 + T - 1, (unsigned long long)i);
+    return true;
 }
 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e) {

@@ -132,6 +132,8 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    bool    want_last;          /* prefill: only the last position's logits are needed (generation) */
+    bool    head_last;          /* the last recording computed the LM head for the last row only */
     u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
     /* debug tools (all idle unless xf_debug or describe asks) */
     bool    dbg;                /* any debug tool active for this recording */
@@ -152,6 +154,7 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
+bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 void xf_plan_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);
