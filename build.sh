@@ -318,7 +318,7 @@ export EDGE_BIN=$ROOT/$BIN
 # Tests never read or write the user's pipeline cache (test/vk_test.c turns it on in a temporary folder).
 export EDGE_NO_PIPELINE_CACHE=1
 if [ "${EDGE_VALIDATION:-0}" = 1 ]; then
-    export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation EDGE_VALIDATION=1
+    export EDGE_VALIDATION=1     # vk.c enables VK_LAYER_KHRONOS_validation and counts its errors
     echo "== tests run under the Khronos validation layer"
 fi
 [ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
