@@ -18,6 +18,7 @@
 #include "json_test.c"
 #include "sampler_test.c"
 #include "run_test.c"
+#include "fuzz_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
