@@ -51,7 +51,7 @@ TEST(fuzz_harness_smoke) {
     fuzz_gguf((const u8 *)gguf_head, sizeof gguf_head - 1);
     static const char json[] = "{\"prompt\":\"hi \\ud83d\\ude00\",\"stop\":[\"a\"],\"max_tokens\":3}";
     fuzz_json((const u8 *)json, sizeof json - 1);
-    static const char args[] = "--sep\0\\x00\\n\0-n\0016\0--trace=attn\0--stop\0x";
+    static const char args[] = "--sep\0\\x00\\n\0-n\0" "16\0--trace=attn\0--stop\0x";
     fuzz_args((const u8 *)args, sizeof args - 1);
     static const char chat[] = "\x02\x00sys\0\x01user <|im_end|>\0\x02reply";
     fuzz_chat((const u8 *)chat, sizeof chat - 1);
