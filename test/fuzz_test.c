@@ -19,6 +19,11 @@ static const FuzzTarget fuzz_targets[] = {
     { "chat", fuzz_chat }, { "json", fuzz_json }, { "args", fuzz_args },
 };
 
+/* One input through a target; true when it called die() (its code and die_trap_msg set). */
+static bool fuzz_replay_one(void (*fn)(const u8 *, size_t), const u8 *data, size_t n, int *code) {
+    return EXPECT_DIE(code, fn(data, n));
+}
+
 TEST(fuzz_corpus_replay) {
     u32 files = 0;
     for (u32 i = 0; i < ARRAY_COUNT(fuzz_targets); i++) {
@@ -35,7 +40,7 @@ TEST(fuzz_corpus_replay) {
             u64 n; u8 *data = fuzz_slurp(f, &n);
             fclose(f);
             int code = 0;
-            bool died = EXPECT_DIE(&code, fuzz_targets[i].fn(data, n));
+            bool died = fuzz_replay_one(fuzz_targets[i].fn, data, n, &code);
             CHECKF(!died, "%s: die(%d): %s", path, code, die_trap_msg);
             free(data);
             files++;
