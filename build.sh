@@ -7,6 +7,13 @@
 #   ./build.sh test debug   the test suite built that way
 #   ./build.sh kernels      only compile kernels/*.wgsl -> build/kernels.gen.h
 #   ./build.sh clean        remove build/ and the binaries (keeps the private Tint in .tools/)
+#   ./build.sh fuzz TARGET SECONDS
+#                           build the libFuzzer harness test/fuzz/TARGET.c with clang (-fsanitize=fuzzer,address,
+#                           undefined) and run it for SECONDS on build/fuzz-corpus/TARGET (seeded from the
+#                           fixtures by tools/fuzz_seeds.py) and test/corpus/TARGET; a crash or hang is written to
+#                           build/fuzz-artifacts/TARGET/. TARGET all: every harness, SECONDS shared between them
+#                           (the CI smoke). Ends with "N passed, N failed" (a harness passes when it ran its time
+#                           without a crash). Env EDGE_FUZZ_ARGS: more libFuzzer flags (e.g. -jobs=2 -workers=2).
 #   ./build.sh aarch64      cross-compile ./edge-aarch64 (Debian's gcc-aarch64-linux-gnu; needs only libc,
 #                           libm, libdl, libpthread; libvulkan comes through dlopen at run time)
 #   ./build.sh test aarch64 also build/edge_test_aarch64, unpack Debian's arm64 libvulkan1 and lavapipe into
@@ -22,6 +29,12 @@ cd "$(dirname "$0")"
 ROOT=$PWD
 
 mode=build; flavor=release; arch=native
+if [ "${1:-}" = fuzz ]; then
+    mode=fuzz; fuzz_target=${2:-}; fuzz_secs=${3:-60}
+    [ -n "$fuzz_target" ] || { echo "build.sh: fuzz wants a target: all $(ls test/fuzz/*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ')" >&2; exit 1; }
+    case "$fuzz_secs" in ''|*[!0-9]*) echo "build.sh: fuzz SECONDS must be a number, not '$fuzz_secs'" >&2; exit 1 ;; esac
+    shift $(( $# < 3 ? $# : 3 ))
+fi
 for w in "$@"; do
     case "$w" in
         test)    mode=test ;;
@@ -30,7 +43,7 @@ for w in "$@"; do
         clean)   mode=clean ;;
         build)   mode=build ;;
         aarch64) arch=aarch64 ;;
-        *) echo "build.sh: unknown word '$w' (words: test debug kernels clean aarch64)" >&2; exit 1 ;;
+        *) echo "build.sh: unknown word '$w' (words: test debug kernels clean aarch64; fuzz TARGET SECONDS first)" >&2; exit 1 ;;
     esac
 done
 if [ "$arch" = aarch64 ] && [ "$flavor" = debug ]; then
@@ -176,6 +189,50 @@ if [ ! -f build/unicode.gen.h ] || [ build/unigen -nt build/unicode.gen.h ] || [
     build/unigen $UD/UnicodeData.txt $UD/PropList.txt build/unicode.gen.h
 fi
 echo "== unicode: build/unicode.gen.h"
+
+# ---- section: vocabularies: test/fixtures/tokenizer/*.xz -> build/vocab/ (fuzzers, tests) ------
+mkdir -p build/vocab
+for xzf in test/fixtures/tokenizer/*.gguf.xz; do
+    [ -e "$xzf" ] || continue
+    v=build/vocab/$(basename "$xzf" .xz)
+    if [ ! -f "$v" ] || [ "$xzf" -nt "$v" ]; then xz -dc "$xzf" > "$v.tmp" && mv "$v.tmp" "$v"; fi
+done
+
+# ---- section: fuzz: libFuzzer harnesses test/fuzz/TARGET.c (clang) --------------------------------
+if [ "$mode" = fuzz ]; then
+    if [ "$fuzz_target" = all ]; then targets=$(ls test/fuzz/*.c | xargs -n1 basename | sed 's/\.c$//')
+    else [ -f "test/fuzz/$fuzz_target.c" ] || { echo "build.sh: no harness test/fuzz/$fuzz_target.c" >&2; exit 1; }; targets=$fuzz_target; fi
+    nt=$(echo $targets | wc -w); per=$(( fuzz_secs / nt )); [ "$per" -ge 1 ] || per=1
+    FCC=${FUZZ_CC:-clang}
+    FFLAGS="-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+            -fsanitize-coverage-ignorelist=test/fuzz/coverage-ignore.txt
+            -Wall -Wextra -Wno-unused-function -Wno-unused-parameter -I. -Ibuild -DEDGE_GIT_HASH=\"fuzz\""
+    mkdir -p build/fuzz
+    fp=0; ff=0
+    for t in $targets; do
+        bin=build/fuzz/$t
+        newest=$(ls -t $(git ls-files -co --exclude-standard '*.c' '*.h' '*.def') build/kernels.gen.h build/unicode.gen.h build.sh | head -n 1)
+        if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
+            echo "== clang $bin"
+            $FCC $FFLAGS -o "$bin" "test/fuzz/$t.c" -ldl -lm -lpthread || { echo "FAIL  fuzz/$t  (does not build)"; ff=$((ff+1)); continue; }
+        fi
+        corpus=build/fuzz-corpus/$t; mkdir -p "$corpus" "build/fuzz-artifacts/$t"
+        python3 tools/fuzz_seeds.py "$t" "$corpus"
+        dirs="$corpus"; [ -d "test/corpus/$t" ] && dirs="$dirs test/corpus/$t"
+        log=build/fuzz-$t.log
+        echo "== fuzz $t: ${per}s on $dirs (log $log)"
+        set +e
+        ASAN_OPTIONS=detect_leaks=0 "$bin" -max_total_time="$per" -timeout=10 -rss_limit_mb=4096 -close_fd_mask=3 \
+            -detect_leaks=0 -print_final_stats=1 -artifact_prefix="build/fuzz-artifacts/$t/" ${EDGE_FUZZ_ARGS:-} $dirs > "$log" 2>&1
+        rc=$?
+        set -e
+        runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s+=$1} END {print s+0}')
+        if [ $rc = 0 ]; then fp=$((fp+1)); echo "PASS  fuzz/$t  ($runs executions in ${per}s, $(ls "$corpus" | wc -l) corpus files)"
+        else ff=$((ff+1)); echo "FAIL  fuzz/$t  (exit $rc after $runs executions; artifacts in build/fuzz-artifacts/$t/)"; grep -E 'ERROR|SUMMARY|property failed|Test unit written' "$log" | head -n 8 | sed 's/^/    /'; fi
+    done
+    echo "$fp passed, $ff failed"
+    [ "$ff" = 0 ]; exit
+fi
 
 # ---- section: unity build ---------------------------------------------------------------------
 hash=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)

@@ -9,6 +9,7 @@
 #include <stb/stb_sprintf.h>
 
 void *die_trap;
+bool (*die_hook)(int code, const char *msg);
 char  die_trap_msg[1024];
 int   die_trap_code;
 
@@ -53,10 +54,12 @@ _Noreturn void die(int code, const char *fmt, ...) {
         longjmp(*(jmp_buf *)die_trap, 1);
     }
     fflush(stdout);
-    fputs("edge: ", stderr);
-    vfout(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[1024];
+    stbsp_vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    bool (*hook)(int, const char *) = die_hook;
+    die_hook = 0;                       /* a die() inside the hook prints plainly */
+    if (!hook || !hook(code, msg)) fout(stderr, "edge: %s\n", msg);
     exit(code);
 }
 

@@ -69,6 +69,10 @@ _Noreturn void die(int code, const char *fmt, ...);
 /* Tests trap die() instead of exiting: when set, die() formats the message into
    die_trap_msg and longjmps to die_trap. */
 extern void *die_trap;          /* jmp_buf* */
+/* Called by die() (when not trapped) with the formatted message before it exits: the generation
+   command ends the prompt it was streaming (separator, "prompt N: ..." on stderr). Returns true
+   when it printed the message itself. */
+extern bool (*die_hook)(int code, const char *msg);
 extern char  die_trap_msg[1024];
 extern int   die_trap_code;
 

@@ -43,6 +43,61 @@ static PFN_vkSetDebugUtilsObjectNameEXT    vkSetDebugUtilsObjectNameEXT_;
 static u32 vk_validation_error_count;
 u32 vk_validation_errors(void) { return vk_validation_error_count; }
 
+/* ---- fault injection (testing aid; docs/reliability.md) ------------------------------ */
+VkPhase vk_phase;
+static const char *const vk_phase_names[] = { "load", "prefill", "decode" };
+static const char *const vk_fault_names[VKF_COUNT] = { "none", "device_lost_prefill", "device_lost_decode", "alloc_fail",
+                                                       "pipeline_fail", "fence_timeout" };
+static struct { VkFault kind; u32 n, seen; } vk_fault;
+
+/* EDGE_FAULT=NAME[:N]: the Nth (default 1st) matching call fails. */
+static bool vk_fault_parse(Err *e) {
+    memset(&vk_fault, 0, sizeof vk_fault);
+    const char *s = getenv("EDGE_FAULT");
+    if (!s || !*s) return true;
+    const char *colon = strchr(s, ':');
+    u64 len = colon ? (u64)(colon - s) : strlen(s);
+    for (u32 i = 1; i < VKF_COUNT; i++)
+        if (strlen(vk_fault_names[i]) == len && !strncmp(vk_fault_names[i], s, len)) vk_fault.kind = (VkFault)i;
+    vk_fault.n = 1;
+    if (colon) {
+        char *end; unsigned long v = strtoul(colon + 1, &end, 10);
+        if (!colon[1] || *end || v < 1 || v > 1000000) vk_fault.kind = VKF_NONE;
+        vk_fault.n = (u32)v;
+    }
+    if (vk_fault.kind == VKF_NONE)
+        return err_set(e, EXIT_USAGE, "EDGE_FAULT=%s: want NAME[:N] with NAME one of device_lost_prefill device_lost_decode "
+                       "alloc_fail pipeline_fail fence_timeout and N >= 1", s);
+    return true;
+}
+
+/* Does this call (of fault kind k) fail? Counts the calls that could. */
+static bool vk_fault_hit(VkFault k) {
+    if (vk_fault.kind != k) return false;
+    return ++vk_fault.seen == vk_fault.n;
+}
+
+/* Waits for the fence of the last submit; the injected faults replace the result after a
+   real wait (the queue is idle either way). */
+static VkResult vk_wait(Vk *vk) {
+    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
+    if (r == VK_SUCCESS) {
+        if (vk_phase == VK_PHASE_PREFILL && vk_fault_hit(VKF_DEVICE_LOST_PREFILL)) r = VK_ERROR_DEVICE_LOST;
+        else if (vk_phase == VK_PHASE_DECODE && vk_fault_hit(VKF_DEVICE_LOST_DECODE)) r = VK_ERROR_DEVICE_LOST;
+        else if (vk_fault_hit(VKF_FENCE_TIMEOUT)) r = VK_TIMEOUT;
+    }
+    return r;
+}
+
+static _Noreturn void vk_wait_failed(Vk *vk, VkResult r) {
+    if (r == VK_TIMEOUT)
+        die(EXIT_DEVICE, "GPU work did not finish within %llu ms during %s (fence timeout; EDGE_FENCE_TIMEOUT_MS raises it)",
+            (unsigned long long)(vk->fence_timeout_ns / 1000000), vk_phase_names[vk_phase]);
+    if (r == VK_ERROR_DEVICE_LOST)
+        die(EXIT_DEVICE, "the GPU device was lost during %s (VK_ERROR_DEVICE_LOST): driver reset or GPU fault", vk_phase_names[vk_phase]);
+    die(EXIT_DEVICE, "vkWaitForFences failed during %s: %s", vk_phase_names[vk_phase], vk_result_name(r));
+}
+
 const char *vk_result_name(VkResult r) {
     switch (r) {
 #define R(x) case x: return #x;
@@ -210,6 +265,7 @@ static void vk_pcache_save(Vk *vk) {
 /* ---- bring-up ------------------------------------------------------------------ */
 bool vk_init(Vk *vk, Err *e) {
     memset(vk, 0, sizeof *vk);
+    if (!vk_fault_parse(e)) return false;
     const char *prof_env = getenv("EDGE_PROFILE");
     const DevProfile *prof = 0;
     if (prof_env && *prof_env && !(prof = vk_profile_find(prof_env))) {
@@ -439,7 +495,7 @@ static bool vk_block_alloc(Vk *vk, VkBlock *b, u64 size, bool host, const char *
             if ((req.memoryTypeBits & (1u << i)) && (vk->mem.memoryTypes[i].propertyFlags & prefs[p]) == prefs[p]) { type = i; break; }
     if (type == ~0u) { vk_block_free(vk, b); return err_set(e, EXIT_DEVICE, "device arena '%s': no suitable memory type", name); }
     VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, 0, req.size, type };
-    r = vkAllocateMemory(vk->dev, &mai, 0, &b->mem);
+    r = vk_fault_hit(VKF_ALLOC_FAIL) ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(vk->dev, &mai, 0, &b->mem);
     if (r != VK_SUCCESS) {
         vk_block_free(vk, b);
         return err_set(e, EXIT_DEVICE, "device arena '%s': cannot allocate %llu bytes of device memory: %s", name, (unsigned long long)req.size, vk_result_name(r));
@@ -543,7 +599,8 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         VK_CHECK(vkEndCommandBuffer(vk->copy_cmd));
         VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &vk->copy_cmd, 0, 0 };
         VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
-        VK_CHECK(vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns));
+        VkResult r = vk_wait(vk);
+        if (r != VK_SUCCESS) vk_wait_failed(vk, r);
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
         if (!up) memcpy((u8 *)host + done, vk->staging.mapped, n);
         done += n;
@@ -618,7 +675,7 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     VkComputePipelineCreateInfo cpi = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, 0, 0,
         { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, 0, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, k->entry, 0 },
         p->layout, 0, -1 };
-    VkResult r = vkCreateComputePipelines(vk->dev, vk->pcache, 1, &cpi, 0, &p->pipe);
+    VkResult r = vk_fault_hit(VKF_PIPELINE_FAIL) ? VK_ERROR_INITIALIZATION_FAILED : vkCreateComputePipelines(vk->dev, vk->pcache, 1, &cpi, 0, &p->pipe);
     vkDestroyShaderModule(vk->dev, sm, 0);
     if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkCreateComputePipelines failed for kernel '%s' (%s:%s): %s", k->name, k->file, k->entry, vk_result_name(r));
     vk_name(vk, VK_OBJECT_TYPE_PIPELINE, (u64)p->pipe, k->name);
@@ -671,9 +728,8 @@ void vk_rec_end(Vk *vk, VkRec *r) {
 static void vk_submit_cmd(Vk *vk, VkCommandBuffer cmd) {
     VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &cmd, 0, 0 };
     VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
-    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
-    if (r == VK_TIMEOUT) die(EXIT_DEVICE, "GPU work did not finish within %llu ms (fence timeout)", (unsigned long long)(vk->fence_timeout_ns / 1000000));
-    if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkWaitForFences failed: %s", vk_result_name(r));
+    VkResult r = vk_wait(vk);
+    if (r != VK_SUCCESS) vk_wait_failed(vk, r);
     VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
 }
 

@@ -20,7 +20,7 @@
      vk_kernel_check(&caps, kernel, err)     may this device run the kernel? (features, workgroup size, shared memory)
      vk_profile_find(name) / vk_profile_apply(&caps, profile)   device profiles (config/profiles.def)
 
-   Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation;
+   Knobs (env): EDGE_DEVICE=N picks the physical device; EDGE_FAULT=NAME[:N] injects a fault (below); EDGE_VALIDATION=1 enables VK_LAYER_KHRONOS_validation;
    EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange;
    EDGE_NO_PIPELINE_CACHE=1 disables the pipeline cache ($XDG_CACHE_HOME/edge/pipelines-<vendor>-<device>-<uuid>.bin,
    ~/.cache/edge/... without XDG_CACHE_HOME); EDGE_VERBOSE=1 prints notes (e.g. an ignored cache file);
@@ -174,6 +174,18 @@ typedef struct Vk {
     void                (*on_describe)(void *user, VkPipe *p, const Tensor *const *ts, u32 n);
     void                 *describe_user;
 } Vk;
+
+/* What the submits are for (set by the caller: run.c); names the phase in device errors and
+   scopes the injected faults. */
+typedef enum VkPhase { VK_PHASE_LOAD, VK_PHASE_PREFILL, VK_PHASE_DECODE } VkPhase;
+extern VkPhase vk_phase;
+
+/* Fault injection, a testing aid (docs/reliability.md): EDGE_FAULT=NAME[:N] makes the Nth
+   matching call fail (default the first): device_lost_prefill / device_lost_decode (the fence
+   wait of a submit in that phase reports VK_ERROR_DEVICE_LOST), alloc_fail (vkAllocateMemory),
+   pipeline_fail (vkCreateComputePipelines), fence_timeout (the fence wait times out). Read by vk_init. */
+typedef enum VkFault { VKF_NONE, VKF_DEVICE_LOST_PREFILL, VKF_DEVICE_LOST_DECODE, VKF_ALLOC_FAIL, VKF_PIPELINE_FAIL,
+                       VKF_FENCE_TIMEOUT, VKF_COUNT } VkFault;
 
 bool  vk_init(Vk *vk, Err *e);
 void  vk_shutdown(Vk *vk);

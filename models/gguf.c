@@ -82,7 +82,12 @@ static bool gguf_rd_u64(GgufCur *c, const char *what, u64 *v) {
 }
 
 static bool gguf_rd_str(GgufCur *c, const char *what, GgufStr *s) {
-    u64 at = c->pos, n;
+    u64 at = c->pos, left = c->size - c->pos, n;
+    if (left >= 8 && (n = gguf_u64(c->p + at)) <= left - 8) {     /* fast path: the message is formatted only on errors */
+        s->ptr = (const char *)c->p + at + 8; s->len = n;
+        c->pos = at + 8 + n;
+        return true;
+    }
     char w[160];
     fmt_buf(w, sizeof w, "%s length", what);
     if (!gguf_rd_u64(c, w, &n)) return false;
@@ -175,6 +180,8 @@ static bool gguf_parse_kv(GgufCur *c, u64 i, GgufKV *kv) {
         k.val = c->p + c->pos;
         if (k.arr_type != GGUF_STRING) c->pos += need;
         else for (u64 j = 0; j < k.arr_n; j++) {
+            u64 left = c->size - c->pos, n;
+            if (left >= 8 && (n = gguf_u64(c->p + c->pos)) <= left - 8) { c->pos += 8 + n; continue; }   /* fast path */
             fmt_buf(w, sizeof w, "string %llu of array '%.*s'", (ull)j, kl, k.key.ptr);
             GgufStr s;
             if (!gguf_rd_str(c, w, &s)) return false;

@@ -19,6 +19,7 @@
 #include "sampler_test.c"
 #include "run_test.c"
 #include "gen_test.c"
+#include "fuzz_test.c"
 
 /* keep last */
 #include "zz_final_test.c"
