@@ -27,12 +27,12 @@
 //! variant matvec_q4_0_a32_y32 matvec WT=6
 //! variant matvec_q4_0_a16_y32 matvec WT=6 alias:A=f16
 //! variant matvec_q4_0_a16_y16 matvec WT=6 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_q4_k_a32_y32 matvec WT=7
-//! variant matvec_q4_k_a16_y32 matvec WT=7 alias:A=f16
-//! variant matvec_q4_k_a16_y16 matvec WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_q6_k_a32_y32 matvec WT=8
-//! variant matvec_q6_k_a16_y32 matvec WT=8 alias:A=f16
-//! variant matvec_q6_k_a16_y16 matvec WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q4_k_a32_y32 matvec_q4k WT=7
+//! variant matvec_q4_k_a16_y32 matvec_q4k WT=7 alias:A=f16
+//! variant matvec_q4_k_a16_y16 matvec_q4k WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q6_k_a32_y32 matvec_q6k WT=8
+//! variant matvec_q6_k_a16_y32 matvec_q6k WT=8 alias:A=f16
+//! variant matvec_q6_k_a16_y16 matvec_q6k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -201,27 +201,152 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
     for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < p.k) { yr[t * p.k + i + c] = v[c]; } }
 }
 
-// ---- matvec (decode): one workgroup per row (rows past 65535 in the grid's y), token = z --
+// ---- matvec (decode): a workgroup of 64 threads computes MVR = 2 rows, 32 lanes per row ----
+// Workgroup g takes rows 2g, 2g+1 (g = x + y * grid x, so rows past 2 x 65535 spill into y);
+// token = z. A row is cut into units (64 elements for the k-quants, 32 otherwise); lane l
+// sums units l, l+32, ...; the 32 partial sums are added by a tree in shared memory.
+// matvec_q4k and matvec_q6k read whole 16-byte groups: a unit's scales are decoded once and its
+// nibbles are unpacked four bytes at a time.
+const MVL = 32u;
+const MVR = 2u;
 var<workgroup> red: array<f32, 64>;
+@group(0) @binding(0) var<storage, read> w4: array<vec4<u32>>;  // matvec_q4k: 16-byte groups
+@group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_q4k, matvec_q6k: activations by 4
+
+fn unpack_bytes(v: u32) -> vec4<f32> {
+    return vec4<f32>(f32(v & 0xffu), f32((v >> 8u) & 0xffu), f32((v >> 16u) & 0xffu), f32(v >> 24u));
+}
+fn hsum(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
+
+// The sum of the 32 lanes' values of each row; the row's lane 0 gets it. Called by all 64 threads.
+fn mv_reduce(l: u32, s: f32) -> f32 {
+    red[l] = s;
+    workgroupBarrier();
+    for (var h = MVL / 2u; h > 0u; h = h >> 1u) {
+        if (l % MVL < h) { red[l] = red[l] + red[l + h]; }
+        workgroupBarrier();
+    }
+    return red[l];
+}
+
+fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> u32 { return (wid.x + wid.y * nw.x) * MVR + l / MVL; }
 
 @compute @workgroup_size(64)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
-    let row = wid.x + wid.y * nw.x;
-    if (row >= p.rows) { return; }
     let l = lid.x;
-    let rb = row * row_bytes(p.k);
-    let xb = wid.z * p.k;
-    let n4 = (p.k + 3u) / 4u;
+    let row = mv_row(wid, nw, l);
     var s = 0.0;
-    for (var i = l; i < n4; i = i + 64u) { s = s + dot(dq4(rb, 4u * i, p.k), xload4(xb, 4u * i, p.k)); }
-    red[l] = s;
-    workgroupBarrier();
-    for (var h = 32u; h > 0u; h = h >> 1u) {
-        if (l < h) { red[l] = red[l] + red[l + h]; }
-        workgroupBarrier();
+    if (row < p.rows) {
+        let rb = row * row_bytes(p.k);
+        let xb = wid.z * p.k;
+        let nu = (p.k + 31u) / 32u;
+        for (var u = l % MVL; u < nu; u = u + MVL) {
+            for (var c = 0u; c < 32u; c = c + 4u) { s = s + dot(dq4(rb, 32u * u + c, p.k), xload4(xb, 32u * u + c, p.k)); }
+        }
     }
-    if (l == 0u) { store(wid.z * p.m + p.r0 + row, red[0]); }
+    let t = mv_reduce(l, s);
+    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+}
+
+// Q4_K unit u of a row: super-block u / 4, its 64 elements 64 (u % 4) .. +63: sub-block 2g in
+// the low nibbles of qs[32g .. 32g+31], sub-block 2g+1 in the high nibbles.
+fn q4k_unit(rw: u32, u: u32, xv: u32) -> f32 {
+    let sbw = rw + (u / 4u) * 9u;          // 144-byte super-block = 9 groups of 16 bytes
+    let g = u % 4u;
+    let hd = w4[sbw];                       // d | dmin << 16, scale bytes 0..11
+    var sc0: u32; var mn0: u32; var sc1: u32; var mn1: u32;
+    if (g < 2u) {                           // j = 2g, 2g+1 < 4: 6-bit values in bytes j, j+4
+        let sh = 16u * g;
+        sc0 = (hd.y >> sh) & 63u; sc1 = (hd.y >> (sh + 8u)) & 63u;
+        mn0 = (hd.z >> sh) & 63u; mn1 = (hd.z >> (sh + 8u)) & 63u;
+    } else {                                // j = 2g, 2g+1 >= 4: low 4 bits in byte j+4, high 2 in bytes j-4 / j
+        let sh = 16u * (g - 2u);
+        let b0 = hd.w >> sh; let b1 = hd.w >> (sh + 8u);
+        sc0 = (b0 & 0xfu) | ((((hd.y >> sh) >> 6u) & 3u) << 4u);
+        sc1 = (b1 & 0xfu) | ((((hd.y >> (sh + 8u)) >> 6u) & 3u) << 4u);
+        mn0 = ((b0 >> 4u) & 0xfu) | ((((hd.z >> sh) >> 6u) & 3u) << 4u);
+        mn1 = ((b1 >> 4u) & 0xfu) | ((((hd.z >> (sh + 8u)) >> 6u) & 3u) << 4u);
+    }
+    let q0 = w4[sbw + 1u + 2u * g];
+    let q1 = w4[sbw + 2u + 2u * g];
+    var sl = 0.0; var sh2 = 0.0; var xl = 0.0; var xh = 0.0;
+    for (var i = 0u; i < 4u; i = i + 1u) {  // q0[i]: elements 4i.. (low) and 32+4i.. (high); q1[i]: 16+4i.., 48+4i..
+        let a0 = vec4<f32>(x4[xv + i]); let b0 = vec4<f32>(x4[xv + 8u + i]);
+        let a1 = vec4<f32>(x4[xv + 4u + i]); let b1 = vec4<f32>(x4[xv + 12u + i]);
+        sl = sl + dot(unpack_bytes(q0[i] & 0x0f0f0f0fu), a0) + dot(unpack_bytes(q1[i] & 0x0f0f0f0fu), a1);
+        sh2 = sh2 + dot(unpack_bytes((q0[i] >> 4u) & 0x0f0f0f0fu), b0) + dot(unpack_bytes((q1[i] >> 4u) & 0x0f0f0f0fu), b1);
+        xl = xl + hsum(a0) + hsum(a1); xh = xh + hsum(b0) + hsum(b1);
+    }
+    let d = f16v(hd.x & 0xffffu); let dm = f16v(hd.x >> 16u);
+    return (d * f32(sc0)) * sl - (dm * f32(mn0)) * xl + (d * f32(sc1)) * sh2 - (dm * f32(mn1)) * xh;
+}
+
+// 16 bytes from any even byte offset o of the weight binding (w as u32 words).
+fn rd128(o: u32) -> vec4<u32> {
+    let i = o >> 2u;
+    let a = vec4<u32>(wword(i), wword(i + 1u), wword(i + 2u), wword(i + 3u));
+    if ((o & 3u) == 0u) { return a; }
+    let e = wword(i + 4u);
+    return vec4<u32>((a.x >> 16u) | (a.y << 16u), (a.y >> 16u) | (a.z << 16u), (a.z >> 16u) | (a.w << 16u), (a.w >> 16u) | (e << 16u));
+}
+
+// Q6_K unit u: super-block u / 4, half h = (u / 2) % 2, l = 16 (u % 2) .. +15 of each of the 4
+// quarters qq (elements 128h + 32qq + l): ql[64h + l (+32 for odd qq)] nibble qq / 2, qh[32h + l]
+// bits 2qq, scale byte 8h + l / 16 + 2qq.
+fn q6k_unit(rb: u32, u: u32, xv: u32) -> f32 {
+    let o = rb + (u / 4u) * 210u;
+    let h = (u / 2u) % 2u;
+    let lh = u % 2u;
+    let qa = rd128(o + 64u * h + 16u * lh);
+    let qb = rd128(o + 64u * h + 32u + 16u * lh);
+    let qh = rd128(o + 128u + 32u * h + 16u * lh);
+    let so = o + 192u + 8u * h + lh;        // scale bytes so, so+2, so+4, so+6
+    let s01 = rd32(so); let s23 = rd32(so + 4u);
+    let sc = vec4<f32>(f32(i8v(s01 & 0xffu)), f32(i8v((s01 >> 16u) & 0xffu)), f32(i8v(s23 & 0xffu)), f32(i8v((s23 >> 16u) & 0xffu)));
+    let xq = xv + 32u * h + 4u * lh;        // vec4 index of quarter 0, this l range
+    var acc = vec4<f32>(0.0);               // per quarter
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let wa = qa[j]; let wb = qb[j]; let wh = qh[j];
+        let m0 = unpack_bytes((wa & 0x0f0f0f0fu) | ((wh & 0x03030303u) << 4u)) - 32.0;
+        let m1 = unpack_bytes((wb & 0x0f0f0f0fu) | (((wh >> 2u) & 0x03030303u) << 4u)) - 32.0;
+        let m2 = unpack_bytes(((wa >> 4u) & 0x0f0f0f0fu) | (((wh >> 4u) & 0x03030303u) << 4u)) - 32.0;
+        let m3 = unpack_bytes(((wb >> 4u) & 0x0f0f0f0fu) | (((wh >> 6u) & 0x03030303u) << 4u)) - 32.0;
+        acc = acc + vec4<f32>(dot(m0, vec4<f32>(x4[xq + j])), dot(m1, vec4<f32>(x4[xq + 8u + j])),
+                              dot(m2, vec4<f32>(x4[xq + 16u + j])), dot(m3, vec4<f32>(x4[xq + 24u + j])));
+    }
+    return f16v(rd16(o + 208u)) * dot(sc, acc);
+}
+
+// The k-quant entries differ only in the unit (each binds the weights its own way).
+@compute @workgroup_size(64)
+fn matvec_q4k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+              @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let row = mv_row(wid, nw, l);
+    var s = 0.0;
+    if (row < p.rows) {
+        let rw = row * (p.k / 256u) * 9u;   // the row's first 16-byte group
+        let xv = wid.z * p.k / 4u;
+        for (var u = l % MVL; u < p.k / 64u; u = u + MVL) { s = s + q4k_unit(rw, u, xv + 16u * u); }
+    }
+    let t = mv_reduce(l, s);
+    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+}
+
+@compute @workgroup_size(64)
+fn matvec_q6k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+              @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let row = mv_row(wid, nw, l);
+    var s = 0.0;
+    if (row < p.rows) {
+        let rb = row * row_bytes(p.k);
+        let xv = wid.z * p.k / 4u;
+        for (var u = l % MVL; u < p.k / 64u; u = u + MVL) { s = s + q6k_unit(rb, u, xv + 64u * (u / 4u)); }
+    }
+    let t = mv_reduce(l, s);
+    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 16-token tile; per 32-wide k step

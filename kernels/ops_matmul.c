@@ -10,7 +10,7 @@
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
-     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec, prefill: 64x16 tiles
+     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (2 rows per workgroup), prefill: 64x16 tiles
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
@@ -27,6 +27,7 @@ typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc; } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 16u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
+#define WQ_MATVEC_ROWS 2u  /* rows per matvec workgroup (matmul.wgsl MVR) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } return a; }
@@ -106,8 +107,8 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         Tensor v = wq_view(op, W, r0, nr, rb);
         WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u };
         const Tensor *ts[3] = { &v, X, Y };
-        if (ph == PH_DECODE) {          /* one workgroup per row, token in z */
-            u32 gx, gy; rows_grid(nr, &gx, &gy);
+        if (ph == PH_DECODE) {          /* a workgroup per WQ_MATVEC_ROWS rows, token in z */
+            u32 gx, gy; rows_grid((nr + WQ_MATVEC_ROWS - 1) / WQ_MATVEC_ROWS, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;

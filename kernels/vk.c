@@ -714,11 +714,13 @@ void vk_rec_free(Vk *vk, VkRec *r) {
     memset(r, 0, sizeof *r);          /* the command buffer goes with the command pool */
 }
 
+static void vk_barrier_host(Vk *vk);
+
 void vk_rec_begin(Vk *vk, VkRec *r) { r->ready = false; vk_begin_on(vk, r->cmd, r->pool, 0); }
 
 void vk_rec_end(Vk *vk, VkRec *r) {
     if (!vk->recording || vk->cur_cmd != r->cmd) die(EXIT_USAGE, "vk_rec_end without vk_rec_begin");
-    vk_barrier(vk);
+    vk_barrier_host(vk);
     VK_CHECK(vkEndCommandBuffer(r->cmd));
     r->n_dispatch = vk->n_dispatch;
     r->ready = true;
@@ -794,18 +796,32 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
     vk->n_dispatch++;
 }
 
+/* Between ops: compute/transfer writes before compute/transfer reads and writes. No host
+   stage here: a barrier whose destination is the host makes some drivers drain and flush
+   their caches at every op. The end of a command buffer gets vk_barrier_host instead. */
 void vk_barrier(Vk *vk) {
     if (vk->describe) return;
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0,
         VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
+        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT };
+    VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(vk->cur_cmd, st, st, 0, 1, &mb, 0, 0, 0, 0);
+}
+
+/* The last command of a command buffer: everything written is visible to later
+   submissions and to the host once the fence signals. */
+static void vk_barrier_host(Vk *vk) {
+    if (vk->describe) return;
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0,
+        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT };
     vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, 0, 0, 0);
 }
 
 void vk_submit_wait(Vk *vk) {
     if (!vk->recording || vk->cur_cmd != vk->cmd) die(EXIT_USAGE, "vk_submit_wait without vk_begin");
-    vk_barrier(vk);
+    vk_barrier_host(vk);
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk->recording = false;
     vk_submit_cmd(vk, vk->cmd);
