@@ -8,6 +8,7 @@ var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> logits: array<f32>;    // (n, rows)
 @group(0) @binding(1) var<storage, read_write> ids: array<u32>; // (k, rows); argmax: (rows)
 @group(0) @binding(2) var<storage, read_write> vals: array<f32>; // (k, rows), top-k only
+@group(0) @binding(0) var<storage, read> parts: array<u32>;     // argmax_merge: (3, G, rows) from argmax_part
 var<workgroup> bv: array<f32, 256>;
 var<workgroup> bi: array<u32, 256>;
 var<workgroup> bad: atomic<u32>;     // argmax_check: the row holds a NaN or an Inf
@@ -93,5 +94,51 @@ fn topk_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
         pi = bi[0];
         workgroupBarrier();
         if (l == 0u) { ids[row * p.k + r] = pi; vals[row * p.k + r] = select(pv, ninf, pi == NONE); }
+    }
+}
+
+// argmax_check of long rows (a vocabulary of 10^5) in two dispatches, so the scan is spread
+// over the whole GPU instead of one workgroup: argmax_part (grid G x rows) leaves in ids, as
+// (3, G, rows) words, each workgroup's best (value bits, id) and NaN/Inf flag over the
+// elements g*256 + l (step G*256); argmax_merge (grid rows) picks the best of the G and ORs
+// the flags into argmax_check's [id, flag] per row. Same order and ties as argmax_check.
+@compute @workgroup_size(256)
+fn argmax_part_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                   @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.y;
+    let l = lid.x;
+    let base = row * p.n;
+    var v = neg_inf();
+    var id = NONE;
+    var nf = 0u;
+    for (var i = wid.x * 256u + l; i < p.n; i = i + nw.x * 256u) {
+        let x = logits[base + i];
+        nf = nf | select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u);
+        if (before(x, i, v, id)) { v = x; id = i; }
+    }
+    if (nf != 0u) { atomicOr(&bad, 1u); }
+    reduce_best(l, v, id);
+    if (l == 0u) {
+        let o = 3u * (row * nw.x + wid.x);
+        ids[o] = bitcast<u32>(bv[0]); ids[o + 1u] = bi[0]; ids[o + 2u] = atomicLoad(&bad);
+    }
+}
+
+// p.k = G here.
+@compute @workgroup_size(256)
+fn argmax_merge_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x;
+    let l = lid.x;
+    var v = neg_inf();
+    var id = NONE;
+    if (l < p.k) {
+        let o = 3u * (row * p.k + l);
+        v = bitcast<f32>(parts[o]); id = parts[o + 1u];
+        if (parts[o + 2u] != 0u) { atomicOr(&bad, 1u); }
+    }
+    reduce_best(l, v, id);
+    if (l == 0u) {
+        ids[2u * row] = select(bi[0], 0u, bi[0] == NONE);
+        ids[2u * row + 1u] = atomicLoad(&bad);
     }
 }

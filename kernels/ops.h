@@ -12,7 +12,7 @@
 
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_GET_ROWS, OP_MATMUL,
-    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
+    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -75,8 +75,11 @@ void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
      /* y f32 = cap * tanh(x / cap) */
 void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
      /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */
-void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids);
-     /* logits f32 (n_vocab, T) -> ids u32 (2, T): [argmax, 1 if the row holds a NaN/Inf else 0] */
+void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *part);
+     /* logits f32 (n_vocab, T) -> ids u32 (2, T): [argmax, 1 if the row holds a NaN/Inf else 0].
+        part: 0, or u32 scratch (3, G, >= T) with 2 <= G <= 256: the scan is split over G workgroups
+        per row and merged (two dispatches with a barrier between); see op_argmax_slices. */
+u32 op_argmax_slices(u64 n);   /* the G worth using for rows of n logits (1: one workgroup is enough) */
 void op_topk(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *vals, u32 k);
      /* logits f32 (n_vocab, T) -> ids u32 (k, T) and vals f32 (k, T), best first, lowest id
         first among equal values, NaN never chosen; 1 <= k <= 64 (EDGE_TOPK_MAX) */

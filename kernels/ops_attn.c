@@ -121,10 +121,25 @@ void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids) {
     vk_dispatch(vk, p, ts, 2, &push, sizeof push, (u32)rows, 1, 1);
 }
 
-void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids) {
+u32 op_argmax_slices(u64 n) { u64 g = (n + 1023) / 1024; return (u32)(g < 2 ? 1 : g > 128 ? 128 : g); }
+
+void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *part) {
     u64 nv = logits->ne[0], rows = logits->nelem / nv;
     need(ids->nelem == 2 * rows, "argmax_check", ids, "needs two words (id, flag) per row of logits");
     need(rows <= 65535, "argmax_check", logits, "more than 65535 rows");
+    u32 G = part ? (u32)(part->ne[0] / 3) : 1;
+    if (G > 1) {
+        need(part->dtype == DT_U32 && part->ne[0] == 3 * (u64)G && G <= 256 && part->nelem >= part->ne[0] * rows, "argmax_part", part,
+             "scratch must be u32 (3 G, >= rows) with G <= 256");
+        VkPipe *pp = op_pipe(vk, OP_ARGMAX_PART, PH_ANY, DT_F32, logits->dtype, part->dtype);
+        VkPipe *pm = op_pipe(vk, OP_ARGMAX_MERGE, PH_ANY, DT_F32, part->dtype, ids->dtype);
+        struct { u32 n, rows, k; } push = { (u32)nv, (u32)rows, G };
+        const Tensor *t1[2] = { logits, part }, *t2[2] = { part, ids };
+        vk_dispatch(vk, pp, t1, 2, &push, sizeof push, G, (u32)rows, 1);
+        vk_barrier(vk);
+        vk_dispatch(vk, pm, t2, 2, &push, sizeof push, (u32)rows, 1, 1);
+        return;
+    }
     VkPipe *p = op_pipe(vk, OP_ARGMAX_CHECK, PH_ANY, DT_F32, logits->dtype, ids->dtype);
     struct { u32 n, rows, k; } push = { (u32)nv, (u32)rows, 1 };
     const Tensor *ts[2] = { logits, ids };

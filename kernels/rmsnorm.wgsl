@@ -36,29 +36,27 @@ fn reduce_sum(l: u32, v: f32) -> f32 {
     return r;
 }
 
-fn reduce_max(l: u32, v: f32) -> f32 {
-    part[l] = v;
-    workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) {
-        if (l < k) { part[l] = max(part[l], part[l + k]); }
-        workgroupBarrier();
-    }
-    let r = part[0];
-    workgroupBarrier();
-    return r;
-}
-
-// 1/rms of row `base` (including the overflow pre-scale).
+// 1/rms of row `base`: one pass for max|x| and the sum of squares, reduced together; a
+// second pass with the row pre-scaled by 1/max|x| only when the squares could overflow.
+var<workgroup> part2: array<vec2<f32>, 256>;
 fn row_inv_rms(l: u32, base: u32) -> f32 {
     var m = 0.0;
-    for (var i = l; i < p.n; i = i + 256u) { m = max(m, abs(x[base + i])); }
-    m = reduce_max(l, m);
-    // sc = 1 for ordinary rows; 1/max|x| when the squares could overflow f32.
-    let sc = select(1.0, 1.0 / m, m >= 1e15);
     var s = 0.0;
-    for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i] * sc; s = s + v * v; }
-    s = reduce_sum(l, s);
-    return sc / sqrt(s / f32(p.n) + p.eps * sc * sc);
+    for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i]; m = max(m, abs(v)); s = s + v * v; }
+    part2[l] = vec2<f32>(m, s);
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) {
+        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
+        workgroupBarrier();
+    }
+    let r = workgroupUniformLoad(&part2[0]);
+    if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
+    // sc = 1/max|x| when the squares could overflow f32 (and for NaN rows, which stay NaN).
+    let sc = 1.0 / r.x;
+    var s2 = 0.0;
+    for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i] * sc; s2 = s2 + v * v; }
+    s2 = reduce_sum(l, s2);
+    return sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
 }
 
 @compute @workgroup_size(256)

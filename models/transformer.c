@@ -84,6 +84,8 @@ static void xf_alloc(Xf *xf) {
     if (c->final_softcap > 0) xf->zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
     u64 idf[2] = { 2, T };
     xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
+    u32 G = op_argmax_slices(c->n_vocab);
+    if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
 }
 
 static f64  xf_now(void);
@@ -307,7 +309,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &logits, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &logits); xf_done(xf);
     }
     vk_barrier(vk);
-    xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0); op_argmax_check(vk, &logits, &out_ids); xf_done(xf);
+    Tensor part = xf->argmax_part.nbytes ? xf_rows(&xf->argmax_part, xf->head_last ? 1 : T) : xf->argmax_part;
+    xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0);
+    op_argmax_check(vk, &logits, &out_ids, part.nbytes ? &part : 0); xf_done(xf);
 }
 
 /* The last evaluated position's logits into dst (n_vocab floats), checked for NaN/Inf. */

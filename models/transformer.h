@@ -60,6 +60,11 @@ typedef struct XfProfPhase {
     u8   *op_class;             /* (n_ops) PC_* */
     u32   n_dispatch;           /* dispatches of one recording, counted op by op */
     f64   ns[PC_COUNT];         /* GPU time per class */
+    const char **op_site;       /* (n_ops) the op's site name (attn_q, ffn_down, lm_head ...) */
+    const char *site[48];       /* distinct site names, in order of first appearance */
+    f64   site_ns[48];          /* GPU time per site, summed over layers */
+    u32   site_calls[48];       /* ops per recording at that site */
+    u32   n_site;
     u64   tokens, submits, dispatches;
     f64   wall_s;
 } XfProfPhase;
@@ -129,6 +134,7 @@ typedef struct Xf {
     Tensor  logits;             /* f32 (n_vocab, t_max) */
     Tensor  zl;                 /* f32 (n_vocab, t_max) pre-softcap logits (gemma2) */
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
+    Tensor   argmax_part;       /* u32 (3 G, t_max): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */

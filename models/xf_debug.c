@@ -212,6 +212,7 @@ static void xf_debug_init(Xf *xf) {
             XfProfPhase *p = &xf->prof[i];
             p->n_ops = xf_count_ops(xf, i ? 1 : xf->t_max);
             p->op_class = calloc(p->n_ops + 1, 1);
+            p->op_site = calloc(p->n_ops + 1, sizeof *p->op_site);
             if (xf->vk->caps.timestamps) p->pool = vk_ts_pool(xf->vk, p->n_ops + 1);
         }
     }
@@ -222,7 +223,7 @@ static void xf_debug_free(Xf *xf) {
     xf->dbg_buf = xf->dbg_snap = 0;
     for (int i = 0; i < 2; i++) {
         if (xf->prof[i].pool) vk_ts_pool_free(xf->vk, xf->prof[i].pool);
-        free(xf->prof[i].op_class);
+        free(xf->prof[i].op_class); free(xf->prof[i].op_site);
     }
     memset(xf->prof, 0, sizeof xf->prof);
 }
@@ -400,6 +401,7 @@ static void xf_done(Xf *xf) {
         XfProfPhase *p = &xf->prof[xf->rec_ph == PH_DECODE];
         if (op_i < p->n_ops) {
             p->op_class[op_i] = xf_kernel_class(k);
+            p->op_site[op_i] = c->name;
             if (p->pool) vk_ts_write(vk, p->pool, op_i + 1);
         }
         p->n_dispatch = xf->rec_dispatch;
@@ -422,8 +424,17 @@ static void xf_profile_after(Xf *xf, u32 T, f64 wall_s) {
     u64 ticks[p->n_ops + 1];
     vk_ts_read(xf->vk, p->pool, p->n_ops + 1, ticks);
     u64 mask = xf->vk->caps.timestamp_mask;
-    for (u32 i = 0; i < p->n_ops; i++)
-        p->ns[p->op_class[i]] += (f64)((ticks[i + 1] - ticks[i]) & mask) * xf->vk->caps.timestamp_period_ns;
+    bool first = p->submits == 1;
+    for (u32 i = 0; i < p->n_ops; i++) {
+        f64 ns = (f64)((ticks[i + 1] - ticks[i]) & mask) * xf->vk->caps.timestamp_period_ns;
+        p->ns[p->op_class[i]] += ns;
+        const char *sn = p->op_site[i] ? p->op_site[i] : "?";
+        u32 j = 0;
+        while (j < p->n_site && strcmp(p->site[j], sn)) j++;
+        if (j == p->n_site) { if (j == ARRAY_COUNT(p->site)) continue; p->site[p->n_site++] = sn; }
+        p->site_ns[j] += ns;
+        if (first) p->site_calls[j]++;
+    }
 }
 
 void xf_profile_print(Xf *xf, FILE *f) {
@@ -446,6 +457,10 @@ void xf_profile_print(Xf *xf, FILE *f) {
         if (!vk->caps.timestamps || total <= 0) continue;
         for (int c = 0; c < PC_COUNT; c++)
             fout(f, "  class %-14s %10.3f ms %7.2f%%\n", pc_names[c], p->ns[c] * 1e-6, 100.0 * p->ns[c] / total);
+        for (u32 j = 0; j < p->n_site; j++)     /* per site, summed over layers: where to look next */
+            fout(f, "  op %-16s %4u per %s %10.3f ms %7.2f%%  %8.2f us per op\n", p->site[j], p->site_calls[j], i ? "token" : "batch",
+                 p->site_ns[j] * 1e-6, 100.0 * p->site_ns[j] / total,
+                 p->site_calls[j] ? p->site_ns[j] * 1e-3 / ((f64)p->site_calls[j] * (f64)p->submits) : 0.0);
     }
 }
 

@@ -375,7 +375,7 @@ TEST(kernel_argmax_and_topk_match_reference) {
     Vk *vk = test_vk();
     const u32 nv = 32000, rows = 4, K = 64;
     DevArena a; Err e;
-    REQUIRE(vk_arena_init(vk, &a, "sample", (u64)nv * rows * 4 + (u64)K * rows * 8 + 4096, &e));
+    REQUIRE(vk_arena_init(vk, &a, "sample", (u64)nv * rows * 4 + (u64)K * rows * 8 + 96 * rows * 4 + 8192, &e));
     u64 nl[2] = { nv, rows }, ni[1] = { rows }, nk[2] = { K, rows };
     Tensor tl = vk_tensor(&a, "logits", DT_F32, 2, nl), ti = vk_tensor(&a, "ids", DT_U32, 1, ni);
     Tensor tki = vk_tensor(&a, "topk_ids", DT_U32, 2, nk), tkv = vk_tensor(&a, "topk_vals", DT_F32, 2, nk);
@@ -428,6 +428,23 @@ TEST(kernel_argmax_and_topk_match_reference) {
     vk_begin(vk); op_topk(vk, &tl, &t1i, &t1v, 1); vk_submit_wait(vk);
     vk_download(vk, &t1i, one);
     for (u32 r = 0; r < rows; r++) CHECKF(one[r] == ids[r], "row %u: top-1 %u, argmax %u", r, one[r], ids[r]);
+    /* argmax_check, in one workgroup and split over G slices (argmax_part + argmax_merge): the same
+       ids, and the NaN/Inf flag of rows 0 (NaN), 1 (NaN) and 2 (-inf) but not row 3 */
+    u32 G = op_argmax_slices(nv);
+    CHECK(G == 32);
+    u64 n2[2] = { 2, rows }, np[2] = { 3 * (u64)G, rows };
+    Tensor tc1 = vk_tensor(&a, "check_ids", DT_U32, 2, n2), tc2 = vk_tensor(&a, "check_ids_split", DT_U32, 2, n2);
+    Tensor tp = vk_tensor(&a, "argmax_part", DT_U32, 2, np);
+    u32 c1[8], c2[8];
+    for (u32 G2 = 2; G2 <= G; G2 += G - 2) {      /* G = 2 (a slice wider than the row's stride) and G = 32 */
+        Tensor tpg = tp; tpg.ne[0] = 3 * (u64)G2; tpg.nelem = tpg.ne[0] * rows; tpg.nbytes = tpg.nelem * 4;
+        vk_begin(vk); op_argmax_check(vk, &tl, &tc1, 0); op_argmax_check(vk, &tl, &tc2, &tpg); vk_submit_wait(vk);
+        vk_download(vk, &tc1, c1); vk_download(vk, &tc2, c2);
+        for (u32 r = 0; r < rows; r++) {
+            CHECKF(c1[2 * r] == ids[r] && c2[2 * r] == ids[r], "G=%u row %u: argmax_check %u, split %u, argmax %u", G2, r, c1[2 * r], c2[2 * r], ids[r]);
+            CHECKF(c1[2 * r + 1] == (r < 3) && c2[2 * r + 1] == (r < 3), "G=%u row %u: flag %u, split %u", G2, r, c1[2 * r + 1], c2[2 * r + 1]);
+        }
+    }
     free(l); free(kv); free(ki);
     vk_arena_free(&a);
 }

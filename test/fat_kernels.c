@@ -496,14 +496,17 @@ static void fat_softcap(FatK *k, u64 n) {
 /* argmax and top-k over rows of gemma's vocabulary: ids (and values) exactly. */
 static void fat_select(FatK *k, u64 nv, u32 K) {
     Vk *vk = &k->f->vk;
-    bool topk = k->d->op == OP_TOPK, check = k->d->op == OP_ARGMAX_CHECK;
+    bool topk = k->d->op == OP_TOPK, split = k->d->op == OP_ARGMAX_PART || k->d->op == OP_ARGMAX_MERGE;
+    bool check = k->d->op == OP_ARGMAX_CHECK || split;  /* argmax_part + argmax_merge: argmax_check split over G slices */
+    u32 G = split ? op_argmax_slices(nv) : 1;
     const u64 rows = 2;
     if (!topk) K = 1;
     if (check) K = 2;                                   /* (id, NaN/Inf flag) per row */
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(DT_F32, nv * rows) + 2 * fat_tbytes(DT_F32, (u64)K * rows))) return;
-    u64 nl[2] = { nv, rows }, nk[2] = { K, rows };
+    if (!fat_arena(k, &a, fat_tbytes(DT_F32, nv * rows) + 2 * fat_tbytes(DT_F32, (u64)K * rows) + fat_tbytes(DT_U32, 3 * (u64)G * rows))) return;
+    u64 nl[2] = { nv, rows }, nk[2] = { K, rows }, np[2] = { 3 * (u64)G, rows };
     Tensor tl = vk_tensor(&a, "logits", DT_F32, 2, nl), ti = vk_tensor(&a, "ids", DT_U32, 2, nk), tv = vk_tensor(&a, "vals", DT_F32, 2, nk);
+    Tensor tp = vk_tensor(&a, "argmax_part", DT_U32, 2, np);
     f32 *l = malloc(nv * rows * 4), *got = malloc((u64)K * rows * 2 * 4);
     f64 *want = malloc((u64)K * rows * 2 * 8), *mag = malloc((u64)K * rows * 2 * 8);
     fat_seed(nv + K);
@@ -512,7 +515,7 @@ static void fat_select(FatK *k, u64 nv, u32 K) {
     for (u64 i = 0; i < nv; i++) l[nv + i] = (f32)(fat_u32() % 50);  /* row 1: ties everywhere */
     vk_upload(vk, &tl, l);
     vk_begin(vk);
-    if (topk) op_topk(vk, &tl, &ti, &tv, K); else if (check) op_argmax_check(vk, &tl, &ti); else op_argmax(vk, &tl, &ti);
+    if (topk) op_topk(vk, &tl, &ti, &tv, K); else if (check) op_argmax_check(vk, &tl, &ti, split ? &tp : 0); else op_argmax(vk, &tl, &ti);
     vk_submit_wait(vk);
     fat_down(vk, &ti, got);
     if (topk) fat_down(vk, &tv, got + (u64)K * rows);
@@ -635,7 +638,8 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ATTENTION: fat_attention_cases(&k); break;
     case OP_GLU:      fat_glu(&k, 9216); break;
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
-    case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: fat_select(&k, 256000, EDGE_TOPK_MAX); break;
+    case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:
+        fat_select(&k, 256000, EDGE_TOPK_MAX); break;
     default: fat_check_end(f, c, FAT_FAIL, "no check for op %d (add one to test/fat_kernels.c)", (int)d->op); return;
     }
     if (!f->vk.pipes[ki].pipe) { fat_check_end(f, c, FAT_FAIL, "the op did not dispatch kernel '%s' (key mismatch)", d->kernel); return; }
