@@ -12,6 +12,12 @@
 //! variant attention_f32_f16c attention alias:C=f16
 //! variant attention_f16_f32c attention alias:A=f16
 //! variant attention_f16_f16c attention alias:A=f16 alias:C=f16
+//! variant attn_split_f32_f32c attn_split
+//! variant attn_split_f32_f16c attn_split alias:C=f16
+//! variant attn_split_f16_f32c attn_split alias:A=f16
+//! variant attn_split_f16_f16c attn_split alias:A=f16 alias:C=f16
+//! variant attn_merge_f32 attn_merge
+//! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
 alias C = f32;
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32 }
@@ -116,5 +122,107 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         var s = 0.0;
         for (var k = 0u; k < groups; k = k + 1u) { s = s + part[k * d_n + l]; }
         out[qb + l] = A(select(0.0, s / sum, sum > 0.0 || (bitcast<u32>(sum) & 0x7fffffffu) > 0x7f800000u));   // a NaN stays NaN
+    }
+}
+
+// ---- decode (one query), split over the keys: attn_split + attn_merge ----------------------
+// attn_split: grid (n_head, ceil(n_ctx / 64)); workgroup (h, c) takes keys lo + 64c .. +63
+// (workgroups past hi return at once). Invocation l scores key lo + 64c + l (16-byte loads of
+// the key row), the chunk's max m and sum of e_j = exp(s_j - m) are reduced in shared memory, and
+// acc[d] = sum_j e_j v_j[d] (invocation l takes dims l, l+64, ...). The chunk leaves
+// (m, sum, acc[head_dim]) in part at ((h * n_chunks) + c) * (head_dim + 2).
+// attn_merge: grid (n_head); out[d] = sum_c w_c acc_c[d] / sum_c w_c sum_c with w_c = exp(m_c - M),
+// M the largest m_c. Same scores, softcap and window as attention.
+@group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
+@group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 2, n_chunks, n_head)
+@group(0) @binding(0) var<storage, read> partr: array<f32>;        // attn_merge: the same, read
+@group(0) @binding(1) var<storage, read> posm: array<u32>;         // attn_merge: [p0, T]
+@group(0) @binding(2) var<storage, read_write> outm: array<A>;     // attn_merge: (head_dim, n_head)
+var<workgroup> es: array<f32, 64>;
+var<workgroup> red2: array<f32, 64>;
+
+fn reduce64(l: u32, v: f32, is_max: bool) -> f32 {
+    red2[l] = v;
+    workgroupBarrier();
+    for (var k = 32u; k > 0u; k = k >> 1u) {
+        if (l < k) { red2[l] = select(red2[l] + red2[l + k], max(red2[l], red2[l + k]), is_max); }
+        workgroupBarrier();
+    }
+    let r = red2[0];
+    workgroupBarrier();
+    return r;
+}
+
+// keys lo..hi of the (only) query at position pos[0]
+fn key_range(p0: u32) -> vec2<u32> {
+    let hi = min(p0, p.n_ctx - 1u);
+    var lo = 0u;
+    if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
+    return vec2<u32>(lo, hi);
+}
+
+@compute @workgroup_size(64)
+fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+              @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let h = wid.x;
+    let c = wid.y;
+    if (l < 2u) { posw[l] = pos[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    let kr = key_range(p0);
+    let j0 = kr.x + 64u * c;
+    if (j0 > kr.y || h >= p.n_head) { return; }
+    let d_n = p.head_dim;
+    let kvd = d_n * p.n_head_kv;
+    let hk = h / (p.n_head / p.n_head_kv);
+    for (var d = l; d < d_n; d = d + 64u) { qs[d] = f32(q[h * d_n + d]) * p.scale; }
+    workgroupBarrier();
+    let j = j0 + l;
+    var s = -F32_MAX;
+    if (j <= kr.y) {
+        let kb = (j * kvd + hk * d_n) / 4u;
+        var a = 0.0;
+        for (var d = 0u; d < d_n / 4u; d = d + 1u) {
+            a = a + dot(vec4<f32>(qs[4u * d], qs[4u * d + 1u], qs[4u * d + 2u], qs[4u * d + 3u]), vec4<f32>(kc4[kb + d]));
+        }
+        s = clampn(a, F32_MAX);
+        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
+    }
+    let m = reduce64(l, s, true);
+    var e = 0.0;
+    if (j <= kr.y) { e = exp(s - m); }
+    es[l] = e;
+    let sum = reduce64(l, e, false);       // its barriers also publish es
+    let nk = min(64u, kr.y + 1u - j0);
+    let pb = (h * nw.y + c) * (d_n + 2u);
+    for (var d = l; d < d_n; d = d + 64u) {
+        var acc = 0.0;
+        let vb = j0 * kvd + hk * d_n + d;
+        for (var i = 0u; i < nk; i = i + 1u) { acc = acc + es[i] * f32(vc[vb + i * kvd]); }
+        partw[pb + 2u + d] = acc;
+    }
+    if (l == 0u) { partw[pb] = m; partw[pb + 1u] = sum; }
+}
+
+// p.t_cap = n_chunks here.
+@compute @workgroup_size(64)
+fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let h = wid.x;
+    if (l < 2u) { posw[l] = posm[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    if (h >= p.n_head) { return; }
+    let kr = key_range(p0);
+    let nc = (kr.y - kr.x) / 64u + 1u;
+    let d_n = p.head_dim;
+    let hb = h * p.t_cap * (d_n + 2u);
+    var mx = -F32_MAX;
+    for (var c = 0u; c < nc; c = c + 1u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
+    var den = 0.0;
+    for (var c = 0u; c < nc; c = c + 1u) { let b = hb + c * (d_n + 2u); den = den + exp(partr[b] - mx) * partr[b + 1u]; }
+    for (var d = l; d < d_n; d = d + 64u) {
+        var num = 0.0;
+        for (var c = 0u; c < nc; c = c + 1u) { let b = hb + c * (d_n + 2u); num = num + exp(partr[b] - mx) * partr[b + 2u + d]; }
+        outm[h * d_n + d] = A(select(0.0, num / den, den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u));
     }
 }

@@ -12,7 +12,7 @@
 
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_GET_ROWS, OP_MATMUL,
-    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE,
+    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -62,6 +62,12 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
         rope_freqs factors, or ones. */
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
      /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
+void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
+                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+     /* op_attention for one query (T = 1), split over the GPU: keys in chunks of 64 (attn_split),
+        then one merge per head (attn_merge), a barrier between. part: f32 scratch
+        (head_dim + 2, op_attn_chunks(n_ctx), n_head). head_dim must be a multiple of 4. */
+u32 op_attn_chunks(u64 n_ctx);
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
      /* q act (head_dim, n_head, T); kc/vc caches (head_dim*n_head_kv, n_ctx); scores f32

@@ -90,6 +90,32 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
 }
 
+u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 63) / 64); }
+
+void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
+                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
+    const char *n = "attention_decode";
+    need_pos(n, pos);
+    need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
+    u64 hd = q->ne[0];
+    need(hd > 0 && hd <= 256 && hd % 4 == 0 && q->nelem == hd * n_head, n, q, "q must be (head_dim <= 256, a multiple of 4, n_head, 1)");
+    u64 kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd;
+    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
+         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    u32 nc = op_attn_chunks(n_ctx);
+    need(part->dtype == DT_F32 && part->nelem == (hd + 2) * nc * n_head, n, part, "part must be f32 (head_dim + 2, n_ctx / 64, n_head)");
+    need(out->nelem == q->nelem, n, out, "out must have q's shape");
+    need(n_head <= 65535 && nc <= 65535, n, q, "more than 65535 heads or key chunks");
+    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_DECODE, kc->dtype, q->dtype, part->dtype);
+    VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_DECODE, DT_F32, part->dtype, out->dtype);
+    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; } push =
+        { (u32)hd, n_head, n_head_kv, nc, (u32)n_ctx, window, scale, softcap };
+    const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
+    vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, 1);
+    vk_barrier(vk);
+    vk_dispatch(vk, pm, t2, 3, &push, sizeof push, n_head, 1, 1);
+}
+
 /* ---- activations, softcap, sampling -------------------------------------------- */
 void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool gelu) {
     need(gate->nelem == up->nelem && gate->nelem == y->nelem, "glu", y, "element counts differ");

@@ -75,6 +75,10 @@ static void xf_alloc(Xf *xf) {
     xf->att = xf_act(sa, "att", xf->act, qd, T);
     u64 sc[3] = { xf->n_ctx, c->n_head, T };
     xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
+    if (c->head_dim % 4 == 0) {
+        u64 ap[3] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head };
+        xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 3, ap);
+    }
     xf->o = xf_act(sa, "o", DT_F32, c->n_embd, T);
     xf->gate = xf_act(sa, "gate", xf->act, c->n_ff, T);
     xf->up = xf_act(sa, "up", xf->act, c->n_ff, T);
@@ -253,8 +257,12 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
         xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
-        op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
-                     c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        if (T == 1 && xf->attn_part.nbytes)
+            op_attention_decode(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,
+                                c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        else
+            op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
+                         c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         xf_done(xf);
         vk_barrier(vk);
         if (c->post_norms) {

@@ -199,6 +199,7 @@ TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
 /* ---- attention ------------------------------------------------------------------- */
 typedef struct AttnCase {
     u32 hd, nh, nkv, T, p0, n_ctx, window; f32 scale, softcap, qscale; DType at, ct;
+    bool split;     /* T = 1 through op_attention_decode (attn_split + attn_merge) */
 } AttnCase;
 
 /* Reference in f64 on the values the GPU sees. Error: |out - ref| / sum_j p_j |v_j|, allowed
@@ -211,7 +212,10 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u32 hd = c->hd, nh = c->nh, kvd = hd * c->nkv, T = c->T, n_ctx = c->n_ctx;
     u64 nq = (u64)hd * nh * T, nc = (u64)kvd * n_ctx, ns = (u64)n_ctx * nh * T;
     DevArena a; Err e;
-    REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns) * 4 + 8192, &e));
+    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh;
+    REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns + npart) * 4 + 8192, &e));
+    u64 shpart[3] = { hd + 2, op_attn_chunks(n_ctx), nh };
+    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 3, shpart);
     u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", c->at, 3, shq);
@@ -224,7 +228,8 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u32 pos[2] = { c->p0, T };
     up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
+    if (c->split) op_attention_decode(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window);
+    else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
     vk_submit_wait(vk);
     down_as(vk, &to, o);
     f64 worst = 0; u32 bad = 0;
@@ -259,8 +264,8 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
         }
     }
     CHECKF(bad == 0, "%u NaN/Inf outputs", bad);
-    CHECKF(worst <= tol_for(c->at), "attention hd %u heads %u/%u T %u p0 %u window %u softcap %g act %s cache %s: max error %g",
-           hd, nh, c->nkv, T, c->p0, c->window, (f64)c->softcap, dtype_name[c->at], dtype_name[c->ct], worst);
+    CHECKF(worst <= tol_for(c->at), "attention%s hd %u heads %u/%u T %u p0 %u window %u softcap %g act %s cache %s: max error %g",
+           c->split ? " (split)" : "", hd, nh, c->nkv, T, c->p0, c->window, (f64)c->softcap, dtype_name[c->at], dtype_name[c->ct], worst);
     free(q); free(kc); free(vc); free(o); free(p);
     vk_arena_free(&a);
     return worst;
@@ -269,14 +274,14 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
 TEST(kernel_attention_matches_reference) {
     const AttnCase cases[] = {
         /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale  (dtypes set below) */
-        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32 },    /* decode, GQA 1 */
-        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32 },    /* prefill from 0, GQA 2 */
-        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32 },    /* prefill continuing a cache */
-        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32 },    /* GQA 8, window < sequence, softcap active */
-        { 256,  2,  1,  9,    3,   16,  3, 0.0625f,      50,     1e4, DT_F32, DT_F32 },  /* huge scores through the softcap */
-        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32 },    /* decode at the end of a 2048 context */
-        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32 },    /* long context, sliding window */
-        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32 },   /* peaked softmax, no softcap */
+        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0 },    /* decode, GQA 1 */
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 0 },    /* prefill from 0, GQA 2 */
+        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 0 },    /* prefill continuing a cache */
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 0 },    /* GQA 8, window < sequence, softcap active */
+        { 256,  2,  1,  9,    3,   16,  3, 0.0625f,      50,     1e4, DT_F32, DT_F32, 0 },  /* huge scores through the softcap */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0 },    /* decode at the end of a 2048 context */
+        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 0 },    /* long context, sliding window */
+        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 0 },   /* peaked softmax, no softcap */
     };
     f64 w[2][2] = { { 0, 0 }, { 0, 0 } };
     for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
@@ -289,9 +294,31 @@ TEST(kernel_attention_matches_reference) {
         w[0][0], w[0][1], w[1][0], w[1][1]);
 }
 
+TEST(kernel_attention_decode_split_matches_reference) {
+    const AttnCase cases[] = {
+        /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale */
+        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* one chunk */
+        {  64,  8,  2,  1,   64,  200,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 64 keys + 1: a chunk of one key */
+        { 128, 12,  2,  1,  150,  200,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1 },    /* 3 chunks, the last partial; GQA 6 */
+        { 256,  8,  4,  1,  190,  200, 70, 0.0625f,      50,     8, DT_F32, DT_F32, 1 },    /* window across chunk edges, softcap */
+        { 256,  2,  1,  1,  100,  128,  0, 0.0625f,      50,     1e4, DT_F32, DT_F32, 1 },  /* huge scores through the softcap */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* the end of a 2048 context: 32 chunks */
+        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 1 },    /* long context, sliding window */
+        {   8,  8,  4,  1,  300,  512,  0, 0.35355339f,  0,      30, DT_F32, DT_F32, 1 },   /* stories260K heads, peaked softmax */
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
+        AttnCase c = cases[i];
+        c.at = v & 1 ? DT_F16 : DT_F32; c.ct = v & 2 ? DT_F16 : DT_F32;
+        if (c.at == DT_F16 && c.qscale > 100) c.qscale = 100;
+        check_attention(&c, 4, 161 + i * 4 + v);
+    }
+    AttnCase huge = { 64, 2, 1, 1, 100, 128, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 1 };   /* one key dominates */
+    check_attention(&huge, 0, 199);
+}
+
 TEST(kernel_attention_huge_scores_stay_finite) {
     /* q.k near 1e30 without a softcap: one key dominates; the output is that key's value */
-    AttnCase c = { 64, 2, 1, 4, 5, 16, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32 };
+    AttnCase c = { 64, 2, 1, 4, 5, 16, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 0 };
     check_attention(&c, 0, 99);
 }
 
