@@ -27,12 +27,12 @@
 //! variant matvec_q4_0_a32_y32 matvec WT=6
 //! variant matvec_q4_0_a16_y32 matvec WT=6 alias:A=f16
 //! variant matvec_q4_0_a16_y16 matvec WT=6 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_q4_k_a32_y32 matvec_q4k WT=7
-//! variant matvec_q4_k_a16_y32 matvec_q4k WT=7 alias:A=f16
-//! variant matvec_q4_k_a16_y16 matvec_q4k WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_q6_k_a32_y32 matvec_q6k WT=8
-//! variant matvec_q6_k_a16_y32 matvec_q6k WT=8 alias:A=f16
-//! variant matvec_q6_k_a16_y16 matvec_q6k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q4_k_a32_y32 matvec_k WT=7
+//! variant matvec_q4_k_a16_y32 matvec_k WT=7 alias:A=f16
+//! variant matvec_q4_k_a16_y16 matvec_k WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q6_k_a32_y32 matvec_k WT=8
+//! variant matvec_q6_k_a16_y32 matvec_k WT=8 alias:A=f16
+//! variant matvec_q6_k_a16_y16 matvec_k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -203,15 +203,15 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 
 // ---- matvec (decode): a workgroup of 64 threads computes MVR = 2 rows, 32 lanes per row ----
 // Workgroup g takes rows 2g, 2g+1 (g = x + y * grid x, so rows past 2 x 65535 spill into y);
-// token = z. A row is cut into units (64 elements for the k-quants, 32 otherwise); lane l
-// sums units l, l+32, ...; the 32 partial sums are added by a tree in shared memory.
-// matvec_q4k and matvec_q6k read whole 16-byte groups: a unit's scales are decoded once and its
-// nibbles are unpacked four bytes at a time.
+// token = z. The lanes of a row read neighbouring weight words and neighbouring activations on
+// every pass (coalesced loads); the 32 partial sums are added by a tree in shared memory.
+//   matvec (every type): lane l takes elements 4l.., 4l+128.., ... through dq4.
+//   matvec_k (Q4_K, Q6_K): one super-block per pass; lane l takes the l-th word of its quants
+//   (Q4_K: qs, Q6_K: ql) with the scales it needs, i.e. 8 elements, unpacked 4 bytes at a time.
 const MVL = 32u;
 const MVR = 2u;
 var<workgroup> red: array<f32, 64>;
-@group(0) @binding(0) var<storage, read> w4: array<vec4<u32>>;  // matvec_q4k: 16-byte groups
-@group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_q4k, matvec_q6k: activations by 4
+@group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
 fn unpack_bytes(v: u32) -> vec4<f32> {
     return vec4<f32>(f32(v & 0xffu), f32((v >> 8u) & 0xffu), f32((v >> 16u) & 0xffu), f32(v >> 24u));
@@ -240,110 +240,79 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: ve
     if (row < p.rows) {
         let rb = row * row_bytes(p.k);
         let xb = wid.z * p.k;
-        let nu = (p.k + 31u) / 32u;
-        for (var u = l % MVL; u < nu; u = u + MVL) {
-            for (var c = 0u; c < 32u; c = c + 4u) { s = s + dot(dq4(rb, 32u * u + c, p.k), xload4(xb, 32u * u + c, p.k)); }
-        }
+        let n4 = (p.k + 3u) / 4u;
+        for (var i = l % MVL; i < n4; i = i + MVL) { s = s + dot(dq4(rb, 4u * i, p.k), xload4(xb, 4u * i, p.k)); }
     }
     let t = mv_reduce(l, s);
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
-// Q4_K unit u of a row: super-block u / 4, its 64 elements 64 (u % 4) .. +63: sub-block 2g in
-// the low nibbles of qs[32g .. 32g+31], sub-block 2g+1 in the high nibbles.
-fn q4k_unit(rw: u32, u: u32, xv: u32) -> f32 {
-    let sbw = rw + (u / 4u) * 9u;          // 144-byte super-block = 9 groups of 16 bytes
-    let g = u % 4u;
-    let hd = w4[sbw];                       // d | dmin << 16, scale bytes 0..11
+// Q4_K super-block at word ow, lane i: qs word i (byte 16 + 4i) holds elements 64g + 4j .. +3 in
+// its low nibbles (sub-block 2g) and 64g + 32 + 4j .. +3 in its high nibbles (sub-block 2g + 1),
+// g = i / 8, j = i % 8. xv: vec4 index of the super-block's first activation.
+fn q4k_lane(ow: u32, i: u32, xv: u32) -> f32 {
+    let g = i / 8u;
+    let j = i % 8u;
+    let dd = wword(ow);                          // d | dmin << 16
+    let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
     var sc0: u32; var mn0: u32; var sc1: u32; var mn1: u32;
-    if (g < 2u) {                           // j = 2g, 2g+1 < 4: 6-bit values in bytes j, j+4
+    if (g < 2u) {                                // sub-blocks 2g, 2g+1 < 4: 6 bits in bytes j, j+4
         let sh = 16u * g;
-        sc0 = (hd.y >> sh) & 63u; sc1 = (hd.y >> (sh + 8u)) & 63u;
-        mn0 = (hd.z >> sh) & 63u; mn1 = (hd.z >> (sh + 8u)) & 63u;
-    } else {                                // j = 2g, 2g+1 >= 4: low 4 bits in byte j+4, high 2 in bytes j-4 / j
+        sc0 = (s0 >> sh) & 63u; sc1 = (s0 >> (sh + 8u)) & 63u;
+        mn0 = (s4 >> sh) & 63u; mn1 = (s4 >> (sh + 8u)) & 63u;
+    } else {                                     // >= 4: low 4 bits in byte j+4, high 2 in the top of bytes j-4 / j
         let sh = 16u * (g - 2u);
-        let b0 = hd.w >> sh; let b1 = hd.w >> (sh + 8u);
-        sc0 = (b0 & 0xfu) | ((((hd.y >> sh) >> 6u) & 3u) << 4u);
-        sc1 = (b1 & 0xfu) | ((((hd.y >> (sh + 8u)) >> 6u) & 3u) << 4u);
-        mn0 = ((b0 >> 4u) & 0xfu) | ((((hd.z >> sh) >> 6u) & 3u) << 4u);
-        mn1 = ((b1 >> 4u) & 0xfu) | ((((hd.z >> (sh + 8u)) >> 6u) & 3u) << 4u);
+        let b0 = s8 >> sh; let b1 = s8 >> (sh + 8u);
+        sc0 = (b0 & 0xfu) | ((((s0 >> sh) >> 6u) & 3u) << 4u);
+        sc1 = (b1 & 0xfu) | ((((s0 >> (sh + 8u)) >> 6u) & 3u) << 4u);
+        mn0 = ((b0 >> 4u) & 0xfu) | ((((s4 >> sh) >> 6u) & 3u) << 4u);
+        mn1 = ((b1 >> 4u) & 0xfu) | ((((s4 >> (sh + 8u)) >> 6u) & 3u) << 4u);
     }
-    let q0 = w4[sbw + 1u + 2u * g];
-    let q1 = w4[sbw + 2u + 2u * g];
-    var sl = 0.0; var sh2 = 0.0; var xl = 0.0; var xh = 0.0;
-    for (var i = 0u; i < 4u; i = i + 1u) {  // q0[i]: elements 4i.. (low) and 32+4i.. (high); q1[i]: 16+4i.., 48+4i..
-        let a0 = vec4<f32>(x4[xv + i]); let b0 = vec4<f32>(x4[xv + 8u + i]);
-        let a1 = vec4<f32>(x4[xv + 4u + i]); let b1 = vec4<f32>(x4[xv + 12u + i]);
-        sl = sl + dot(unpack_bytes(q0[i] & 0x0f0f0f0fu), a0) + dot(unpack_bytes(q1[i] & 0x0f0f0f0fu), a1);
-        sh2 = sh2 + dot(unpack_bytes((q0[i] >> 4u) & 0x0f0f0f0fu), b0) + dot(unpack_bytes((q1[i] >> 4u) & 0x0f0f0f0fu), b1);
-        xl = xl + hsum(a0) + hsum(a1); xh = xh + hsum(b0) + hsum(b1);
-    }
-    let d = f16v(hd.x & 0xffffu); let dm = f16v(hd.x >> 16u);
-    return (d * f32(sc0)) * sl - (dm * f32(mn0)) * xl + (d * f32(sc1)) * sh2 - (dm * f32(mn1)) * xh;
+    let q = wword(ow + 4u + i);
+    let a = vec4<f32>(x4[xv + 16u * g + j]);
+    let b = vec4<f32>(x4[xv + 16u * g + 8u + j]);
+    let d = f16v(dd & 0xffffu); let dm = f16v(dd >> 16u);
+    return (d * f32(sc0)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32(mn0)) * hsum(a)
+         + (d * f32(sc1)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32(mn1)) * hsum(b);
 }
 
-// 16 bytes from any even byte offset o of the weight binding (w as u32 words).
-fn rd128(o: u32) -> vec4<u32> {
-    let i = o >> 2u;
-    let a = vec4<u32>(wword(i), wword(i + 1u), wword(i + 2u), wword(i + 3u));
-    if ((o & 3u) == 0u) { return a; }
-    let e = wword(i + 4u);
-    return vec4<u32>((a.x >> 16u) | (a.y << 16u), (a.y >> 16u) | (a.z << 16u), (a.z >> 16u) | (a.w << 16u), (a.w >> 16u) | (e << 16u));
-}
-
-// Q6_K unit u: super-block u / 4, half h = (u / 2) % 2, l = 16 (u % 2) .. +15 of each of the 4
-// quarters qq (elements 128h + 32qq + l): ql[64h + l (+32 for odd qq)] nibble qq / 2, qh[32h + l]
-// bits 2qq, scale byte 8h + l / 16 + 2qq.
-fn q6k_unit(rb: u32, u: u32, xv: u32) -> f32 {
-    let o = rb + (u / 4u) * 210u;
-    let h = (u / 2u) % 2u;
-    let lh = u % 2u;
-    let qa = rd128(o + 64u * h + 16u * lh);
-    let qb = rd128(o + 64u * h + 32u + 16u * lh);
-    let qh = rd128(o + 128u + 32u * h + 16u * lh);
-    let so = o + 192u + 8u * h + lh;        // scale bytes so, so+2, so+4, so+6
-    let s01 = rd32(so); let s23 = rd32(so + 4u);
-    let sc = vec4<f32>(f32(i8v(s01 & 0xffu)), f32(i8v((s01 >> 16u) & 0xffu)), f32(i8v(s23 & 0xffu)), f32(i8v((s23 >> 16u) & 0xffu)));
-    let xq = xv + 32u * h + 4u * lh;        // vec4 index of quarter 0, this l range
-    var acc = vec4<f32>(0.0);               // per quarter
-    for (var j = 0u; j < 4u; j = j + 1u) {
-        let wa = qa[j]; let wb = qb[j]; let wh = qh[j];
-        let m0 = unpack_bytes((wa & 0x0f0f0f0fu) | ((wh & 0x03030303u) << 4u)) - 32.0;
-        let m1 = unpack_bytes((wb & 0x0f0f0f0fu) | (((wh >> 2u) & 0x03030303u) << 4u)) - 32.0;
-        let m2 = unpack_bytes(((wa >> 4u) & 0x0f0f0f0fu) | (((wh >> 4u) & 0x03030303u) << 4u)) - 32.0;
-        let m3 = unpack_bytes(((wb >> 4u) & 0x0f0f0f0fu) | (((wh >> 6u) & 0x03030303u) << 4u)) - 32.0;
-        acc = acc + vec4<f32>(dot(m0, vec4<f32>(x4[xq + j])), dot(m1, vec4<f32>(x4[xq + 8u + j])),
-                              dot(m2, vec4<f32>(x4[xq + 16u + j])), dot(m3, vec4<f32>(x4[xq + 24u + j])));
-    }
-    return f16v(rd16(o + 208u)) * dot(sc, acc);
-}
-
-// The k-quant entries differ only in the unit (each binds the weights its own way).
-@compute @workgroup_size(64)
-fn matvec_q4k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-              @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let row = mv_row(wid, nw, l);
-    var s = 0.0;
-    if (row < p.rows) {
-        let rw = row * (p.k / 256u) * 9u;   // the row's first 16-byte group
-        let xv = wid.z * p.k / 4u;
-        for (var u = l % MVL; u < p.k / 64u; u = u + MVL) { s = s + q4k_unit(rw, u, xv + 16u * u); }
-    }
-    let t = mv_reduce(l, s);
-    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+// Q6_K super-block at byte o, lane i: ql word i (bytes 4i..4i+3): half h = i / 16; r = i % 16 < 8:
+// quarters 0 (low nibbles) and 2 (high), else 1 and 3; l0 = 4 (r % 8). Elements 128h + 32qq + l0 .. +3,
+// high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq, d at byte 208.
+fn q6k_lane(o: u32, i: u32, xv: u32) -> f32 {
+    let h = i / 16u;
+    let r = i % 16u;
+    let qa = r / 8u;                             // the low-nibble quarter: 0 or 1 (the high one is qa + 2)
+    let l0 = 4u * (r % 8u);
+    let ql = rd32(o + 4u * i);
+    let qh = rd32(o + 128u + 32u * h + l0);
+    let so = o + 192u + 8u * h + l0 / 16u + 2u * qa;
+    let sa = f32(i8v(rd8(so))); let sb = f32(i8v(rd8(so + 4u)));
+    let m0 = unpack_bytes((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u)) - 32.0;
+    let m1 = unpack_bytes(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u)) - 32.0;
+    let xq = xv + 32u * h + 8u * qa + l0 / 4u;
+    let a = vec4<f32>(x4[xq]);
+    let b = vec4<f32>(x4[xq + 16u]);
+    return f16v(rd16(o + 208u)) * (sa * dot(m0, a) + sb * dot(m1, b));
 }
 
 @compute @workgroup_size(64)
-fn matvec_q6k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-              @builtin(local_invocation_id) lid: vec3<u32>) {
+fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+            @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
+    let i = l % MVL;
     let row = mv_row(wid, nw, l);
     var s = 0.0;
     if (row < p.rows) {
-        let rb = row * row_bytes(p.k);
+        let nsb = p.k / 256u;
         let xv = wid.z * p.k / 4u;
-        for (var u = l % MVL; u < p.k / 64u; u = u + MVL) { s = s + q6k_unit(rb, u, xv + 64u * (u / 4u)); }
+        if (WT == 7u) {
+            let rw = row * nsb * 36u;            // 144-byte super-blocks = 36 words
+            for (var b = 0u; b < nsb; b = b + 1u) { s = s + q4k_lane(rw + 36u * b, i, xv + 64u * b); }
+        } else {
+            let rb = row * nsb * 210u;
+            for (var b = 0u; b < nsb; b = b + 1u) { s = s + q6k_lane(rb + 210u * b, i, xv + 64u * b); }
+        }
     }
     let t = mv_reduce(l, s);
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
