@@ -126,34 +126,37 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 }
 
 // ---- decode (one query), split over the keys: attn_split + attn_merge ----------------------
-// attn_split: grid (n_head, ceil(n_ctx / 64)); workgroup (h, c) takes keys lo + 64c .. +63
-// (workgroups past hi return at once). Invocation l scores key lo + 64c + l (16-byte loads of
-// the key row), the chunk's max m and sum of e_j = exp(s_j - m) are reduced in shared memory, and
-// acc[d] = sum_j e_j v_j[d] (invocation l takes dims l, l+64, ...). The chunk leaves
-// (m, sum, acc[head_dim]) in part at ((h * n_chunks) + c) * (head_dim + 2).
-// attn_merge: grid (n_head); out[d] = sum_c w_c acc_c[d] / sum_c w_c sum_c with w_c = exp(m_c - M),
-// M the largest m_c. Same scores, softcap and window as attention.
+// attn_split: grid (n_head, ceil(n_ctx / 32)); workgroup (h, c) takes keys lo + 32c .. +31
+// (workgroups past hi return at once). Scores: 4 invocations per key, each a quarter of the
+// dot product with 16-byte loads. The chunk's max m and the sum of e_j = exp(s_j - m) are
+// reduced in shared memory; acc = sum_j e_j v_j with head_dim/4 invocations per key (16-byte
+// loads), 128/(head_dim/4) keys at a time. The chunk leaves (m, sum, acc[head_dim]) in part at
+// ((h * n_chunks) + c) * (head_dim + 2). head_dim: a multiple of 4 with head_dim/4 dividing 128.
+// attn_merge: grid (n_head); with M the largest m_c and w_c = exp(m_c - M):
+// out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention.
 @group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
+@group(0) @binding(2) var<storage, read> vc4: array<vec4<C>>;      // attn_split: the value cache by 4
 @group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 2, n_chunks, n_head)
 @group(0) @binding(0) var<storage, read> partr: array<f32>;        // attn_merge: the same, read
 @group(0) @binding(1) var<storage, read> posm: array<u32>;         // attn_merge: [p0, T]
 @group(0) @binding(2) var<storage, read_write> outm: array<A>;     // attn_merge: (head_dim, n_head)
-var<workgroup> es: array<f32, 64>;
-var<workgroup> red2: array<f32, 64>;
+var<workgroup> sp: array<f32, 128>;
+var<workgroup> es: array<f32, 32>;
+var<workgroup> accs: array<vec4<f32>, 128>;
+var<workgroup> wc: array<f32, 1024>;
 
-fn reduce64(l: u32, v: f32, is_max: bool) -> f32 {
-    red2[l] = v;
-    workgroupBarrier();
-    for (var k = 32u; k > 0u; k = k >> 1u) {
-        if (l < k) { red2[l] = select(red2[l] + red2[l + k], max(red2[l], red2[l + k]), is_max); }
+// max (is_max) or sum of sp[0..n-1] (n a power of two <= 128); every invocation calls it.
+fn reduce_sp(l: u32, n: u32, is_max: bool) -> f32 {
+    for (var k = n / 2u; k > 0u; k = k >> 1u) {
+        if (l < k) { sp[l] = select(sp[l] + sp[l + k], max(sp[l], sp[l + k]), is_max); }
         workgroupBarrier();
     }
-    let r = red2[0];
+    let r = sp[0];
     workgroupBarrier();
     return r;
 }
 
-// keys lo..hi of the (only) query at position pos[0]
+// keys lo..hi of the (only) query at position p0
 fn key_range(p0: u32) -> vec2<u32> {
     let hi = min(p0, p.n_ctx - 1u);
     var lo = 0u;
@@ -161,7 +164,7 @@ fn key_range(p0: u32) -> vec2<u32> {
     return vec2<u32>(lo, hi);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(128)
 fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
               @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
@@ -170,42 +173,60 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (l < 2u) { posw[l] = pos[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
     let kr = key_range(p0);
-    let j0 = kr.x + 64u * c;
+    let j0 = kr.x + 32u * c;
     if (j0 > kr.y || h >= p.n_head) { return; }
     let d_n = p.head_dim;
-    let kvd = d_n * p.n_head_kv;
+    let d4 = d_n / 4u;
+    let kvd4 = d4 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
-    for (var d = l; d < d_n; d = d + 64u) { qs[d] = f32(q[h * d_n + d]) * p.scale; }
+    let nk = min(32u, kr.y + 1u - j0);
+    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[h * d_n + d]) * p.scale; }
     workgroupBarrier();
-    let j = j0 + l;
-    var s = -F32_MAX;
-    if (j <= kr.y) {
-        let kb = (j * kvd + hk * d_n) / 4u;
-        var a = 0.0;
-        for (var d = 0u; d < d_n / 4u; d = d + 1u) {
-            a = a + dot(vec4<f32>(qs[4u * d], qs[4u * d + 1u], qs[4u * d + 2u], qs[4u * d + 3u]), vec4<f32>(kc4[kb + d]));
+    // scores: key j0 + l / 4, quarter l % 4 of the dims
+    let kk = l / 4u;
+    let qd = l % 4u;
+    var a = 0.0;
+    if (kk < nk) {
+        let kb = (j0 + kk) * kvd4 + hk * d4;
+        for (var e = qd; e < d4; e = e + 4u) {
+            a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[kb + e]));
         }
-        s = clampn(a, F32_MAX);
+    }
+    sp[l] = a;
+    workgroupBarrier();
+    var s = -F32_MAX;
+    if (l < nk) {
+        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
         if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
     }
-    let m = reduce64(l, s, true);
-    var e = 0.0;
-    if (j <= kr.y) { e = exp(s - m); }
-    es[l] = e;
-    let sum = reduce64(l, e, false);       // its barriers also publish es
-    let nk = min(64u, kr.y + 1u - j0);
+    workgroupBarrier();
+    if (l < 32u) { sp[l] = s; }
+    workgroupBarrier();
+    let m = reduce_sp(l, 32u, true);
+    var ev = 0.0;
+    if (l < nk) { ev = exp(s - m); }
+    if (l < 32u) { es[l] = ev; sp[l] = ev; }
+    workgroupBarrier();
+    let sum = reduce_sp(l, 32u, false);
+    // values: group l / d4 takes keys g, g + 128/d4, ...; dims 4 (l % d4) .. +3
+    let ng = 128u / d4;
+    let g = l / d4;
+    let dv = l % d4;
+    var acc = vec4<f32>(0.0);
+    for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
+    accs[l] = acc;
+    workgroupBarrier();
     let pb = (h * nw.y + c) * (d_n + 2u);
-    for (var d = l; d < d_n; d = d + 64u) {
-        var acc = 0.0;
-        let vb = j0 * kvd + hk * d_n + d;
-        for (var i = 0u; i < nk; i = i + 1u) { acc = acc + es[i] * f32(vc[vb + i * kvd]); }
-        partw[pb + 2u + d] = acc;
+    if (l < d4) {
+        var t = vec4<f32>(0.0);
+        for (var k = 0u; k < ng; k = k + 1u) { t = t + accs[k * d4 + l]; }
+        partw[pb + 2u + 4u * l] = t.x; partw[pb + 3u + 4u * l] = t.y; partw[pb + 4u + 4u * l] = t.z; partw[pb + 5u + 4u * l] = t.w;
     }
     if (l == 0u) { partw[pb] = m; partw[pb + 1u] = sum; }
 }
 
-// p.t_cap = n_chunks here.
-@compute @workgroup_size(64)
+// p.t_cap = n_chunks (<= 1024) here.
+@compute @workgroup_size(256)
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let h = wid.x;
@@ -213,16 +234,34 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let p0 = workgroupUniformLoad(&posw[0]);
     if (h >= p.n_head) { return; }
     let kr = key_range(p0);
-    let nc = (kr.y - kr.x) / 64u + 1u;
+    let nc = (kr.y - kr.x) / 32u + 1u;
     let d_n = p.head_dim;
     let hb = h * p.t_cap * (d_n + 2u);
     var mx = -F32_MAX;
-    for (var c = 0u; c < nc; c = c + 1u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
+    for (var c = l; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
+    part[l] = mx;
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) { if (l < k) { part[l] = max(part[l], part[l + k]); } workgroupBarrier(); }
+    let big = part[0];
+    workgroupBarrier();
     var den = 0.0;
-    for (var c = 0u; c < nc; c = c + 1u) { let b = hb + c * (d_n + 2u); den = den + exp(partr[b] - mx) * partr[b + 1u]; }
-    for (var d = l; d < d_n; d = d + 64u) {
+    for (var c = l; c < nc; c = c + 256u) { let b = hb + c * (d_n + 2u); let w = exp(partr[b] - big); wc[c] = w; den = den + w * partr[b + 1u]; }
+    part[l] = den;
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) { if (l < k) { part[l] = part[l] + part[l + k]; } workgroupBarrier(); }
+    let total = part[0];
+    workgroupBarrier();
+    // group l / d_n takes chunks g, g + 256/d_n, ...; dim l % d_n
+    let ng = 256u / d_n;
+    let g = l / d_n;
+    let d = l % d_n;
+    var acc = 0.0;
+    if (g < ng) { for (var c = g; c < nc; c = c + ng) { acc = acc + wc[c] * partr[hb + c * (d_n + 2u) + 2u + d]; } }
+    part[l] = acc;
+    workgroupBarrier();
+    if (l < d_n) {
         var num = 0.0;
-        for (var c = 0u; c < nc; c = c + 1u) { let b = hb + c * (d_n + 2u); num = num + exp(partr[b] - mx) * partr[b + 2u + d]; }
-        outm[h * d_n + d] = A(select(0.0, num / den, den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u));
+        for (var k = 0u; k < ng; k = k + 1u) { num = num + part[k * d_n + l]; }
+        outm[h * d_n + l] = A(select(0.0, num / total, total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u));
     }
 }

@@ -90,7 +90,11 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
 }
 
-u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 63) / 64); }
+u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 31) / 32); }
+
+bool op_attention_decode_fits(u32 head_dim, u64 n_ctx) {
+    return head_dim >= 4 && head_dim <= 256 && head_dim % 4 == 0 && 128 % (head_dim / 4) == 0 && op_attn_chunks(n_ctx) <= 1024;
+}
 
 void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
                          const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
@@ -98,12 +102,13 @@ void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor
     need_pos(n, pos);
     need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
     u64 hd = q->ne[0];
-    need(hd > 0 && hd <= 256 && hd % 4 == 0 && q->nelem == hd * n_head, n, q, "q must be (head_dim <= 256, a multiple of 4, n_head, 1)");
     u64 kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd;
+    need(op_attention_decode_fits((u32)hd, n_ctx) && q->nelem == hd * n_head, n, q,
+         "q must be (head_dim, n_head, 1) with head_dim / 4 dividing 128, and n_ctx at most 32768");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
     u32 nc = op_attn_chunks(n_ctx);
-    need(part->dtype == DT_F32 && part->nelem == (hd + 2) * nc * n_head, n, part, "part must be f32 (head_dim + 2, n_ctx / 64, n_head)");
+    need(part->dtype == DT_F32 && part->nelem == (hd + 2) * nc * n_head, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
     need(n_head <= 65535 && nc <= 65535, n, q, "more than 65535 heads or key chunks");
     VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_DECODE, kc->dtype, q->dtype, part->dtype);

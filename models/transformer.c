@@ -75,7 +75,7 @@ static void xf_alloc(Xf *xf) {
     xf->att = xf_act(sa, "att", xf->act, qd, T);
     u64 sc[3] = { xf->n_ctx, c->n_head, T };
     xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
-    if (c->head_dim % 4 == 0) {
+    if (op_attention_decode_fits(c->head_dim, xf->n_ctx)) {
         u64 ap[3] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head };
         xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 3, ap);
     }

@@ -298,11 +298,11 @@ TEST(kernel_attention_decode_split_matches_reference) {
     const AttnCase cases[] = {
         /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale */
         {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* one chunk */
-        {  64,  8,  2,  1,   64,  200,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 64 keys + 1: a chunk of one key */
+        {  64,  8,  2,  1,   64,  200,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 2 x 32 keys + 1: a chunk of one key */
         { 128, 12,  2,  1,  150,  200,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1 },    /* 3 chunks, the last partial; GQA 6 */
         { 256,  8,  4,  1,  190,  200, 70, 0.0625f,      50,     8, DT_F32, DT_F32, 1 },    /* window across chunk edges, softcap */
         { 256,  2,  1,  1,  100,  128,  0, 0.0625f,      50,     1e4, DT_F32, DT_F32, 1 },  /* huge scores through the softcap */
-        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* the end of a 2048 context: 32 chunks */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* the end of a 2048 context: 64 chunks */
         {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 1 },    /* long context, sliding window */
         {   8,  8,  4,  1,  300,  512,  0, 0.35355339f,  0,      30, DT_F32, DT_F32, 1 },   /* stories260K heads, peaked softmax */
     };
