@@ -42,7 +42,13 @@ var<workgroup> part2: array<vec2<f32>, 256>;
 fn row_inv_rms(l: u32, base: u32) -> f32 {
     var m = 0.0;
     var s = 0.0;
-    for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i]; m = max(m, abs(v)); s = s + v * v; }
+    var i = l;
+    for (; i + 768u < p.n; i = i + 1024u) {      // four loads in flight per pass
+        let v = vec4<f32>(x[base + i], x[base + i + 256u], x[base + i + 512u], x[base + i + 768u]);
+        m = max(m, max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w))));
+        s = s + dot(v, v);
+    }
+    for (; i < p.n; i = i + 256u) { let v = x[base + i]; m = max(m, abs(v)); s = s + v * v; }
     part2[l] = vec2<f32>(m, s);
     workgroupBarrier();
     for (var k = 128u; k > 0u; k = k >> 1u) {
@@ -66,7 +72,15 @@ fn rmsnorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: v
     if (row >= p.rows) { return; }
     let base = row * p.n;
     let inv = row_inv_rms(lid.x, base);
-    for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(clampn(x[base + i] * inv * w[i], OUT_MAX)); }
+    var i = lid.x;
+    for (; i + 768u < p.n; i = i + 1024u) {
+        let v = vec4<f32>(x[base + i], x[base + i + 256u], x[base + i + 512u], x[base + i + 768u]);
+        let g = vec4<f32>(w[i], w[i + 256u], w[i + 512u], w[i + 768u]);
+        let r = v * inv * g;
+        y[base + i] = O(clampn(r.x, OUT_MAX)); y[base + i + 256u] = O(clampn(r.y, OUT_MAX));
+        y[base + i + 512u] = O(clampn(r.z, OUT_MAX)); y[base + i + 768u] = O(clampn(r.w, OUT_MAX));
+    }
+    for (; i < p.n; i = i + 256u) { y[base + i] = O(clampn(x[base + i] * inv * w[i], OUT_MAX)); }
 }
 
 @compute @workgroup_size(256)
