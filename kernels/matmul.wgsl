@@ -82,21 +82,22 @@ fn wword(i: u32) -> u32 { return bitcast<u32>(w[i]); }
 fn rd8(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 3u) * 8u)) & 0xffu; }
 fn rd16(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 2u) * 8u)) & 0xffffu; }   // o even: never straddles
 fn rd32(o: u32) -> u32 {                                                             // any o: two words, funnel shift
-    let s = (o & 3u) * 8u;
-    let lo = wword(o >> 2u);
-    if (s == 0u) { return lo; }
-    return (lo >> s) | (wword((o >> 2u) + 1u) << (32u - s));
+    let sh = (o & 3u) * 8u;                                                          // (branch-free, so loads can be hoisted;
+    let i = o >> 2u;                                                                 //  the second word is clamped into the binding)
+    let lo = wword(i);
+    let hi = wword(min(i + 1u, arrayLength(&w) - 1u));
+    return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
 fn i8v(b: u32) -> i32 { return bitcast<i32>(b << 24u) >> 24u; }
 
 // IEEE half to f32 by bits (subnormals exact on every device, inf/NaN kept).
-fn f16v(h: u32) -> f32 {
+fn f16v(h: u32) -> f32 {                 // (branch-free)
     let sgn = (h & 0x8000u) << 16u;
     let em = h & 0x7fffu;
-    if (em >= 0x7c00u) { return bitcast<f32>(sgn | 0x7f800000u | ((em & 0x3ffu) << 13u)); }
-    if (em >= 0x400u) { return bitcast<f32>(sgn | ((em + 0x1c000u) << 13u)); }
-    let v = f32(em) * 5.9604645e-8;
-    return select(v, -v, sgn != 0u);
+    let infnan = bitcast<f32>(sgn | 0x7f800000u | ((em & 0x3ffu) << 13u));
+    let normal = bitcast<f32>(sgn | ((em + 0x1c000u) << 13u));
+    let sub = f32(em) * 5.9604645e-8;
+    return select(select(select(sub, -sub, sgn != 0u), normal, em >= 0x400u), infnan, em >= 0x7c00u);
 }
 
 fn row_bytes(k: u32) -> u32 {
@@ -255,19 +256,18 @@ fn q4k_lane(ow: u32, i: u32, xv: u32) -> f32 {
     let j = i % 8u;
     let dd = wword(ow);                          // d | dmin << 16
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
-    var sc0: u32; var mn0: u32; var sc1: u32; var mn1: u32;
-    if (g < 2u) {                                // sub-blocks 2g, 2g+1 < 4: 6 bits in bytes j, j+4
-        let sh = 16u * g;
-        sc0 = (s0 >> sh) & 63u; sc1 = (s0 >> (sh + 8u)) & 63u;
-        mn0 = (s4 >> sh) & 63u; mn1 = (s4 >> (sh + 8u)) & 63u;
-    } else {                                     // >= 4: low 4 bits in byte j+4, high 2 in the top of bytes j-4 / j
-        let sh = 16u * (g - 2u);
-        let b0 = s8 >> sh; let b1 = s8 >> (sh + 8u);
-        sc0 = (b0 & 0xfu) | ((((s0 >> sh) >> 6u) & 3u) << 4u);
-        sc1 = (b1 & 0xfu) | ((((s0 >> (sh + 8u)) >> 6u) & 3u) << 4u);
-        mn0 = ((b0 >> 4u) & 0xfu) | ((((s4 >> sh) >> 6u) & 3u) << 4u);
-        mn1 = ((b1 >> 4u) & 0xfu) | ((((s4 >> (sh + 8u)) >> 6u) & 3u) << 4u);
-    }
+    // sub-blocks 2g, 2g+1 < 4: 6 bits in bytes j, j+4; >= 4: low 4 bits in byte j+4, high 2 in the top
+    // of bytes j-4 / j. Both forms are computed and selected (branch-free: the loads of several
+    // super-blocks can be in flight together).
+    let sl = 16u * (g & 1u);
+    let lo_sc = vec2<u32>((s0 >> sl) & 63u, (s0 >> (sl + 8u)) & 63u);
+    let lo_mn = vec2<u32>((s4 >> sl) & 63u, (s4 >> (sl + 8u)) & 63u);
+    let b0 = s8 >> sl; let b1 = s8 >> (sl + 8u);
+    let hi_sc = vec2<u32>((b0 & 0xfu) | ((((s0 >> sl) >> 6u) & 3u) << 4u), (b1 & 0xfu) | ((((s0 >> (sl + 8u)) >> 6u) & 3u) << 4u));
+    let hi_mn = vec2<u32>(((b0 >> 4u) & 0xfu) | ((((s4 >> sl) >> 6u) & 3u) << 4u), ((b1 >> 4u) & 0xfu) | ((((s4 >> (sl + 8u)) >> 6u) & 3u) << 4u));
+    let sc = select(hi_sc, lo_sc, g < 2u);
+    let mn = select(hi_mn, lo_mn, g < 2u);
+    let sc0 = sc.x; let sc1 = sc.y; let mn0 = mn.x; let mn1 = mn.y;
     let q = wword(ow + 4u + i);
     let a = vec4<f32>(x4[xv + 16u * g + j]);
     let b = vec4<f32>(x4[xv + 16u * g + 8u + j]);
@@ -306,12 +306,23 @@ fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: 
     if (row < p.rows) {
         let nsb = p.k / 256u;
         let xv = wid.z * p.k / 4u;
+        // four super-blocks per pass: their loads are independent and in flight together
         if (WT == 7u) {
             let rw = row * nsb * 36u;            // 144-byte super-blocks = 36 words
-            for (var b = 0u; b < nsb; b = b + 1u) { s = s + q4k_lane(rw + 36u * b, i, xv + 64u * b); }
+            var b = 0u;
+            for (; b + 4u <= nsb; b = b + 4u) {
+                let o = rw + 36u * b; let xb = xv + 64u * b;
+                s = s + ((q4k_lane(o, i, xb) + q4k_lane(o + 36u, i, xb + 64u)) + (q4k_lane(o + 72u, i, xb + 128u) + q4k_lane(o + 108u, i, xb + 192u)));
+            }
+            for (; b < nsb; b = b + 1u) { s = s + q4k_lane(rw + 36u * b, i, xv + 64u * b); }
         } else {
             let rb = row * nsb * 210u;
-            for (var b = 0u; b < nsb; b = b + 1u) { s = s + q6k_lane(rb + 210u * b, i, xv + 64u * b); }
+            var b = 0u;
+            for (; b + 4u <= nsb; b = b + 4u) {
+                let o = rb + 210u * b; let xb = xv + 64u * b;
+                s = s + ((q6k_lane(o, i, xb) + q6k_lane(o + 210u, i, xb + 64u)) + (q6k_lane(o + 420u, i, xb + 128u) + q6k_lane(o + 630u, i, xb + 192u)));
+            }
+            for (; b < nsb; b = b + 1u) { s = s + q6k_lane(rb + 210u * b, i, xv + 64u * b); }
         }
     }
     let t = mv_reduce(l, s);
