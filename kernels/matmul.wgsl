@@ -214,9 +214,14 @@ const MVR = 2u;
 var<workgroup> red: array<f32, 64>;
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
-fn unpack_bytes(v: u32) -> vec4<f32> {
-    return vec4<f32>(f32(v & 0xffu), f32((v >> 8u) & 0xffu), f32((v >> 16u) & 0xffu), f32(v >> 24u));
+// The four bytes of v as floats minus `off`, without int-to-float conversions (a quarter of the
+// float rate on many GPUs): 0x4b000000 | b is the float 2^23 + b exactly, so one subtraction
+// of 2^23 + off gives b - off exactly.
+fn unpack_bytes_off(v: u32, off: f32) -> vec4<f32> {
+    let b = vec4<u32>(v & 0xffu, (v >> 8u) & 0xffu, (v >> 16u) & 0xffu, v >> 24u) | vec4<u32>(0x4b000000u);
+    return bitcast<vec4<f32>>(b) - vec4<f32>(8388608.0 + off);
 }
+fn unpack_bytes(v: u32) -> vec4<f32> { return unpack_bytes_off(v, 0.0); }
 fn hsum(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
 
 // The sum of the 32 lanes' values of each row; the row's lane 0 gets it. Called by all 64 threads.
@@ -248,52 +253,68 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: ve
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
-// Q4_K super-block at word ow, lane i: qs word i (byte 16 + 4i) holds elements 64g + 4j .. +3 in
-// its low nibbles (sub-block 2g) and 64g + 32 + 4j .. +3 in its high nibbles (sub-block 2g + 1),
-// g = i / 8, j = i % 8. xv: vec4 index of the super-block's first activation.
-fn q4k_lane(ow: u32, i: u32, xv: u32) -> f32 {
-    let g = i / 8u;
-    let j = i % 8u;
-    let dd = wword(ow);                          // d | dmin << 16
+// The k-quant lanes: 8 lanes per super-block, four super-blocks per pass of a row's 32 lanes.
+// Lane c of a super-block takes the quant words c, c+8, c+16, c+24 (neighbouring lanes read
+// neighbouring words and neighbouring activations), i.e. 32 elements, and decodes the scales
+// and d of its super-block once for them.
+
+// Q4_K super-block at word ow (d | dmin << 16, 12 scale bytes, qs[128]); qs word c + 8k holds
+// elements 64k + 4c .. +3 in its low nibbles (sub-block 2k) and 64k + 32 + 4c .. +3 in its high
+// nibbles (sub-block 2k + 1). xv: vec4 index of the super-block's first activation.
+fn q4k_lane(ow: u32, c: u32, xv: u32) -> f32 {
+    let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
-    // sub-blocks 2g, 2g+1 < 4: 6 bits in bytes j, j+4; >= 4: low 4 bits in byte j+4, high 2 in the top
-    // of bytes j-4 / j. Both forms are computed and selected (branch-free: the loads of several
-    // super-blocks can be in flight together).
-    let sl = 16u * (g & 1u);
-    let lo_sc = vec2<u32>((s0 >> sl) & 63u, (s0 >> (sl + 8u)) & 63u);
-    let lo_mn = vec2<u32>((s4 >> sl) & 63u, (s4 >> (sl + 8u)) & 63u);
-    let b0 = s8 >> sl; let b1 = s8 >> (sl + 8u);
-    let hi_sc = vec2<u32>((b0 & 0xfu) | ((((s0 >> sl) >> 6u) & 3u) << 4u), (b1 & 0xfu) | ((((s0 >> (sl + 8u)) >> 6u) & 3u) << 4u));
-    let hi_mn = vec2<u32>(((b0 >> 4u) & 0xfu) | ((((s4 >> sl) >> 6u) & 3u) << 4u), ((b1 >> 4u) & 0xfu) | ((((s4 >> (sl + 8u)) >> 6u) & 3u) << 4u));
-    let sc = select(hi_sc, lo_sc, g < 2u);
-    let mn = select(hi_mn, lo_mn, g < 2u);
-    let sc0 = sc.x; let sc1 = sc.y; let mn0 = mn.x; let mn1 = mn.y;
-    let q = wword(ow + 4u + i);
-    let a = vec4<f32>(x4[xv + 16u * g + j]);
-    let b = vec4<f32>(x4[xv + 16u * g + 8u + j]);
     let d = f16v(dd & 0xffffu); let dm = f16v(dd >> 16u);
-    return (d * f32(sc0)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32(mn0)) * hsum(a)
-         + (d * f32(sc1)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32(mn1)) * hsum(b);
+    var acc = 0.0;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        // sub-blocks j = 2k, 2k+1: j < 4: 6 bits in bytes j, j+4; else low 4 bits in byte j+4 and
+        // the high 2 in the top of bytes j-4 / j
+        let sl = 16u * (k & 1u);
+        var sc0: u32; var sc1: u32; var mn0: u32; var mn1: u32;
+        if (k < 2u) {
+            sc0 = (s0 >> sl) & 63u; sc1 = (s0 >> (sl + 8u)) & 63u;
+            mn0 = (s4 >> sl) & 63u; mn1 = (s4 >> (sl + 8u)) & 63u;
+        } else {
+            let b0 = s8 >> sl; let b1 = s8 >> (sl + 8u);
+            sc0 = (b0 & 0xfu) | ((((s0 >> sl) >> 6u) & 3u) << 4u); sc1 = (b1 & 0xfu) | ((((s0 >> (sl + 8u)) >> 6u) & 3u) << 4u);
+            mn0 = ((b0 >> 4u) & 0xfu) | ((((s4 >> sl) >> 6u) & 3u) << 4u); mn1 = ((b1 >> 4u) & 0xfu) | ((((s4 >> (sl + 8u)) >> 6u) & 3u) << 4u);
+        }
+        let q = wword(ow + 4u + c + 8u * k);
+        let a = vec4<f32>(x4[xv + 16u * k + c]);
+        let b = vec4<f32>(x4[xv + 16u * k + 8u + c]);
+        acc = acc + (d * f32(sc0)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32(mn0)) * hsum(a)
+                  + (d * f32(sc1)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32(mn1)) * hsum(b);
+    }
+    return acc;
 }
 
-// Q6_K super-block at byte o, lane i: ql word i (bytes 4i..4i+3): half h = i / 16; r = i % 16 < 8:
-// quarters 0 (low nibbles) and 2 (high), else 1 and 3; l0 = 4 (r % 8). Elements 128h + 32qq + l0 .. +3,
-// high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq, d at byte 208.
-fn q6k_lane(o: u32, i: u32, xv: u32) -> f32 {
-    let h = i / 16u;
-    let r = i % 16u;
-    let qa = r / 8u;                             // the low-nibble quarter: 0 or 1 (the high one is qa + 2)
-    let l0 = 4u * (r % 8u);
-    let ql = rd32(o + 4u * i);
-    let qh = rd32(o + 128u + 32u * h + l0);
-    let so = o + 192u + 8u * h + l0 / 16u + 2u * qa;
-    let sa = f32(i8v(rd8(so))); let sb = f32(i8v(rd8(so + 4u)));
-    let m0 = unpack_bytes((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u)) - 32.0;
-    let m1 = unpack_bytes(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u)) - 32.0;
-    let xq = xv + 32u * h + 8u * qa + l0 / 4u;
-    let a = vec4<f32>(x4[xq]);
-    let b = vec4<f32>(x4[xq + 16u]);
-    return f16v(rd16(o + 208u)) * (sa * dot(m0, a) + sb * dot(m1, b));
+// Q6_K super-block at byte o (ql[128], qh[64], i8 scales[16], f16 d); ql word c + 8k: half
+// h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h + 32qq + l0
+// .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
+fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
+    let d = f16v(rd16(o + 208u));
+    let qh0 = rd32(o + 128u + 4u * c);           // h = 0
+    let qh1 = rd32(o + 160u + 4u * c);           // h = 1
+    let sw0 = rd32(o + 192u + c / 4u);           // scale bytes (h = 0): quarter 0, -, 1, -
+    let sw1 = rd32(o + 196u + c / 4u);           //                      quarter 2, -, 3, -
+    let sw2 = rd32(o + 200u + c / 4u);           // h = 1
+    let sw3 = rd32(o + 204u + c / 4u);
+    var acc = 0.0;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let h = k / 2u;
+        let qa = k % 2u;
+        let ql = rd32(o + 4u * c + 32u * k);
+        let qh = select(qh0, qh1, h == 1u);
+        let swa = select(sw0, sw2, h == 1u);
+        let swb = select(sw1, sw3, h == 1u);
+        let sa = f32(i8v((swa >> (16u * qa)) & 0xffu));
+        let sb = f32(i8v((swb >> (16u * qa)) & 0xffu));
+        let m0 = unpack_bytes_off((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u), 32.0);
+        let m1 = unpack_bytes_off(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u), 32.0);
+        let xq = xv + 32u * h + 8u * qa + c;
+        acc = acc + sa * dot(m0, vec4<f32>(x4[xq])) + sb * dot(m1, vec4<f32>(x4[xq + 16u]));
+    }
+    return d * acc;
 }
 
 @compute @workgroup_size(64)
@@ -301,28 +322,19 @@ fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: 
             @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let i = l % MVL;
+    let so = i / 8u;                             // this lane's super-block in each pass of four
+    let c = i % 8u;
     let row = mv_row(wid, nw, l);
     var s = 0.0;
     if (row < p.rows) {
         let nsb = p.k / 256u;
         let xv = wid.z * p.k / 4u;
-        // four super-blocks per pass: their loads are independent and in flight together
         if (WT == 7u) {
             let rw = row * nsb * 36u;            // 144-byte super-blocks = 36 words
-            var b = 0u;
-            for (; b + 4u <= nsb; b = b + 4u) {
-                let o = rw + 36u * b; let xb = xv + 64u * b;
-                s = s + ((q4k_lane(o, i, xb) + q4k_lane(o + 36u, i, xb + 64u)) + (q4k_lane(o + 72u, i, xb + 128u) + q4k_lane(o + 108u, i, xb + 192u)));
-            }
-            for (; b < nsb; b = b + 1u) { s = s + q4k_lane(rw + 36u * b, i, xv + 64u * b); }
+            for (var b = so; b < nsb; b = b + 4u) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
         } else {
             let rb = row * nsb * 210u;
-            var b = 0u;
-            for (; b + 4u <= nsb; b = b + 4u) {
-                let o = rb + 210u * b; let xb = xv + 64u * b;
-                s = s + ((q6k_lane(o, i, xb) + q6k_lane(o + 210u, i, xb + 64u)) + (q6k_lane(o + 420u, i, xb + 128u) + q6k_lane(o + 630u, i, xb + 192u)));
-            }
-            for (; b < nsb; b = b + 1u) { s = s + q6k_lane(rb + 210u * b, i, xv + 64u * b); }
+            for (var b = so; b < nsb; b = b + 4u) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
         }
     }
     let t = mv_reduce(l, s);
