@@ -341,49 +341,57 @@ fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: 
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
-// ---- matmul (prefill): a workgroup computes a 64-row x 16-token tile; per 32-wide k step
-// it dequantizes the 64x32 weight tile into shared memory once and uses it for all 16 tokens.
+// ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it
+// dequantizes the 64x16 weight tile into shared memory once and uses it for all 64 tokens.
+// Invocation l computes rows rg + 16i and tokens tc + 16j (i, j < 4): 16 outputs from 8
+// shared loads per k. Shared rows are padded to 17 floats (no bank conflicts between tokens).
 const TM = 64u;
-const TN = 16u;
-const TK = 32u;
-var<workgroup> ws: array<f32, 2048>;   // [TM][TK] dequantized weights
-var<workgroup> xs: array<f32, 512>;    // [TN][TK] activations
+const TN = 64u;
+const TK = 16u;
+const TS = 17u;                        // padded row stride of ws and xs
+var<workgroup> ws: array<f32, 1088>;   // [TM][TS] dequantized weights
+var<workgroup> xs: array<f32, 1088>;   // [TN][TS] activations
 
 @compute @workgroup_size(256)
 fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row0 = wid.x * TM;
     let t0 = wid.y * TN;
-    let tc = l % TN;                    // this thread's token in the tile
-    let rg = l / TN;                    // and its rows rg, rg+16, rg+32, rg+48
+    let tc = l % 16u;                   // this invocation's tokens tc + 16j
+    let rg = l / 16u;                   // and rows rg + 16i
     let rbytes = row_bytes(p.k);
-    var acc = vec4<f32>(0.0);
+    var acc: array<vec4<f32>, 4>;       // acc[i][j]: row rg + 16i, token tc + 16j
+    for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+    let wr = l / 4u;                    // weight tile: row wr, k 4 (l % 4) .. +3
+    let wk = (l % 4u) * 4u;
     for (var k0 = 0u; k0 < p.k; k0 = k0 + TK) {
-        for (var q = 0u; q < 2u; q = q + 1u) {
+        var v = vec4<f32>(0.0);
+        if (row0 + wr < p.rows && k0 + wk < p.k) { v = dq4((row0 + wr) * rbytes, k0 + wk, p.k); }
+        let b = wr * TS + wk;
+        ws[b] = v.x; ws[b + 1u] = v.y; ws[b + 2u] = v.z; ws[b + 3u] = v.w;
+        for (var q = 0u; q < 4u; q = q + 1u) {
             let it = l + q * 256u;
-            let r = it / 8u;
-            let kk = (it % 8u) * 4u;
-            var v = vec4<f32>(0.0);
-            if (row0 + r < p.rows && k0 + kk < p.k) { v = dq4((row0 + r) * rbytes, k0 + kk, p.k); }
-            let b = r * TK + kk;
-            ws[b] = v.x; ws[b + 1u] = v.y; ws[b + 2u] = v.z; ws[b + 3u] = v.w;
             let tt = it / TK;
             let xk = it % TK;
             var xv = 0.0;
             if (t0 + tt < p.t && k0 + xk < p.k) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
-            xs[tt * TK + xk] = xv;
+            xs[tt * TS + xk] = xv;
         }
         workgroupBarrier();
         for (var kk = 0u; kk < TK; kk = kk + 1u) {
-            let xv = xs[tc * TK + kk];
-            acc = acc + vec4<f32>(ws[rg * TK + kk], ws[(rg + 16u) * TK + kk], ws[(rg + 32u) * TK + kk], ws[(rg + 48u) * TK + kk]) * xv;
+            let xv = vec4<f32>(xs[tc * TS + kk], xs[(tc + 16u) * TS + kk], xs[(tc + 32u) * TS + kk], xs[(tc + 48u) * TS + kk]);
+            acc[0] = acc[0] + ws[rg * TS + kk] * xv;
+            acc[1] = acc[1] + ws[(rg + 16u) * TS + kk] * xv;
+            acc[2] = acc[2] + ws[(rg + 32u) * TS + kk] * xv;
+            acc[3] = acc[3] + ws[(rg + 48u) * TS + kk] * xv;
         }
         workgroupBarrier();
     }
-    let t = t0 + tc;
-    if (t >= p.t) { return; }
-    for (var j = 0u; j < 4u; j = j + 1u) {
-        let r = row0 + rg + 16u * j;
-        if (r < p.rows) { store(t * p.m + p.r0 + r, acc[j]); }
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let r = row0 + rg + 16u * i;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let t = t0 + tc + 16u * j;
+            if (r < p.rows && t < p.t) { store(t * p.m + p.r0 + r, acc[i][j]); }
+        }
     }
 }

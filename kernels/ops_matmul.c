@@ -10,7 +10,7 @@
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
-     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (2 rows per workgroup), prefill: 64x16 tiles
+     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (2 rows per workgroup), prefill: 64x64 tiles
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
@@ -26,7 +26,7 @@
 typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc; } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
-#define WQ_MATMUL_TN 16u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
+#define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_MATVEC_ROWS 2u  /* rows per matvec workgroup (matmul.wgsl MVR) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 

@@ -142,6 +142,7 @@ static void mt_all_shapes(DType wt) {
     mt_paths(wt, PH_PREFILL, 64, 2304, 1, s + 26);
     mt_paths(wt, PH_PREFILL, 1, 256, 17, s + 29);
     mt_case(wt, DT_F32, DT_F32, PH_PREFILL, 3, 9216, 7, 1.0f, s + 32);
+    mt_case(wt, DT_F16, DT_F32, PH_PREFILL, 65, 256, 130, 1.0f, s + 35);   /* three token tiles, the last partial */
     /* large magnitudes: f32 activations of 1e15, f16 activations near the f16 limit
        (with f16 output the result saturates at +-65504, never inf) */
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
