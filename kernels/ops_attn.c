@@ -68,6 +68,27 @@ void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
+void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
+                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+    const char *n = "rope_kv";
+    u64 hd = q->ne[0], nh = q->ne[1], T = q->nelem / (hd * nh), nkv = k->ne[1], kvd = hd * nkv;
+    need_pos(n, pos);
+    need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, n, q, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
+    need(k->ne[0] == hd && k->nelem == kvd * T && v->nelem == k->nelem && k->dtype == q->dtype && v->dtype == q->dtype, n, k,
+         "k and v must be (head_dim, n_head_kv, T) in q's dtype");
+    need(qo->nelem == q->nelem && qo->dtype == q->dtype, n, qo, "output differs from q in size or dtype");
+    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
+         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    need(base > 0, n, q, "frequency base must be positive");
+    need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, n, ff, "frequency factors must be f32 (n_rot / 2)");
+    VkPipe *p = op_pipe(vk, OP_ROPE_KV, PH_ANY, kc->dtype, q->dtype, kc->dtype);
+    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx; } push =
+        { (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd) };
+    const Tensor *ts[8] = { q, k, v, pos, ff, qo, kc, vc };
+    u32 gx, gy; flat_grid(n, q, q->nelem / 2 + k->nelem / 2 + v->nelem, &gx, &gy);
+    vk_dispatch(vk, p, ts, 8, &push, sizeof push, gx, gy, 1);
+}
+
 /* ---- attention ----------------------------------------------------------------- */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {

@@ -197,6 +197,10 @@ static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer,
 static void xf_done(Xf *xf);
 static void xf_rec_start(Xf *xf, u32 T, u32 p0);
 
+/* Fused kernels (rope_kv ...) run unless a debug tool inspects or poisons each op's output
+   (--check-nan, --trace of values, EDGE_INJECT_NAN): those see the unfused ops, one output each. */
+static bool xf_fused(const Xf *xf) { return !xf->step && !xf_debug.inject; }
+
 /* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer.
    Each op is bracketed by xf_op (site name, trace category, injection class, layer, output,
    activation inputs) and xf_done. */
@@ -244,15 +248,21 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         }
         f32 base, fscale;
         model_layer_rope(c, il, &base, &fscale);
-        xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
-        op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
-        xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
-        op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
         Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
-        /* v is ready since the projections: its store needs no barrier after RoPE */
-        xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
-        vk_barrier(vk);
-        xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
+        if (xf_fused(xf)) {     /* RoPE of q and k, and the K/V cache stores, in one dispatch */
+            xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &qp, &qr, &kr, &v);
+            op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox);
+            xf_done(xf);
+        } else {
+            xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
+            op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+            xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
+            op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+            /* v is ready since the projections: its store needs no barrier after RoPE */
+            xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
+            vk_barrier(vk);
+            xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
+        }
         vk_barrier(vk);
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
