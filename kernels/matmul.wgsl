@@ -33,6 +33,20 @@
 //! variant matvec_q6_k_a32_y32 matvec_k WT=8
 //! variant matvec_q6_k_a16_y32 matvec_k WT=8 alias:A=f16
 //! variant matvec_q6_k_a16_y16 matvec_k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_f32_a32_y32 matvec_glu WT=0 alias:W=f32
+//! variant matvec_glu_f32_a16_y16 matvec_glu WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
+//! variant matvec_glu_f16_a32_y32 matvec_glu WT=1
+//! variant matvec_glu_f16_a16_y16 matvec_glu WT=1 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_bf16_a32_y32 matvec_glu WT=2
+//! variant matvec_glu_bf16_a16_y16 matvec_glu WT=2 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q8_0_a32_y32 matvec_glu WT=5
+//! variant matvec_glu_q8_0_a16_y16 matvec_glu WT=5 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q4_0_a32_y32 matvec_glu WT=6
+//! variant matvec_glu_q4_0_a16_y16 matvec_glu WT=6 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q4_k_a32_y32 matvec_k_glu WT=7
+//! variant matvec_glu_q4_k_a16_y16 matvec_k_glu WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q6_k_a32_y32 matvec_k_glu WT=8
+//! variant matvec_glu_q6_k_a16_y16 matvec_k_glu WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -63,8 +77,9 @@ override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (6550
 
 // One push-constant block for every entry: k = row length, rows = rows of the bound weight
 // chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens,
-// acc = 1: add the product to what y holds (a fused residual add, y += W.x).
-struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32 }
+// acc = 1: add the product to what y holds (a fused residual add, y += W.x); act (matvec_glu
+// entries): 0 SiLU, 1 GELU-tanh.
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -237,20 +252,51 @@ fn mv_reduce(l: u32, s: f32) -> f32 {
 
 fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> u32 { return (wid.x + wid.y * nw.x) * MVR + l / MVL; }
 
+// lane i's share of row `row` (every weight type): elements 4i.., 4i+128.., ...
+fn dot_any(row: u32, i: u32, z: u32) -> f32 {
+    let rb = row * row_bytes(p.k);
+    let xb = z * p.k;
+    let n4 = (p.k + 3u) / 4u;
+    var s = 0.0;
+    for (var e = i; e < n4; e = e + MVL) { s = s + dot(dq4(rb, 4u * e, p.k), xload4(xb, 4u * e, p.k)); }
+    return s;
+}
+
 @compute @workgroup_size(64)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row = mv_row(wid, nw, l);
     var s = 0.0;
-    if (row < p.rows) {
-        let rb = row * row_bytes(p.k);
-        let xb = wid.z * p.k;
-        let n4 = (p.k + 3u) / 4u;
-        for (var i = l % MVL; i < n4; i = i + MVL) { s = s + dot(dq4(rb, 4u * i, p.k), xload4(xb, 4u * i, p.k)); }
-    }
+    if (row < p.rows) { s = dot_any(row, l % MVL, wid.z); }
     let t = mv_reduce(l, s);
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+}
+
+// ---- matvec_glu (decode): the FFN's gate and up products and the activation in one pass ----
+// The weight binding holds the gate rows and then the up rows (rows = n_ff each); workgroup r
+// computes gate row r on lanes 0..31 and up row r on lanes 32..63 and stores
+// act(gate) * up, both rounded to O first, as the separate kernels (matvec, glu.wgsl) would.
+fn sigmoid(z: f32) -> f32 {
+    let e = exp(-abs(z));
+    return select(e / (1.0 + e), 1.0 / (1.0 + e), z >= 0.0);
+}
+fn glu_store(idx: u32, g: f32, u: f32) {
+    let x = f32(O(clampn(g, YMAX)));
+    var z = x;
+    if (p.act != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
+    y[idx] = O(clampn(x * sigmoid(z) * f32(O(clampn(u, YMAX))), YMAX));
+}
+
+@compute @workgroup_size(64)
+fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+              @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let r = wid.x + wid.y * nw.x;
+    var s = 0.0;
+    if (r < p.rows) { s = dot_any(r + (l / MVL) * p.rows, l % MVL, wid.z); }
+    let t = mv_reduce(l, s);
+    if (l == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[MVL]); }
 }
 
 // The k-quant lanes: 8 lanes per super-block, four super-blocks per pass of a row's 32 lanes.
@@ -317,28 +363,43 @@ fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
     return d * acc;
 }
 
+// lane i's share of k-quant row `row`
+fn dot_k(row: u32, i: u32, z: u32) -> f32 {
+    let so = i / 8u;                             // this lane's super-block in each pass of four
+    let c = i % 8u;
+    let nsb = p.k / 256u;
+    let xv = z * p.k / 4u;
+    var s = 0.0;
+    if (WT == 7u) {
+        let rw = row * nsb * 36u;                // 144-byte super-blocks = 36 words
+        for (var b = so; b < nsb; b = b + 4u) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
+    } else {
+        let rb = row * nsb * 210u;
+        for (var b = so; b < nsb; b = b + 4u) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
+    }
+    return s;
+}
+
 @compute @workgroup_size(64)
 fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
             @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let i = l % MVL;
-    let so = i / 8u;                             // this lane's super-block in each pass of four
-    let c = i % 8u;
     let row = mv_row(wid, nw, l);
     var s = 0.0;
-    if (row < p.rows) {
-        let nsb = p.k / 256u;
-        let xv = wid.z * p.k / 4u;
-        if (WT == 7u) {
-            let rw = row * nsb * 36u;            // 144-byte super-blocks = 36 words
-            for (var b = so; b < nsb; b = b + 4u) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
-        } else {
-            let rb = row * nsb * 210u;
-            for (var b = so; b < nsb; b = b + 4u) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
-        }
-    }
+    if (row < p.rows) { s = dot_k(row, l % MVL, wid.z); }
     let t = mv_reduce(l, s);
     if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+}
+
+@compute @workgroup_size(64)
+fn matvec_k_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let r = wid.x + wid.y * nw.x;
+    var s = 0.0;
+    if (r < p.rows) { s = dot_k(r + (l / MVL) * p.rows, l % MVL, wid.z); }
+    let t = mv_reduce(l, s);
+    if (l == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[MVL]); }
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it

@@ -12,7 +12,7 @@
 
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_GET_ROWS, OP_MATMUL,
-    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV,
+    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -50,6 +50,12 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
      /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t].
         PH_DECODE with T == 1 uses matvec kernels, PH_PREFILL tiled matmul kernels. */
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
+bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu);
+     /* gu = gate and up as one (K, 2 n_ff) tensor, when up follows gate in memory (same block,
+        dtype and shape) and the pair fits one binding; false otherwise. */
+void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu);
+     /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;
+        act SiLU, or GELU-tanh when gelu); the products are rounded to Y's dtype before the activation. */
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
 void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
      /* y act (n, T) += b f32 (n), broadcast over rows (Qwen2 q/k/v bias) */

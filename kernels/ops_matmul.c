@@ -23,7 +23,7 @@
    on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding). */
 
 /* The push-constant block shared by every entry of kernels/matmul.wgsl. */
-typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc; } WqPush;
+typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc, act; } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
@@ -84,7 +84,7 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
     for (u64 r0 = 0; r0 < rows; r0 += chunk) {
         u64 nr = MIN(chunk, rows - r0);
         Tensor v = wq_view(op, E, r0, nr, rb);
-        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0 };
+        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0, 0 };
         const Tensor *ts[3] = { &v, ids, y };
         vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, (u32)T, 1);
     }
@@ -105,7 +105,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
         Tensor v = wq_view(op, W, r0, nr, rb);
-        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u };
+        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u, 0 };
         const Tensor *ts[3] = { &v, X, Y };
         if (ph == PH_DECODE) {          /* a workgroup per WQ_MATVEC_ROWS rows, token in z */
             u32 gx, gy; rows_grid((nr + WQ_MATVEC_ROWS - 1) / WQ_MATVEC_ROWS, &gx, &gy);
@@ -120,3 +120,32 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
 
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }
+
+/* The gate and up weights as one tensor (gate rows, then up rows) when up lies right after
+   gate in the same arena block, with one dtype and shape, and the pair fits one binding. */
+bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
+    if (gate->arena != up->arena || gate->block != up->block || gate->dtype != up->dtype || gate->ne[0] != up->ne[0] ||
+        gate->nelem != up->nelem || up->offset != gate->offset + gate->nbytes) return false;
+    if (align_up(gate->nbytes + up->nbytes, 4) > vk->caps.max_storage_range) return false;
+    *gu = *gate;
+    gu->ndim = 2; gu->ne[1] = 2 * (gate->nelem / gate->ne[0]); gu->ne[2] = gu->ne[3] = 1;
+    gu->nelem = 2 * gate->nelem; gu->nbytes = gate->nbytes + up->nbytes;
+    gu->name = "ffn_gate+up";
+    return true;
+}
+
+void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu) {
+    const char *op = "matmul_glu";
+    u64 K = GU->ne[0], M = GU->nelem / K / 2, T = X->nelem / K;
+    wq_row_bytes(op, GU);
+    need(X->ne[0] == K && X->nelem % K == 0, op, X, "row length differs from the weights' row length");
+    need(Y->nelem == M * T && Y->dtype == X->dtype, op, Y, "output must be (n_ff, T) in the activation dtype");
+    need(T >= 1 && T <= 65535 && M <= 0xffffffffu, op, X, "tokens must be 1..65535");
+    need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_GLU, PH_DECODE, GU->dtype, X->dtype, Y->dtype);
+    Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
+    WqPush push = { (u32)K, (u32)M, 0, (u32)M, (u32)T, 1.0f, 0, gelu ? 1u : 0u };
+    const Tensor *ts[3] = { &v, X, Y };
+    u32 gx, gy; rows_grid(M, &gx, &gy);
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
+}

@@ -287,10 +287,16 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         vk_barrier(vk);
         xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
         vk_barrier(vk);
-        xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &gate, &h, 0, 0); op_matmul(vk, ph, &L->w_gate, &h, &gate); xf_done(xf);
-        xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &up, &h, 0, 0); op_matmul(vk, ph, &L->w_up, &h, &up); xf_done(xf);
-        vk_barrier(vk);
-        xf_op(xf, "glu", XT_FFN, "glu", l, &ff, &gate, &up, 0); op_glu(vk, &gate, &up, &ff, c->gelu); xf_done(xf);
+        Tensor gu;
+        if (ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu)) {
+            /* act(gate) * up in one pass over both weights */
+            xf_op(xf, "ffn_gate_up", XT_FFN, "glu", l, &ff, &h, 0, 0); op_matmul_glu(vk, &gu, &h, &ff, c->gelu); xf_done(xf);
+        } else {
+            xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &gate, &h, 0, 0); op_matmul(vk, ph, &L->w_gate, &h, &gate); xf_done(xf);
+            xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &up, &h, 0, 0); op_matmul(vk, ph, &L->w_up, &h, &up); xf_done(xf);
+            vk_barrier(vk);
+            xf_op(xf, "glu", XT_FFN, "glu", l, &ff, &gate, &up, 0); op_glu(vk, &gate, &up, &ff, c->gelu); xf_done(xf);
+        }
         vk_barrier(vk);
         if (c->post_norms) {
             xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0); op_matmul(vk, ph, &L->w_down, &ff, &o); xf_done(xf);

@@ -329,3 +329,54 @@ TEST(kernel_matmul_error_summary) {
         }
     }
 }
+
+/* ---- fused decode kernels: the same bits as the separate ops they replace ------------- */
+/* op_matmul_glu on gate and up stored back to back equals op_matmul (gate), op_matmul (up) and
+   op_glu, bit for bit (same lanes, same reduction, the same rounding to the activation dtype
+   before the activation); those are checked against references above and in attn_test.c. */
+TEST(kernel_matmul_glu_equals_separate_ops) {
+    Vk *vk = test_vk();
+    const u64 M = 64, K = 512;          /* M rows of every type end on a 256-byte boundary: up is bindable alone */
+    for (u32 wi = 0; wi < ARRAY_COUNT(mt_wtypes); wi++) for (int path = 0; path < 2; path++) for (u32 T = 1; T <= 3; T += 2) {
+        DType wt = mt_wtypes[wi], at = path ? DT_F16 : DT_F32;
+        if (at == DT_F16 && !(vk->caps.f16_arith && vk->caps.storage16)) continue;
+        u64 rb = dtype_bytes(wt, K);
+        DevArena a; Err e;
+        REQUIRE(vk_arena_init(vk, &a, "glu-test", 2 * M * rb + 6 * M * T * 4 + K * T * 4 + 8 * 256, &e));
+        u64 ngu[2] = { K, 2 * M }, nx[2] = { K, T }, ny[2] = { M, T };
+        Tensor tgu = vk_tensor(&a, "gate_up", wt, 2, ngu), tx = vk_tensor(&a, "x", at, 2, nx);
+        Tensor tg = vk_tensor(&a, "gate", at, 2, ny), tu = vk_tensor(&a, "up", at, 2, ny);
+        Tensor ty1 = vk_tensor(&a, "y_sep", at, 2, ny), ty2 = vk_tensor(&a, "y_fused", at, 2, ny);
+        Tensor wg = tgu, wu = tgu;      /* the halves as the transformer holds them */
+        wg.ne[1] = wu.ne[1] = M; wg.nelem = wu.nelem = M * K; wg.nbytes = wu.nbytes = M * rb; wu.offset += M * rb;
+        u8 *wb = malloc(2 * M * rb); f32 *wf = malloc(2 * M * K * 4), *x = malloc(K * T * 4);
+        u16 *x16 = malloc(K * T * 2);
+        trng_seed(700 + wi * 10 + path * 3 + T);
+        mt_random_weights(wt, 2 * M, K, wb, wf);
+        for (u64 i = 0; i < K * T; i++) { x[i] = trng_normal() * 3; x16[i] = f16_from_f32(x[i]); }
+        vk_upload(vk, &tgu, wb);
+        vk_upload(vk, &tx, at == DT_F16 ? (void *)x16 : (void *)x);
+        Tensor gu;
+        CHECK(op_gate_up_view(vk, &wg, &wu, &gu) && gu.nbytes == tgu.nbytes && gu.offset == tgu.offset);
+        Tensor wu_far = wu; wu_far.offset += 256;
+        CHECK(!op_gate_up_view(vk, &wg, &wu_far, &gu));   /* not back to back: no view */
+        CHECK(op_gate_up_view(vk, &wg, &wu, &gu));
+        for (int gelu = 0; gelu < 2; gelu++) {
+            vk_begin(vk);
+            op_matmul(vk, PH_DECODE, &wg, &tx, &tg); op_matmul(vk, PH_DECODE, &wu, &tx, &tu); vk_barrier(vk);
+            op_glu(vk, &tg, &tu, &ty1, gelu);
+            op_matmul_glu(vk, &gu, &tx, &ty2, gelu);
+            vk_submit_wait(vk);
+            u64 nb = ty1.nbytes;
+            u8 *y1 = malloc(nb), *y2 = malloc(nb);
+            vk_download(vk, &ty1, y1); vk_download(vk, &ty2, y2);
+            u64 diff = 0;
+            for (u64 i = 0; i < nb; i++) diff += y1[i] != y2[i];
+            CHECKF(diff == 0, "%s %s T=%u gelu=%d: %llu bytes differ between fused and separate", dtype_name[wt], dtype_name[at], T, gelu,
+                   (unsigned long long)diff);
+            free(y1); free(y2);
+        }
+        free(wb); free(wf); free(x); free(x16);
+        vk_arena_free(&a);
+    }
+}
