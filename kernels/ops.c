@@ -7,7 +7,7 @@ const KernelDef kdefs[KDEF_COUNT] = {
 };
 
 static const char *const op_name[OP_COUNT] = {
-    [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm", [OP_MATVEC] = "matvec",
+    [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm",
     [OP_GET_ROWS] = "get_rows", [OP_MATMUL] = "matmul",
     [OP_ADD_BIAS] = "add_bias", [OP_RMSNORM_ADD] = "rmsnorm_add", [OP_ROPE] = "rope", [OP_KV_STORE] = "kv_store",
     [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk", [OP_ARGMAX_CHECK] = "argmax_check", [OP_ARGMAX_PART] = "argmax_part", [OP_ARGMAX_MERGE] = "argmax_merge", [OP_ATTN_SPLIT] = "attn_split", [OP_ATTN_MERGE] = "attn_merge", [OP_ROPE_KV] = "rope_kv", [OP_MATMUL_GLU] = "matmul_glu",
@@ -63,18 +63,6 @@ void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 e
     VkPipe *p = op_pipe(vk, OP_RMSNORM, PH_ANY, w->dtype, x->dtype, y->dtype);
     struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
     const Tensor *ts[3] = { x, w, y };
-    u32 gx, gy; rows_grid(rows, &gx, &gy);
-    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
-}
-
-void op_matvec(Vk *vk, const Tensor *W, const Tensor *x, const Tensor *y) {
-    u64 k = W->ne[0], rows = W->nelem / k;
-    need(x->nelem == k, "matvec", x, "input length differs from the weight's row length");
-    need(y->nelem == rows, "matvec", y, "output length differs from the weight's row count");
-    need(W->dtype != DT_F16 || k % 2 == 0, "matvec", W, "f16 rows must have an even length");
-    VkPipe *p = op_pipe(vk, OP_MATVEC, PH_DECODE, W->dtype, x->dtype, y->dtype);
-    struct { u32 k, rows; } push = { (u32)k, (u32)rows };
-    const Tensor *ts[3] = { W, x, y };
     u32 gx, gy; rows_grid(rows, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }

@@ -6,13 +6,15 @@
      kdef_find(op, phase, wt, at, ot)        index into kdefs[] or -1
      op_add(vk, a, b, y) / op_mul(vk, a, b, y)     elementwise over nelem
      op_rmsnorm(vk, x, w, y, eps)            x (rows, n), w (n); y f32 or f16
-     op_matvec(vk, W, x, y)                  W (k, rows) in GGUF order, x (k), y (rows)   */
+     the forward pass's ops below (ops_matmul.c, ops_attn.c); a matrix-vector product is
+     op_matmul(vk, PH_DECODE, W, x, y) with W (k, rows), x (k), y (rows)                   */
 #ifndef EDGE_OPS_H
 #define EDGE_OPS_H
 
 typedef enum Op {
-    OP_ADD, OP_MUL, OP_RMSNORM, OP_MATVEC, OP_GET_ROWS, OP_MATMUL,
-    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK, OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU,
+    OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
+    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -34,7 +36,6 @@ i32  kdef_find(Op op, Phase ph, DType wt, DType at, DType ot);
 void op_add(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y);
 void op_mul(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y);
 void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps);
-void op_matvec(Vk *vk, const Tensor *W, const Tensor *x, const Tensor *y);
 
 /* ---- the GPU forward pass's ops (issue 4). Conventions:
    - shapes in GGUF order: ne[0] is contiguous. A "(n, T)" tensor is T rows of n values.

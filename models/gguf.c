@@ -54,6 +54,7 @@ typedef struct GgufCur {
     const u8   *p;
     u64         size, pos;
     const char *name;
+    const char *section;    /* "header", "metadata", "tensor directory": for messages */
     Err        *e;
 } GgufCur;
 
@@ -64,8 +65,8 @@ static u64 gguf_u64(const u8 *p) { return (u64)gguf_u32(p) | (u64)gguf_u32(p + 4
 /* Needs n more bytes at the cursor for `what`; an error naming the field otherwise. */
 static bool gguf_need(GgufCur *c, u64 n, const char *what) {
     if (n > c->size - c->pos)
-        return err_set(c->e, EXIT_MODEL, "%s: file truncated: %s at offset %llu needs %llu bytes, only %llu left (file is %llu bytes)",
-                       c->name, what, (ull)c->pos, (ull)n, (ull)(c->size - c->pos), (ull)c->size);
+        return err_set(c->e, EXIT_MODEL, "%s: %s: file truncated: %s at offset %llu needs %llu bytes, only %llu left (file is %llu bytes)",
+                       c->name, c->section, what, (ull)c->pos, (ull)n, (ull)(c->size - c->pos), (ull)c->size);
     return true;
 }
 
@@ -92,8 +93,8 @@ static bool gguf_rd_str(GgufCur *c, const char *what, GgufStr *s) {
     fmt_buf(w, sizeof w, "%s length", what);
     if (!gguf_rd_u64(c, w, &n)) return false;
     if (n > c->size - c->pos)
-        return err_set(c->e, EXIT_MODEL, "%s: %s %llu at offset %llu exceeds the %llu bytes left in the file (file is %llu bytes)",
-                       c->name, w, (ull)n, (ull)at, (ull)(c->size - c->pos), (ull)c->size);
+        return err_set(c->e, EXIT_MODEL, "%s: %s: %s %llu at offset %llu exceeds the %llu bytes left in the file (file is %llu bytes)",
+                       c->name, c->section, w, (ull)n, (ull)at, (ull)(c->size - c->pos), (ull)c->size);
     s->ptr = (const char *)c->p + c->pos; s->len = n;
     c->pos += n;
     return true;
@@ -243,8 +244,10 @@ static bool gguf_parse_tensor_info(GgufCur *c, u64 i, GgufTensor *t) {
 /* Walks the metadata and tensor infos; fills g->kv / g->tensors when they are set. */
 static bool gguf_parse_body(Gguf *g, GgufCur *c) {
     c->pos = 24;
+    c->section = "metadata";
     for (u64 i = 0; i < g->n_kv; i++)
         if (!gguf_parse_kv(c, i, g->kv ? &g->kv[i] : 0)) return false;
+    c->section = "tensor directory";
     for (u64 i = 0; i < g->n_tensors; i++)
         if (!gguf_parse_tensor_info(c, i, g->tensors ? &g->tensors[i] : 0)) return false;
     return true;
@@ -260,7 +263,7 @@ static int gguf_span_cmp(const void *a, const void *b) {
 bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, Err *e) {
     memset(g, 0, sizeof *g);
     g->path = name; g->data = data; g->size = size; g->alignment = GGUF_DEFAULT_ALIGN;
-    GgufCur c = { data, size, 0, name, e };
+    GgufCur c = { data, size, 0, name, "header", e };
     u32 magic;
     if (!gguf_rd_u32(&c, "magic", &magic)) return false;
     if (magic != GGUF_MAGIC)
@@ -329,7 +332,7 @@ bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, E
     u64 pad = (g->alignment - end_of_infos % g->alignment) % g->alignment;
     g->data_offset = end_of_infos + pad;
     if (g->n_tensors && g->data_offset > size) {
-        err_set(e, EXIT_MODEL, "%s: file truncated: the tensor data section starts at offset %llu (tensor infos end at %llu, alignment %llu) but the file is %llu bytes",
+        err_set(e, EXIT_MODEL, "%s: tensor data: file truncated: the data section starts at offset %llu (tensor infos end at %llu, alignment %llu) but the file is %llu bytes",
                 name, (ull)g->data_offset, (ull)end_of_infos, (ull)g->alignment, (ull)size);
         goto fail;
     }
@@ -345,10 +348,14 @@ bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, E
                     name, nl, t->name.ptr, (ull)t->offset, (ull)g->alignment);
             goto fail;
         }
-        if (!add_u64(t->offset, t->nbytes, &end) || end > data_room) {
-            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu %s the data section (%llu bytes from file offset %llu; file is %llu bytes)",
-                    name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, end < t->offset ? "overflows 64 bits and exceeds" : "exceeds",
-                    (ull)data_room, (ull)g->data_offset, (ull)size);
+        if (!add_u64(t->offset, t->nbytes, &end)) {
+            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu overflows 64 bits (the data section is %llu bytes from file offset %llu; file is %llu bytes)",
+                    name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)data_room, (ull)g->data_offset, (ull)size);
+            goto fail;
+        }
+        if (end > data_room) {
+            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu = %llu exceeds the data section (%llu bytes from file offset %llu; file is %llu bytes): the file is truncated or the offset is wrong",
+                    name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)end, (ull)data_room, (ull)g->data_offset, (ull)size);
             goto fail;
         }
         t->data = data + g->data_offset + t->offset;
@@ -388,7 +395,7 @@ bool gguf_open(Gguf *g, const char *path, Arena *a, Err *e) {
     u64 size = (u64)st.st_size;
     if (size < 24) {
         close(fd);
-        return err_set(e, EXIT_MODEL, "%s: file truncated: a GGUF header needs 24 bytes (magic, version, tensor count, metadata count), the file is %llu bytes",
+        return err_set(e, EXIT_MODEL, "%s: header: file truncated: a GGUF header needs 24 bytes (magic, version, tensor count, metadata count), the file is %llu bytes",
                        path, (ull)size);
     }
     void *m = mmap(0, size, PROT_READ, MAP_PRIVATE, fd, 0);

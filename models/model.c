@@ -296,8 +296,19 @@ void model_layer_rope(const ModelConfig *cfg, u32 il, f32 *base, f32 *freq_scale
 }
 
 /* ---- weights ------------------------------------------------------------------------ */
-/* Finds a tensor and checks its shape [ne0, ne1] (ne1 = 1 for vectors) and type. */
-static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, bool required,
+/* The weight types each kind of tensor may have. Matrices: every type with CPU dequantization
+   and GPU kernels (get_rows, matvec, matmul rows of config/kernels.def). Vectors (norms, biases,
+   rope_freqs): F32 only, as llama.cpp writes them; the rmsnorm and add_bias kernels read f32. */
+#define MT(t) (1ull << GGML_TYPE_##t)
+typedef enum ModelWeightKind { WK_MATRIX, WK_VECTOR, WK_COUNT } ModelWeightKind;
+static const struct { const char *what; u64 types; } model_weight_kinds[WK_COUNT] = {
+    [WK_MATRIX] = { "a weight matrix",                     MT(F32) | MT(F16) | MT(BF16) | MT(Q8_0) | MT(Q4_0) | MT(Q4_K) | MT(Q6_K) },
+    [WK_VECTOR] = { "a norm, bias or rope_freqs vector",   MT(F32) },
+};
+#undef MT
+
+/* Finds a tensor and checks its shape [ne0, ne1] (ne1 = 1 for vectors) and its type against kind. */
+static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, ModelWeightKind kind, bool required,
                          const GgufTensor **out, Err *e) {
     const GgufTensor *t = gguf_find_tensor(g, name);
     *out = t;
@@ -311,10 +322,16 @@ static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, bool
                        g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                        (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
                        (unsigned long long)ne0, (unsigned long long)ne1);
+    u64 allowed = model_weight_kinds[kind].types;
+    if (t->type >= 64 || !(allowed >> t->type & 1)) {
+        char list[96]; int n = 0;
+        list[0] = 0;
+        for (u32 ty = 0; ty < 64; ty++)
+            if (allowed >> ty & 1) n += fmt_buf(list + n, (int)sizeof list - n, "%s%s", n ? " " : "", ggml_type_name(ty));
+        return err_set(e, EXIT_MODEL, "%s: tensor '%s': type %s is not allowed for %s (allowed: %s)",
+                       g->path, name, ggml_type_name(t->type), model_weight_kinds[kind].what, list);
+    }
     u64 rb;
-    if (!ggml_type_supported(t->type))
-        return err_set(e, EXIT_MODEL, "%s: tensor '%s': type %s is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K)",
-                       g->path, name, ggml_type_name(t->type));
     if (!ggml_row_bytes(t->type, ne0, &rb))
         return err_set(e, EXIT_MODEL, "%s: tensor '%s': row of %llu is not a multiple of the %s block of %u",
                        g->path, name, (unsigned long long)ne0, ggml_type_name(t->type), ggml_block_elems(t->type));
@@ -324,38 +341,38 @@ static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, bool
 bool model_weights_load(ModelWeights *w, const ModelConfig *c, const Gguf *g, Arena *a, Err *e) {
     memset(w, 0, sizeof *w);
     u64 E = c->n_embd, Q = (u64)c->n_head * c->head_dim, KV = (u64)c->n_head_kv * c->head_dim, F = c->n_ff;
-    if (!model_tensor(g, "token_embd.weight", E, c->n_vocab, true, &w->tok_embd, e)) return false;
-    if (!model_tensor(g, "output_norm.weight", E, 1, true, &w->output_norm, e)) return false;
-    if (!model_tensor(g, "output.weight", E, c->n_vocab, !c->tied_output, &w->output, e)) return false;
+    if (!model_tensor(g, "token_embd.weight", E, c->n_vocab, WK_MATRIX, true, &w->tok_embd, e)) return false;
+    if (!model_tensor(g, "output_norm.weight", E, 1, WK_VECTOR, true, &w->output_norm, e)) return false;
+    if (!model_tensor(g, "output.weight", E, c->n_vocab, WK_MATRIX, !c->tied_output, &w->output, e)) return false;
     if (c->tied_output) w->output = w->tok_embd;
-    if (!model_tensor(g, "rope_freqs.weight", c->rope_dim / 2, 1, false, &w->rope_freqs, e)) return false;
+    if (!model_tensor(g, "rope_freqs.weight", c->rope_dim / 2, 1, WK_VECTOR, false, &w->rope_freqs, e)) return false;
     w->layers = push_array(a, ModelLayer, c->n_layer);
     for (u32 il = 0; il < c->n_layer; il++) {
         ModelLayer *L = &w->layers[il];
         char n[96];
-#define T(field, suffix, ne0, ne1, req) \
-        fmt_buf(n, sizeof n, "blk.%u." suffix, il); if (!model_tensor(g, n, ne0, ne1, req, &L->field, e)) return false;
-        T(attn_norm, "attn_norm.weight", E, 1, true);
-        T(wq, "attn_q.weight", E, Q, true);
-        T(wk, "attn_k.weight", E, KV, true);
-        T(wv, "attn_v.weight", E, KV, true);
-        T(wo, "attn_output.weight", Q, E, true);
-        T(ffn_norm, "ffn_norm.weight", E, 1, true);
-        T(w_gate, "ffn_gate.weight", E, F, true);
-        T(w_up, "ffn_up.weight", E, F, true);
-        T(w_down, "ffn_down.weight", F, E, true);
+#define T(field, suffix, ne0, ne1, kind, req) \
+        fmt_buf(n, sizeof n, "blk.%u." suffix, il); if (!model_tensor(g, n, ne0, ne1, kind, req, &L->field, e)) return false;
+        T(attn_norm, "attn_norm.weight", E, 1, WK_VECTOR, true);
+        T(wq, "attn_q.weight", E, Q, WK_MATRIX, true);
+        T(wk, "attn_k.weight", E, KV, WK_MATRIX, true);
+        T(wv, "attn_v.weight", E, KV, WK_MATRIX, true);
+        T(wo, "attn_output.weight", Q, E, WK_MATRIX, true);
+        T(ffn_norm, "ffn_norm.weight", E, 1, WK_VECTOR, true);
+        T(w_gate, "ffn_gate.weight", E, F, WK_MATRIX, true);
+        T(w_up, "ffn_up.weight", E, F, WK_MATRIX, true);
+        T(w_down, "ffn_down.weight", F, E, WK_MATRIX, true);
         if (c->qkv_bias) {
-            T(bq, "attn_q.bias", Q, 1, true);
-            T(bk, "attn_k.bias", KV, 1, true);
-            T(bv, "attn_v.bias", KV, 1, true);
+            T(bq, "attn_q.bias", Q, 1, WK_VECTOR, true);
+            T(bk, "attn_k.bias", KV, 1, WK_VECTOR, true);
+            T(bv, "attn_v.bias", KV, 1, WK_VECTOR, true);
         }
         if (c->qk_norm) {
-            T(q_norm, "attn_q_norm.weight", c->head_dim, 1, true);
-            T(k_norm, "attn_k_norm.weight", c->head_dim, 1, true);
+            T(q_norm, "attn_q_norm.weight", c->head_dim, 1, WK_VECTOR, true);
+            T(k_norm, "attn_k_norm.weight", c->head_dim, 1, WK_VECTOR, true);
         }
         if (c->post_norms) {
-            T(post_attn_norm, "post_attention_norm.weight", E, 1, true);
-            T(post_ffn_norm, "post_ffw_norm.weight", E, 1, true);
+            T(post_attn_norm, "post_attention_norm.weight", E, 1, WK_VECTOR, true);
+            T(post_ffn_norm, "post_ffw_norm.weight", E, 1, WK_VECTOR, true);
         }
 #undef T
     }

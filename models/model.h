@@ -9,7 +9,8 @@
    API:
      model_table[MODEL_COUNT]                          the rows of config/models.def
      model_config_from_gguf(g, allow_unlisted, &cfg, err)  read + match the hyperparameters
-     model_weights_load(&w, &cfg, g, arena, err)       find every tensor by name, check shapes and types
+     model_weights_load(&w, &cfg, g, arena, err)       find every tensor by name, check shapes and types (matrices: any
+                                                       type with kernels; norms, biases, rope_freqs: F32)
      model_open(&m, path, allow_unlisted, arena, err)  all three (path NULL: the embedded stories260K)
      model_close(&m)
      model_layer_is_swa(cfg, il) / model_layer_rope(cfg, il, &base, &freq_scale)

@@ -272,7 +272,7 @@ static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATVEC: return PC_MATMUL;
+            case OP_MATMUL: return PC_MATMUL;
             case OP_ATTENTION: return PC_ATTN;
             case OP_RMSNORM: case OP_RMSNORM_ADD: return PC_NORM;
             case OP_ROPE: return PC_ROPE;

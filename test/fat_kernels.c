@@ -151,7 +151,7 @@ static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
     fat_round(at, x, K * T);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
     vk_begin(vk);
-    if (d->op == OP_MATVEC) op_matvec(vk, &tw, &tx, &ty); else op_matmul(vk, d->phase, &tw, &tx, &ty);
+    op_matmul(vk, d->phase, &tw, &tx, &ty);
     vk_submit_wait(vk);
     fat_down(vk, &ty, y);
     u64 rb = dtype_bytes(wt, K);
@@ -578,7 +578,6 @@ static void fat_rope_cases(FatK *k) {
 static void fat_matmul_cases(FatK *k) {
     const KernelDef *d = k->d;
     bool f32w = d->wtype == DT_F32;
-    if (d->op == OP_MATVEC) { fat_matmul(k, 4, 9216, 1, 1); fat_matmul(k, 33, 2304, 1, 1); return; }
     f32 big = d->atype == DT_F16 ? 2e4f : 1e15f;           /* large activations: no NaN/Inf, f16 saturates */
     if (d->phase == PH_DECODE) {
         fat_matmul(k, 4, 9216, 1, 1);                      /* gemma-2 n_ff: a long row */
@@ -625,7 +624,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
     case OP_RMSNORM: case OP_RMSNORM_ADD:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
-    case OP_MATVEC: case OP_MATMUL: fat_matmul_cases(&k); break;
+    case OP_MATMUL:   fat_matmul_cases(&k); break;
     case OP_GET_ROWS: {
         bool blk = d->wtype == DT_Q4_K || d->wtype == DT_Q6_K;
         fat_get_rows(&k, 2304, 9, 48.0f);

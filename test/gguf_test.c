@@ -367,6 +367,9 @@ TEST(gguf_truncated_at_every_section_boundary_and_random_offsets) {
     cut[nc++] = g.data_offset; cut[nc++] = g.data_offset + 1; cut[nc++] = end_max - 1;
     u32 seed = 0x9e3779b9u;
     for (int i = 0; i < 200; i++) { seed = seed * 1664525u + 1013904223u; cut[nc++] = (u64)seed % n; }
+    /* the message names the section the cut falls in (or, for a short file, the header count
+       that the rest of the file cannot hold) */
+    u64 ti0 = gt_ti_off(&g, &g.tensors[0]);
     u64 fails = 0;
     for (u64 i = 0; i < nc; i++) {
         Err e = { 0 };
@@ -374,9 +377,14 @@ TEST(gguf_truncated_at_every_section_boundary_and_random_offsets) {
         if (m > n) continue;
         bool ok = gt_parse_copy(d, m, &a, &e);
         bool want_ok = m >= end_max;
-        if (ok != want_ok || (!ok && (e.code != EXIT_MODEL || !strstr(e.msg, "mut.gguf") ||
+        const char *section = m < 24 ? "mut.gguf: header: file truncated" : m < ti0 ? "metadata" :
+                              m < infos_end ? "tensor directory: file truncated" :
+                              m < g.data_offset ? "mut.gguf: tensor data: file truncated: the data section starts at offset" :
+                              "exceeds the data section";
+        bool named = strstr(e.msg, section) || strstr(e.msg, "exceeds what the file can hold");
+        if (ok != want_ok || (!ok && (e.code != EXIT_MODEL || !strstr(e.msg, "mut.gguf") || !named ||
                                       !(strstr(e.msg, "truncated") || strstr(e.msg, "exceeds"))))) {
-            if (fails++ < 5) CHECKF(0, "cut at %llu: ok=%d code=%d msg='%s'", (ull)m, ok, e.code, e.msg);
+            if (fails++ < 5) CHECKF(0, "cut at %llu: ok=%d code=%d msg='%s' (want '%s')", (ull)m, ok, e.code, e.msg, section);
         }
     }
     CHECKF(fails == 0, "%llu of %llu truncations misbehaved", (ull)fails, (ull)nc);
@@ -404,40 +412,84 @@ TEST(gguf_mutated_fields_are_rejected_with_messages) {
     const GgufKV *toks = gguf_find_kv(&g, "tokenizer.ggml.tokens");
     REQUIRE(q1 && q3 && toks && q3->ndim == 2);
 
-    GT_EXPECT_FAIL("bad magic", p_[0] = 'X', "magic");
-    GT_EXPECT_FAIL("version 1", gt_put_u32(p_ + 4, 1), "version 1");
-    GT_EXPECT_FAIL("version 4", gt_put_u32(p_ + 4, 4), "version 4");
+    char want[512];
+    GT_EXPECT_FAIL("bad magic", p_[0] = 'X', "bad magic 0x46554758 at offset 0 (expected 0x46554747");
+    GT_EXPECT_FAIL("version 1", gt_put_u32(p_ + 4, 1), "GGUF version 1 at offset 4 is not supported (supported: 2, 3)");
+    GT_EXPECT_FAIL("version 4", gt_put_u32(p_ + 4, 4), "GGUF version 4 at offset 4 is not supported (supported: 2, 3)");
     GT_EXPECT_FAIL("huge n_tensors", gt_put_u64(p_ + 8, 1ull << 32), "tensor count 4294967296");
     GT_EXPECT_FAIL("max n_tensors", gt_put_u64(p_ + 8, ~0ull), "tensor count");
     GT_EXPECT_FAIL("huge n_kv", gt_put_u64(p_ + 16, 1ull << 40), "metadata count (n_kv) 1099511627776");
-    GT_EXPECT_FAIL("huge key length", gt_put_u64(p_ + 24, 1ull << 62), "key of metadata entry 0 length 4611686018427387904");
+    GT_EXPECT_FAIL("huge key length", gt_put_u64(p_ + 24, 1ull << 62), "metadata: key of metadata entry 0 length 4611686018427387904 at offset 24 exceeds");
     GT_EXPECT_FAIL("max key length", gt_put_u64(p_ + 24, ~0ull), "key of metadata entry 0 length");
     GT_EXPECT_FAIL("huge array length", gt_put_u64(p_ + (toks->val - d) - 8, 1ull << 61), "array length 2305843009213693952");
     GT_EXPECT_FAIL("max array length", gt_put_u64(p_ + (toks->val - d) - 8, ~0ull), "array length");
-    GT_EXPECT_FAIL("huge string in array", gt_put_u64(p_ + (toks->val - d), 1ull << 50), "string 0 of array 'tokenizer.ggml.tokens' length");
+    GT_EXPECT_FAIL("huge string in array", gt_put_u64(p_ + (toks->val - d), 1ull << 50), "metadata: string 0 of array 'tokenizer.ggml.tokens' length 1125899906842624");
     GT_EXPECT_FAIL("bad value type", gt_put_u32(p_ + (toks->val - d) - 16, 99), "value type 99");
     GT_EXPECT_FAIL("bad array elem type", gt_put_u32(p_ + (toks->val - d) - 12, 13), "array element type 13");
-    GT_EXPECT_FAIL("huge tensor name", gt_put_u64(p_ + gt_ti_off(&g, t0), 1ull << 60), "name of tensor 0 length");
-    GT_EXPECT_FAIL("tensor offset beyond file", gt_put_u64(p_ + gt_ti_offset(&g, t0), align_up(n, 32)), "data offset");
-    GT_EXPECT_FAIL("offset+size overflow", gt_put_u64(p_ + gt_ti_offset(&g, q3), ~0ull - 31), "overflows 64 bits");
-    GT_EXPECT_FAIL("misaligned offset", gt_put_u64(p_ + gt_ti_offset(&g, q3), q3->offset + 4), "alignment");
-    GT_EXPECT_FAIL("overlap", gt_put_u64(p_ + gt_ti_offset(&g, t1), t0->offset), "overlaps");
+    GT_EXPECT_FAIL("huge tensor name", gt_put_u64(p_ + gt_ti_off(&g, t0), 1ull << 60), "tensor directory: name of tensor 0 length 1152921504606846976");
+    fmt_buf(want, sizeof want, "tensor 'token_embd.weight': data offset %llu + size %llu = %llu exceeds the data section (%llu bytes from file offset %llu",
+            (ull)align_up(n, 32), (ull)t0->nbytes, (ull)(align_up(n, 32) + t0->nbytes), (ull)(n - g.data_offset), (ull)g.data_offset);
+    GT_EXPECT_FAIL("tensor offset beyond file", gt_put_u64(p_ + gt_ti_offset(&g, t0), align_up(n, 32)), want);
+    fmt_buf(want, sizeof want, "tensor 'blk.3.attn_q.weight': data offset %llu + size %llu overflows 64 bits", (ull)(~0ull - 31), (ull)q3->nbytes);
+    GT_EXPECT_FAIL("offset+size overflow", gt_put_u64(p_ + gt_ti_offset(&g, q3), ~0ull - 31), want);
+    fmt_buf(want, sizeof want, "tensor 'blk.3.attn_q.weight': data offset %llu is not a multiple of the alignment 32", (ull)(q3->offset + 4));
+    GT_EXPECT_FAIL("misaligned offset", gt_put_u64(p_ + gt_ti_offset(&g, q3), q3->offset + 4), want);
+    fmt_buf(want, sizeof want, "tensor '%.*s' (data offset %llu, %llu bytes) overlaps tensor '%.*s' (data offset %llu, %llu bytes)",
+            (int)t1->name.len, t1->name.ptr, (ull)t0->offset, (ull)t1->nbytes, (int)t0->name.len, t0->name.ptr, (ull)t0->offset, (ull)t0->nbytes);
+    GT_EXPECT_FAIL("overlap", gt_put_u64(p_ + gt_ti_offset(&g, t1), t0->offset), want);
     GT_EXPECT_FAIL("ne product overflow", (gt_put_u64(p_ + gt_ti_ne(&g, q3, 0), 1ull << 40), gt_put_u64(p_ + gt_ti_ne(&g, q3, 1), 1ull << 40)),
                    "element count (product of ne) overflows");
     GT_EXPECT_FAIL("byte size overflow", (gt_put_u64(p_ + gt_ti_ne(&g, q3, 0), 1ull << 62), gt_put_u64(p_ + gt_ti_ne(&g, q3, 1), 1)),
-                   "byte size");
+                   "tensor 'blk.3.attn_q.weight': byte size of shape [4611686018427387904, 1, 1, 1] (F32) overflows 64 bits");
     GT_EXPECT_FAIL("ne 0", gt_put_u64(p_ + gt_ti_ne(&g, q3, 1), 0), "dimension 1");
     GT_EXPECT_FAIL("ne negative", gt_put_u64(p_ + gt_ti_ne(&g, q3, 1), ~0ull), "dimension 1");
     GT_EXPECT_FAIL("ndims 0", gt_put_u32(p_ + gt_ti_ndim(&g, q3), 0), "n_dims 0");
     GT_EXPECT_FAIL("ndims 5", gt_put_u32(p_ + gt_ti_ndim(&g, q3), 5), "n_dims 5");
-    GT_EXPECT_FAIL("duplicate name", ((char *)p_)[(const u8 *)q1->name.ptr - d + 4] = '3', "duplicate tensor name 'blk.3.attn_q.weight'");
+    fmt_buf(want, sizeof want, "duplicate tensor name 'blk.3.attn_q.weight' (tensors %llu and %llu)",
+            (ull)MIN(q1 - g.tensors, q3 - g.tensors), (ull)MAX(q1 - g.tensors, q3 - g.tensors));
+    GT_EXPECT_FAIL("duplicate name", ((char *)p_)[(const u8 *)q1->name.ptr - d + 4] = '3', want);
     GT_EXPECT_FAIL("unsupported type", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q5_1),
                    "tensor 'blk.3.attn_q.weight': type Q5_1 is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K");
-    GT_EXPECT_FAIL("unknown type", gt_put_u32(p_ + gt_ti_type(&g, q3), 1234), "type id 1234 (unknown)");
+    GT_EXPECT_FAIL("no kernels: Q5_K", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q5_K), "tensor 'blk.3.attn_q.weight': type Q5_K is not supported (supported:");
+    GT_EXPECT_FAIL("no kernels: IQ4_XS", gt_put_u32(p_ + gt_ti_type(&g, q3), 23), "tensor 'blk.3.attn_q.weight': type IQ4_XS is not supported (supported:");
+    GT_EXPECT_FAIL("unknown type", gt_put_u32(p_ + gt_ti_type(&g, q3), 1234), "tensor 'blk.3.attn_q.weight': type id 1234 (unknown) is not supported");
     GT_EXPECT_FAIL("row not a block multiple", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q4_K), "not a multiple of the Q4_K block size 256");
     /* the unmutated copy still parses */
     Err e; memcpy(m, d, n);
     CHECK(gt_parse_copy(m, n, &a, &e));
+    arena_free(&a);
+}
+
+/* The types a tensor may have depend on what it is (models/model.c, model_weight_kinds): a norm
+   of a supported type that no kernel reads (Q8_0, F16, BF16) parses but is refused at load,
+   naming the tensor, the type and the allowed types; a matrix may have any supported type. */
+TEST(gguf_tensor_type_not_allowed_for_its_kind) {
+    Arena a; arena_init(&a, "gguf-test", GT_ARENA);
+    u8 *d; u64 n; Gguf g;
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    u8 *m = push_array(&a, u8, n);
+    static const struct { const char *tensor; u32 type; bool ok; const char *want; } cases[] = {
+        { "blk.0.attn_norm.weight", GGML_TYPE_Q8_0, false, "tensor 'blk.0.attn_norm.weight': type Q8_0 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)" },
+        { "blk.2.ffn_norm.weight",  GGML_TYPE_F16,  false, "tensor 'blk.2.ffn_norm.weight': type F16 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)" },
+        { "output_norm.weight",     GGML_TYPE_BF16, false, "tensor 'output_norm.weight': type BF16 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)" },
+        { "blk.1.attn_q.weight",    GGML_TYPE_F16,  true,  0 },   /* fewer bytes than the F32 slot: still inside the file */
+        { "blk.1.ffn_up.weight",    GGML_TYPE_Q8_0, true,  0 },
+        { "output.weight",          GGML_TYPE_BF16, true,  0 },
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(cases); i++) {
+        const GgufTensor *t = gguf_find_tensor(&g, cases[i].tensor);
+        REQUIRE(t && t->type == GGML_TYPE_F32);
+        memcpy(m, d, n);
+        gt_put_u32(m + gt_ti_type(&g, t), cases[i].type);
+        Gguf h; Err e = { 0 }; ModelConfig cfg; ModelWeights w; u64 pos = arena_pos(&a);
+        REQUIRE(gguf_parse(&h, m, n, "mut.gguf", &a, &e));
+        REQUIRE(model_config_from_gguf(&h, false, &cfg, &e));
+        bool ok = model_weights_load(&w, &cfg, &h, &a, &e);
+        if (cases[i].ok) CHECKF(ok, "%s as %s: %s", cases[i].tensor, ggml_type_name(cases[i].type), e.msg);
+        else CHECKF(!ok && e.code == EXIT_MODEL && strstr(e.msg, "mut.gguf: ") == e.msg && strstr(e.msg, cases[i].want),
+                    "%s as %s: ok=%d code=%d msg='%s'", cases[i].tensor, ggml_type_name(cases[i].type), ok, e.code, e.msg);
+        arena_pop_to(&a, pos);
+    }
     arena_free(&a);
 }
 

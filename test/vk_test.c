@@ -47,13 +47,17 @@ TEST(kernel_table_is_tint_spirv_with_reflected_bindings) {
         CHECK(kb->elem == KE_F32 && kb->vec == 1);
         CHECK(kb->writable == (kb->binding == 2));
     }
-    const KernelInfo *m = &kernel_table[vk_kernel_find("matvec_f16w_f32")];
+    const KernelInfo *m = &kernel_table[vk_kernel_find("get_rows_f16")];    /* f16 weights bound as u32 words */
+    CHECK(m->n_bindings == 3);
     for (u32 b = 0; b < m->n_bindings; b++) {
         const KBinding *kb = &m->bindings[b];
         if (kb->binding == 0) CHECK(kb->elem == KE_U32 && kb->vec == 1 && !kb->writable && !strcmp(kb->name, "w"));
-        if (kb->binding == 1) CHECK(kb->elem == KE_F32 && kb->vec == 2 && !kb->writable);
-        if (kb->binding == 2) CHECK(kb->elem == KE_F32 && kb->writable);
+        if (kb->binding == 1) CHECK(kb->elem == KE_U32 && kb->vec == 1 && !kb->writable && !strcmp(kb->name, "ids"));
+        if (kb->binding == 2) CHECK(kb->elem == KE_F32 && kb->vec == 1 && kb->writable && !strcmp(kb->name, "yr"));
     }
+    const KernelInfo *h = &kernel_table[vk_kernel_find("glu_f16")];         /* f16 storage (alias A = f16) */
+    CHECK(h->n_bindings == 3 && h->cap_s16);
+    for (u32 b = 0; b < h->n_bindings; b++) CHECK(h->bindings[b].elem == KE_F16 && h->bindings[b].writable == (h->bindings[b].binding == 2));
     const KernelInfo *r = &kernel_table[vk_kernel_find("rmsnorm_f32")];
     CHECK(r->push_size == 12);
 }
@@ -164,7 +168,8 @@ TEST(kernel_rmsnorm_matches_reference) {
     vk_arena_free(&a);
 }
 
-/* matvec: |y - ref| <= tol * sum_k |w x| (the dot product's own scale), ref in f64. */
+/* matvec (op_matmul, decode phase, one token): |y - ref| <= tol * sum_k |w x| (the dot
+   product's own scale), ref in f64. */
 static void check_matvec(DType wt, u32 rows, u32 k, f64 tol, f32 xscale, u64 seed) {
     Vk *vk = test_vk();
     DevArena a; Err e;
@@ -182,7 +187,7 @@ static void check_matvec(DType wt, u32 rows, u32 k, f64 tol, f32 xscale, u64 see
         vk_upload(vk, &tw, w16);
     } else vk_upload(vk, &tw, w);
     vk_upload(vk, &tx, x);
-    vk_begin(vk); op_matvec(vk, &tw, &tx, &ty); vk_submit_wait(vk);
+    vk_begin(vk); op_matmul(vk, PH_DECODE, &tw, &tx, &ty); vk_submit_wait(vk);
     vk_download(vk, &ty, y);
     f64 worst = 0, worst_orig = 0; u32 nans = 0;
     for (u32 r = 0; r < rows; r++) {
@@ -230,9 +235,9 @@ TEST(dispatch_refuses_a_tensor_of_the_wrong_dtype) {
     CHECK(died && code == EXIT_USAGE);
     CHECKF(strstr(die_trap_msg, "add_f32") && strstr(die_trap_msg, "binding 2") && strstr(die_trap_msg, "'half-buffer' is f16"), "%s", die_trap_msg);
     u64 one[1] = { 1 };
-    Tensor h1 = vk_tensor(&a, "half-out", DT_F16, 1, one);
-    died = EXPECT_DIE(&code, op_matvec(vk, &f, &f, &h1));
-    CHECKF(died && strstr(die_trap_msg, "no kernel for op matvec"), "%s", die_trap_msg);
+    Tensor ids = vk_tensor(&a, "ids", DT_U32, 1, ne), y1 = vk_tensor(&a, "y1", DT_F32, 1, one);
+    died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &ids, &f, &y1));     /* no kernel takes u32 weights */
+    CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "no kernel for op matmul, phase decode, weights u32"), "%s", die_trap_msg);
     vk->recording = false;
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk_arena_free(&a);
