@@ -170,6 +170,51 @@ static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
     vk_arena_free(&a);
 }
 
+/* matvec_glu: act(gate . x) * (up . x) with gate and up stored back to back, against the f64
+   products rounded to the output dtype (as the kernel does) and the f64 activation. */
+static f64 fat_gelu(f64 x);
+static f64 fat_silu(f64 x);
+static void fat_matmul_glu(FatK *k, u64 M, u64 K) {
+    Vk *vk = &k->f->vk;
+    const KernelDef *d = k->d;
+    DType wt = d->wtype, at = d->atype, ot = d->otype;
+    u64 rb = dtype_bytes(wt, K);
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(at, K) + fat_tbytes(ot, M))) return;
+    u64 nw[2] = { K, 2 * M }, nx[1] = { K }, ny[1] = { M };
+    Tensor tw = vk_tensor(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", at, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
+    u8 *wb = malloc(2 * M * rb);
+    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4);
+    f64 *want = malloc(M * 2 * 8), *mag = malloc(M * 2 * 8), gu[2], sa[2];
+    fat_seed(M * 17 + K + (u64)wt * 333);
+    fat_weights(wt, 2 * M, K, wb);
+    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2;
+    fat_round(at, x, K);
+    vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
+    for (int gelu = 0; gelu < 2; gelu++) {
+        vk_begin(vk); op_matmul_glu(vk, &tw, &tx, &ty, gelu); vk_submit_wait(vk);
+        fat_down(vk, &ty, y);
+        for (u64 m = 0; m < M; m++) {
+            for (int h = 0; h < 2; h++) {
+                dequant_row(fat_ggml(wt), wb + (m + (u64)h * M) * rb, row, K);
+                f64 s = 0, s1 = 0;
+                for (u64 i = 0; i < K; i++) { s += (f64)row[i] * x[i]; s1 += fabs((f64)row[i] * x[i]); }
+                s = MAX(-lim, MIN(lim, s));
+                gu[h] = ot == DT_F16 ? f32_from_f16(f16_from_f32((f32)s)) : s; sa[h] = s1;
+            }
+            f64 act = gelu ? fat_gelu(gu[0]) : fat_silu(gu[0]);
+            want[m] = MAX(-lim, MIN(lim, act * gu[1]));
+            /* an error e in a product moves y by about |act'| |up| e (|act'| <= 1.13) or |act| e */
+            mag[m] = 1.13 * fabs(gu[1]) * (sa[0] + fabs(gu[0])) + fabs(act) * (sa[1] + fabs(gu[1])) + 1e-30;
+        }
+        char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu %s", (unsigned long long)M, (unsigned long long)K, gelu ? "gelu" : "silu");
+        fat_cmp(k, cs, y, want, mag, M, ot == DT_F16 ? 1e-3 : 1e-5);
+    }
+    free(wb); free(x); free(y); free(row); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
 /* ---- get_rows (embedding lookup), including the 256000-row gemma table ---------------- */
 static void fat_get_rows(FatK *k, u64 n, u64 rows, f32 scale) {
     Vk *vk = &k->f->vk;
@@ -329,6 +374,65 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
     vk_arena_free(&a);
 }
 
+/* rope_kv: RoPE of q into qo, RoPE of k and v into cache rows p0..p0+T-1 (rows past the
+   context dropped), against the same f64 rotation as fat_rope and the stored values. */
+static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) {
+    Vk *vk = &k->f->vk;
+    DType at = k->d->atype, ct = k->d->otype;
+    const u32 T = 3, n_ctx = 40, p0 = 38;               /* the last token's row lies past the context */
+    const f32 base = 500000.0f;
+    u64 nq = (u64)hd * nh * T, kvd = (u64)hd * nkv, nk = kvd * T, ncache = kvd * n_ctx, nall = nq + 2 * ncache;
+    DevArena a;
+    if (!fat_arena(k, &a, 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(at, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2))) return;
+    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
+    Tensor tq = vk_tensor(&a, "q", at, 3, sq), tk = vk_tensor(&a, "k", at, 3, sk), tv = vk_tensor(&a, "v", at, 3, sk);
+    Tensor tqo = vk_tensor(&a, "qo", at, 3, sq), tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc);
+    Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, np), tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
+    f32 *q = malloc(nq * 4), *kk = malloc(nk * 4), *v = malloc(nk * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f64 *want = malloc(nall * 8), *mag = malloc(nall * 8);
+    fat_seed(hd * 3 + nh + (neox ? 1 : 0));
+    for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 8);
+    for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * (i % 11 == 0 ? 100.0f : 1.0f);
+    for (u64 i = 0; i < nk; i++) { kk[i] = fat_normal(); v[i] = fat_normal() * 10; }
+    for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
+    fat_round(at, q, nq); fat_round(at, kk, nk); fat_round(at, v, nk);
+    u32 pos[2] = { p0, T };
+    fat_up(vk, &tq, q); fat_up(vk, &tk, kk); fat_up(vk, &tv, v); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
+    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff);
+    vk_begin(vk); op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox); vk_submit_wait(vk);
+    fat_down(vk, &tqo, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
+    f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
+    for (u64 i = 0; i < ncache; i++) { want[nq + i] = want[nq + ncache + i] = 7.0; mag[nq + i] = mag[nq + ncache + i] = 7.0; }
+    for (int which = 0; which < 2; which++) {            /* 0: q -> qo, 1: k -> key cache rows */
+        u32 heads = which ? nkv : nh;
+        const f32 *x = which ? kk : q;
+        for (u32 t = 0; t < T; t++) for (u32 h = 0; h < heads; h++) {
+            if (which && p0 + t >= n_ctx) continue;
+            u64 o = ((u64)t * heads + h) * hd, dst = which ? nq + (u64)(p0 + t) * kvd + (u64)h * hd : o;
+            for (u32 i = 0; i < hd / 2; i++) {
+                u32 ia = 2 * i, ib = 2 * i + 1;
+                f64 ra = x[o + ia], rb = x[o + ib], theta = 0;
+                if (2 * i < n_rot) {
+                    if (neox) { ia = i; ib = i + n_rot / 2; }
+                    theta = (f64)(p0 + t) * pow(base, -2.0 * i / n_rot) / ff[i];
+                    f64 cs = cos(theta), sn = sin(theta);
+                    ra = x[o + ia] * cs - x[o + ib] * sn; rb = x[o + ia] * sn + x[o + ib] * cs;
+                }
+                f64 m = (fabs(x[o + ia]) + fabs(x[o + ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
+                want[dst + ia] = ra; want[dst + ib] = rb; mag[dst + ia] = mag[dst + ib] = m;
+            }
+        }
+    }
+    for (u32 t = 0; t < T && p0 + t < n_ctx; t++) for (u64 i = 0; i < kvd; i++) {
+        u64 dst = nq + ncache + (u64)(p0 + t) * kvd + i;
+        want[dst] = v[(u64)t * kvd + i]; mag[dst] = fabs(v[(u64)t * kvd + i]) + 1e-30;
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u p0=%u", hd, n_rot, neox ? "neox" : "norm", nh, nkv, p0);
+    fat_cmp(k, cs, got, want, mag, nall, tol);
+    free(q); free(kk); free(v); free(c0); free(got); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
 static void fat_kv_store(FatK *k, u32 kvd) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype, ct = k->d->otype;
@@ -364,21 +468,33 @@ typedef struct FatAttn { u32 hd, nh, nkv, T, p0, n_ctx, window; f32 softcap, qsc
 
 /* Runs one attention case; the reference (in want) only when want != NULL. vs gets the
    values' range check of the trap sweep: every output lies within the attended v's. */
+/* The activation and cache dtypes a kernel is checked with: attention and attn_split are keyed
+   (cache, act, out); attn_merge (f32 partials, f32, act) runs after the split of the same act. */
+static void fat_attn_types(const KernelDef *d, DType *at, DType *ct) {
+    if (d->op == OP_ATTN_MERGE) { *at = *ct = d->otype; return; }
+    *at = d->atype; *ct = d->wtype;
+}
+
 static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, const f32 *qin, f32 *o, f32 *kc, f32 *vc, char *err, int errn) {
     Vk *vk = &f->vk;
-    DType at = d->atype, ct = d->wtype;
+    DType at, ct; fat_attn_types(d, &at, &ct);
+    bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE;     /* decode: op_attention_decode */
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
-    if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + 512, &e)) {
+    u64 npart = (u64)(c->hd + 2) * op_attn_chunks(c->n_ctx) * c->nh;
+    if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
     u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
+    u64 shpart[3] = { c->hd + 2, op_attn_chunks(c->n_ctx), c->nh };
+    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 3, shpart);
     u32 pos[2] = { c->p0, c->T };
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (split) op_attention_decode(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
     fat_down(vk, &to, o);
     vk_arena_free(&a);
@@ -386,7 +502,7 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
 }
 
 static void fat_attention(FatK *k, const FatAttn *c) {
-    DType at = k->d->atype, ct = k->d->wtype;
+    DType at, ct; fat_attn_types(k->d, &at, &ct);
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx;
     f32 *q = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4), *o = malloc(nq * 4);
     f64 *want = malloc(nq * 8), *mag = malloc(nq * 8), *p = malloc(c->n_ctx * 8);
@@ -556,8 +672,10 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window ? 7 : 0;
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE;   /* decode kernels: one query */
+        if (split && !op_attention_decode_fits(m->head_dim, 2048)) continue;
         fat_attention(k, &dec);
-        fat_attention(k, &pre);
+        if (!split) fat_attention(k, &pre);
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
     }
 }
@@ -634,7 +752,9 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
-    case OP_ATTENTION: fat_attention_cases(&k); break;
+    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: fat_attention_cases(&k); break;
+    case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
+    case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304); fat_matmul_glu(&k, 5, 9216); break;
     case OP_GLU:      fat_glu(&k, 9216); break;
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
     case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:
