@@ -76,10 +76,12 @@ void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor
         (head_dim + 2, op_attn_chunks(n_ctx), n_head). Only where op_attention_decode_fits. */
 u32 op_attn_chunks(u64 n_ctx);
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
-                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox);
-     /* op_rope(q -> qo), then op_rope(k) and op_kv_store of the result and of v into rows
-        pos[0].. of the caches kc/vc, in one dispatch. q (head_dim, n_head, T), k (head_dim,
-        n_head_kv, T), v like k; qo like q; caches (head_dim * n_head_kv, n_ctx). */
+                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
+                const Tensor *bq, const Tensor *bk, const Tensor *bv);
+     /* [op_add_bias of bq/bk/bv to q/k/v when bq is not 0], op_rope(q -> qo), then op_rope(k) and
+        op_kv_store of the result and of v into rows pos[0].. of the caches kc/vc, in one dispatch.
+        q (head_dim, n_head, T), k (head_dim, n_head_kv, T), v like k; qo like q; caches
+        (head_dim * n_head_kv, n_ctx); biases f32 (head_dim * heads). */
 bool op_attention_decode_fits(u32 head_dim, u64 n_ctx);   /* head_dim / 4 divides 128, n_ctx <= 32768 */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);

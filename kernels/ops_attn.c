@@ -69,7 +69,8 @@ void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache
 }
 
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
-                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
+                const Tensor *bq, const Tensor *bk, const Tensor *bv) {
     const char *n = "rope_kv";
     u64 hd = q->ne[0], nh = q->ne[1], T = q->nelem / (hd * nh), nkv = k->ne[1], kvd = hd * nkv;
     need_pos(n, pos);
@@ -81,12 +82,16 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
     need(base > 0, n, q, "frequency base must be positive");
     need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, n, ff, "frequency factors must be f32 (n_rot / 2)");
+    bool bias = bq != 0;
+    need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == hd * nh &&
+                   bk->nelem == kvd && bv->nelem == kvd), n, bias ? bq : q, "biases must all be f32 (head_dim * heads)");
     VkPipe *p = op_pipe(vk, OP_ROPE_KV, PH_ANY, kc->dtype, q->dtype, kc->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx; } push =
-        { (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd) };
-    const Tensor *ts[8] = { q, k, v, pos, ff, qo, kc, vc };
+    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; } push =
+        { (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd), bias };
+    /* without biases their bindings hold ff (never read) */
+    const Tensor *ts[11] = { q, k, v, pos, ff, qo, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff };
     u32 gx, gy; flat_grid(n, q, q->nelem / 2 + k->nelem / 2 + v->nelem, &gx, &gy);
-    vk_dispatch(vk, p, ts, 8, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, 11, &push, sizeof push, gx, gy, 1);
 }
 
 /* ---- attention ----------------------------------------------------------------- */

@@ -235,7 +235,8 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &k, &h, 0, 0); op_matmul(vk, ph, &L->wk, &h, &k); xf_done(xf);
         xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &v, &h, 0, 0); op_matmul(vk, ph, &L->wv, &h, &v); xf_done(xf);
         vk_barrier(vk);
-        if (c->qkv_bias) {
+        bool bias_in_rope = c->qkv_bias && !c->qk_norm && xf_fused(xf);   /* rope_kv adds the biases */
+        if (c->qkv_bias && !bias_in_rope) {
             xf_op(xf, "bias_q", XT_ATTN, "bias", l, &q, &q, 0, 0); op_add_bias(vk, &L->bq, &q); xf_done(xf);
             xf_op(xf, "bias_k", XT_ATTN, "bias", l, &k, &k, 0, 0); op_add_bias(vk, &L->bk, &k); xf_done(xf);
             xf_op(xf, "bias_v", XT_ATTN, "bias", l, &v, &v, 0, 0); op_add_bias(vk, &L->bv, &v); xf_done(xf);
@@ -251,7 +252,8 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
         if (xf_fused(xf)) {     /* RoPE of q and k, and the K/V cache stores, in one dispatch */
             xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &qp, &qr, &kr, &v);
-            op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox);
+            op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox,
+                       bias_in_rope ? &L->bq : 0, bias_in_rope ? &L->bk : 0, bias_in_rope ? &L->bv : 0);
             xf_done(xf);
         } else {
             xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);

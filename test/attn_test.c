@@ -520,38 +520,50 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         { 128, 4, 4, 3, 62, 64, 32, true },    /* partial rotation; rows past n_ctx are dropped */
         { 8, 8, 4, 2, 0, 16, 8, false },       /* stories260K heads */
     };
-    for (u32 ci = 0; ci < ARRAY_COUNT(cs); ci++) for (int v16 = 0; v16 < 2; v16++) {
-        DType at = v16 ? DT_F16 : DT_F32;
+    for (u32 ci = 0; ci < ARRAY_COUNT(cs); ci++) for (int v16 = 0; v16 < 2; v16++) for (int bias = 0; bias < 2; bias++) {
+        DType at = v16 ? DT_F16 : DT_F32;     /* bias: Qwen2's q/k/v biases, added by rope_kv vs by add_bias */
         if (!dtype_ok(vk, at)) continue;
         u32 hd = cs[ci].hd, nh = cs[ci].nh, nkv = cs[ci].nkv, T = cs[ci].T, kvd = hd * nkv, nc = cs[ci].n_ctx;
         DevArena a; Err e;
-        REQUIRE(vk_arena_init(vk, &a, "rope_kv", ((u64)hd * nh * T * 3 + (u64)kvd * T * 3 + (u64)kvd * nc * 4 + hd) * 4 + 16 * 256, &e));
+        REQUIRE(vk_arena_init(vk, &a, "rope_kv", ((u64)hd * nh * T * 4 + (u64)kvd * T * 5 + (u64)kvd * nc * 4 + hd + (u64)hd * nh + 2 * kvd) * 4 + 24 * 256, &e));
         u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { 2 }, sf[1] = { cs[ci].n_rot / 2 };
         Tensor q = vk_tensor(&a, "q", at, 3, sq), k = vk_tensor(&a, "k", at, 3, sk), v = vk_tensor(&a, "v", at, 3, sk);
         Tensor qo1 = vk_tensor(&a, "qo1", at, 3, sq), qo2 = vk_tensor(&a, "qo2", at, 3, sq), kp = vk_tensor(&a, "kp", at, 3, sk);
         Tensor kc1 = vk_tensor(&a, "kc1", at, 2, sc), vc1 = vk_tensor(&a, "vc1", at, 2, sc);
         Tensor kc2 = vk_tensor(&a, "kc2", at, 2, sc), vc2 = vk_tensor(&a, "vc2", at, 2, sc);
         Tensor pos = vk_tensor(&a, "pos", DT_U32, 1, sp), ff = vk_tensor(&a, "ff", DT_F32, 1, sf);
+        u64 sbq[1] = { (u64)hd * nh }, sbk[1] = { kvd };
+        Tensor bq = vk_tensor(&a, "bq", DT_F32, 1, sbq), bk = vk_tensor(&a, "bk", DT_F32, 1, sbk), bv = vk_tensor(&a, "bv", DT_F32, 1, sbk);
+        Tensor qs = vk_tensor(&a, "q_sep", at, 3, sq), ks = vk_tensor(&a, "k_sep", at, 3, sk), vs = vk_tensor(&a, "v_sep", at, 3, sk);
         u64 nq = (u64)hd * nh * T, nk = (u64)kvd * T, ncache = (u64)kvd * nc;
         f32 *buf = malloc((nq + 2 * nk + ncache + hd) * 4);
         trng_seed(300 + ci * 2 + v16);
         for (u64 i = 0; i < nq + 2 * nk + ncache; i++) buf[i] = trng_normal() * 4;
         for (u32 i = 0; i < cs[ci].n_rot / 2; i++) buf[nq + 2 * nk + ncache + i] = 1.0f + 0.5f * (f32)i / hd;
         up_as(vk, &q, buf); up_as(vk, &k, buf + nq); up_as(vk, &v, buf + nq + nk);
+        up_as(vk, &qs, buf); up_as(vk, &ks, buf + nq); up_as(vk, &vs, buf + nq + nk);
+        vk_upload(vk, &bq, buf + nq + 2 * nk); vk_upload(vk, &bk, buf + nq + 2 * nk + 1); vk_upload(vk, &bv, buf + nq + 2 * nk + 2);
         up_as(vk, &kc1, buf + nq + 2 * nk); up_as(vk, &kc2, buf + nq + 2 * nk);       /* old cache contents must survive */
         up_as(vk, &vc1, buf + nq + 2 * nk); up_as(vk, &vc2, buf + nq + 2 * nk);
         vk_upload(vk, &ff, buf + nq + 2 * nk + ncache);
         u32 pv[2] = { cs[ci].p0, T };
         vk_upload(vk, &pos, pv);
         vk_begin(vk);
-        op_rope(vk, &q, &pos, &ff, &qo1, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox);
-        op_rope(vk, &k, &pos, &ff, &kp, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox);
-        Tensor v2 = v, kp2 = kp;        /* (kv_dim, T) views for kv_store */
+        if (bias) {
+            Tensor q2 = qs, k2 = ks, v2b = vs;    /* (n, T) rows for add_bias */
+            q2.ndim = k2.ndim = v2b.ndim = 2; q2.ne[0] = (u64)hd * nh; k2.ne[0] = v2b.ne[0] = kvd; q2.ne[1] = k2.ne[1] = v2b.ne[1] = T; q2.ne[2] = k2.ne[2] = v2b.ne[2] = 1;
+            op_add_bias(vk, &bq, &q2); op_add_bias(vk, &bk, &k2); op_add_bias(vk, &bv, &v2b);
+            vk_barrier(vk);
+        }
+        op_rope(vk, &qs, &pos, &ff, &qo1, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox);
+        op_rope(vk, &ks, &pos, &ff, &kp, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox);
+        Tensor v2 = vs, kp2 = kp;        /* (kv_dim, T) views for kv_store */
         v2.ndim = kp2.ndim = 2; v2.ne[0] = kp2.ne[0] = kvd; v2.ne[1] = kp2.ne[1] = T; v2.ne[2] = kp2.ne[2] = 1;
         op_kv_store(vk, &v2, &pos, &vc1);
         vk_barrier(vk);
         op_kv_store(vk, &kp2, &pos, &kc1);
-        op_rope_kv(vk, &q, &k, &v, &pos, &ff, &qo2, &kc2, &vc2, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox);
+        op_rope_kv(vk, &q, &k, &v, &pos, &ff, &qo2, &kc2, &vc2, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox,
+                   bias ? &bq : 0, bias ? &bk : 0, bias ? &bv : 0);
         vk_submit_wait(vk);
         const Tensor *pa[3][2] = { { &qo1, &qo2 }, { &kc1, &kc2 }, { &vc1, &vc2 } };
         for (int t = 0; t < 3; t++) {
@@ -560,7 +572,7 @@ TEST(kernel_rope_kv_equals_separate_ops) {
             vk_download(vk, pa[t][0], b1); vk_download(vk, pa[t][1], b2);
             u64 diff = 0;
             for (u64 i = 0; i < nb; i++) diff += b1[i] != b2[i];
-            CHECKF(diff == 0, "case %u %s: %s: %llu bytes differ between rope_kv and the separate ops", ci, dtype_name[at],
+            CHECKF(diff == 0, "case %u %s bias %d: %s: %llu bytes differ between rope_kv and the separate ops", ci, dtype_name[at], bias,
                    pa[t][0]->name, (unsigned long long)diff);
             free(b1); free(b2);
         }

@@ -399,7 +399,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     u32 pos[2] = { p0, T };
     fat_up(vk, &tq, q); fat_up(vk, &tk, kk); fat_up(vk, &tv, v); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
     vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff);
-    vk_begin(vk); op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox); vk_submit_wait(vk);
+    vk_begin(vk); op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox, 0, 0, 0); vk_submit_wait(vk);
     fat_down(vk, &tqo, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
     f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
     for (u64 i = 0; i < ncache; i++) { want[nq + i] = want[nq + ncache + i] = 7.0; mag[nq + i] = mag[nq + ncache + i] = 7.0; }
