@@ -10,7 +10,7 @@
    of the per-repetition tok/s, device memory allocated vs planned, dispatches per decode token,
    and the decode roofline: weight bytes read per token / decode time.
 
-   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [--act f32|f16] [--json] [--allow-unlisted] */
+   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [--act f32|f16] [--json] [--allow-unlisted] */
 #include <time.h>
 
 static f64 bench_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (f64)t.tv_sec + (f64)t.tv_nsec * 1e-9; }
@@ -19,10 +19,12 @@ static int bench_cmp(const void *a, const void *b) { f64 x = *(const f64 *)a, y 
 
 static int bench_usage(const char *why) {
     errf("edge bench: %s\n"
-         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [--act f32|f16] [--json] [--allow-unlisted]\n"
+         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [--act f32|f16] [--json] [--allow-unlisted]\n"
          "  -p N     prompt tokens per repetition (default 512; 0 skips prefill)\n"
          "  -n N     generated tokens per repetition (default 128)\n"
          "  -r N     repetitions (default 5)\n"
+         "  -b N     prefill batch in tokens (default min(-p, 512); generation's default is 64): the batch\n"
+         "           sizes the logits, activation and attention-score buffers (see edge plan --batch)\n"
          "  --act    GPU activation path (default f16 when the device has f16 arithmetic, else f32)\n"
          "  --json   one JSON object on stdout instead of the table\n", why);
     return EXIT_USAGE;
@@ -36,20 +38,21 @@ static bool bench_uint(const char *s, u32 lo, u32 hi, u32 *out) {
 
 static int bench_cmd(int argc, char **argv) {
     const char *path = 0, *act_s = 0;
-    u32 n_p = 512, n_g = 128, reps = 5;
+    u32 n_p = 512, n_g = 128, reps = 5, batch = 0;
     bool json = false, allow_unlisted = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { bench_usage("help"); return EXIT_OK; }
-        else if (i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-r") || !strcmp(a, "--act"))) {
+        else if (i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-r") || !strcmp(a, "-b") || !strcmp(a, "--act"))) {
             const char *v = argv[++i];
             if (!strcmp(a, "-m")) path = v;
             else if (!strcmp(a, "--act")) act_s = v;
             else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_CTX, &n_p)) return bench_usage("-p wants 0..EDGE_MAX_CTX");
             else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_CTX, &n_g)) return bench_usage("-n wants 1..EDGE_MAX_CTX");
             else if (!strcmp(a, "-r") && !bench_uint(v, 1, 1000, &reps)) return bench_usage("-r wants 1..1000");
+            else if (!strcmp(a, "-b") && !bench_uint(v, 1, 4096, &batch)) return bench_usage("-b wants 1..4096");
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return bench_usage(w); }
     }
     if (act_s && strcmp(act_s, "f32") && strcmp(act_s, "f16")) return bench_usage("--act is f32 or f16");
@@ -68,6 +71,7 @@ static int bench_cmd(int argc, char **argv) {
         Vk probe; Err pe;
         if (vk_init(&probe, &pe)) { act = probe.caps.f16_arith ? DT_F16 : DT_F32; vk_shutdown(&probe); }
     } else act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
+    eng_prefill_batch = batch ? batch : MAX(1, MIN(n_p, 512));
     if (!eng_open(&g, &m, ENG_GPU, n_ctx, act, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     f64 t_loaded = bench_now();
 

@@ -3,6 +3,7 @@
 #ifndef EDGE_PREFILL_BATCH
 #define EDGE_PREFILL_BATCH 64   /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
 #endif
+u32 eng_prefill_batch = EDGE_PREFILL_BATCH;   /* edge bench / edge plan --batch */
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e) {
     memset(g, 0, sizeof *g);
@@ -20,7 +21,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
     if (!vk_init(&g->vk, e)) { eng_close(g); return false; }
     g->vk_up = true;
     if (act == DT_COUNT) act = g->vk.caps.f16_arith ? DT_F16 : DT_F32;   /* default: f16 where the device has it */
-    u32 t_max = MIN(n_ctx, EDGE_PREFILL_BATCH);
+    u32 t_max = MIN(n_ctx, eng_prefill_batch);
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
     g->xf_up = true;
     g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));

@@ -31,6 +31,8 @@ typedef struct Engine {
 } Engine;
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
+extern u32 eng_prefill_batch;   /* tokens per GPU prefill batch (default EDGE_PREFILL_BATCH = 64): the logits,
+                                   activation and attention-score buffers hold this many rows */
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);

@@ -51,7 +51,7 @@ static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64
 bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool print, Err *e) {
     memset(p, 0, sizeof *p);
     p->n_ctx = n_ctx;
-    p->t_max = MIN(n_ctx, EDGE_PREFILL_BATCH);     /* as eng_open */
+    p->t_max = MIN(n_ctx, eng_prefill_batch);      /* as eng_open */
     PlanWalk w = { .p = p, .print = print };
     Xf xf;
     if (print) {
@@ -110,11 +110,12 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool pr
 static int plan_usage(const char *why) {
     errf("edge plan: %s\n"
          "usage: edge plan (-m MODEL.gguf | --config NAME --type F16|Q8_0|Q4_K_M [--layers N]) [-c CTX] [--act f32|f16]\n"
-         "                 [--allow-unlisted]\n"
+         "                 [--batch N] [--allow-unlisted]\n"
          "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
          "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
          "  --config plans a listed config from its shapes alone (no file; see `edge gen-model`).\n"
-         "  CTX defaults to the model's context limit (at most EDGE_MAX_CTX). Exit 3 when it does not fit.\n", why);
+         "  CTX defaults to the model's context limit (at most EDGE_MAX_CTX). --batch: prefill batch in tokens\n"
+         "  (default 64; edge bench uses min(-p, 512)). Exit 3 when it does not fit.\n", why);
     return EXIT_USAGE;
 }
 
@@ -134,6 +135,7 @@ static int plan_cmd(int argc, char **argv) {
         else if (!strcmp(a, "--type")) type = v;
         else if (!strcmp(a, "--act")) act_s = v;
         else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_CTX) return plan_usage("-c wants 1..EDGE_MAX_CTX"); }
+        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); eng_prefill_batch = (u32)b; }
         else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
     }
