@@ -217,7 +217,7 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
     for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < p.k) { yr[t * p.k + i + c] = v[c]; } }
 }
 
-// ---- matvec (decode): a workgroup of 64 threads computes MVR = 2 rows, 32 lanes per row ----
+// ---- matvec (decode): a workgroup of 32 x MVR threads computes MVR rows, 32 lanes per row ----
 // Workgroup g takes rows 2g, 2g+1 (g = x + y * grid x, so rows past 2 x 65535 spill into y);
 // token = z. The lanes of a row read neighbouring weight words and neighbouring activations on
 // every pass (coalesced loads); the 32 partial sums are added by a tree in shared memory.
@@ -226,7 +226,7 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 //   (Q4_K: qs, Q6_K: ql) with the scales it needs, i.e. 8 elements, unpacked 4 bytes at a time.
 const MVL = 32u;
 const MVR = 2u;
-var<workgroup> red: array<f32, 64>;
+var<workgroup> red: array<f32, 64>;   // MVL x MVR (and the two halves of matvec_glu)
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
 // The four bytes of v as floats minus `off`, without int-to-float conversions (a quarter of the
@@ -262,7 +262,7 @@ fn dot_any(row: u32, i: u32, z: u32) -> f32 {
     return s;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(MVL * MVR)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
@@ -380,7 +380,7 @@ fn dot_k(row: u32, i: u32, z: u32) -> f32 {
     return s;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(MVL * MVR)
 fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
             @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;

@@ -27,7 +27,6 @@ typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc, act; } WqPush
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
-#define WQ_MATVEC_ROWS 2u  /* rows per matvec workgroup (matmul.wgsl MVR) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } return a; }
@@ -107,8 +106,9 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         Tensor v = wq_view(op, W, r0, nr, rb);
         WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u, 0 };
         const Tensor *ts[3] = { &v, X, Y };
-        if (ph == PH_DECODE) {          /* a workgroup per WQ_MATVEC_ROWS rows, token in z */
-            u32 gx, gy; rows_grid((nr + WQ_MATVEC_ROWS - 1) / WQ_MATVEC_ROWS, &gx, &gy);
+        if (ph == PH_DECODE) {          /* a workgroup per 32-lane group of rows (matmul.wgsl MVR), token in z */
+            u32 mvr = p->k->wg[0] / 32;
+            u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
