@@ -51,6 +51,9 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
      /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t].
         PH_DECODE with T == 1 uses matvec kernels, PH_PREFILL tiled matmul kernels. */
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
+bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab);
+     /* ab = a's rows then b's as one weight tensor, when b follows a in memory (same block, dtype
+        and row length) and the pair fits one binding (decode: q/k/v in one matvec); false otherwise. */
 bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu);
      /* gu = gate and up as one (K, 2 n_ff) tensor, when up follows gate in memory (same block,
         dtype and shape) and the pair fits one binding; false otherwise. */

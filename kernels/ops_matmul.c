@@ -121,15 +121,21 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }
 
-/* The gate and up weights as one tensor (gate rows, then up rows) when up lies right after
-   gate in the same arena block, with one dtype and shape, and the pair fits one binding. */
+/* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena
+   block, with one dtype and row length, and the pair fits one binding. */
+bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab) {
+    if (a->arena != b->arena || a->block != b->block || a->dtype != b->dtype || a->ne[0] != b->ne[0] ||
+        b->offset != a->offset + a->nbytes || !a->nbytes || !b->nbytes) return false;
+    if (align_up(a->nbytes + b->nbytes, 4) > vk->caps.max_storage_range) return false;
+    *ab = *a;
+    ab->ndim = 2; ab->ne[1] = a->nelem / a->ne[0] + b->nelem / b->ne[0]; ab->ne[2] = ab->ne[3] = 1;
+    ab->nelem = a->nelem + b->nelem; ab->nbytes = a->nbytes + b->nbytes;
+    ab->name = "(rows of two tensors)";
+    return true;
+}
+
 bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
-    if (gate->arena != up->arena || gate->block != up->block || gate->dtype != up->dtype || gate->ne[0] != up->ne[0] ||
-        gate->nelem != up->nelem || up->offset != gate->offset + gate->nbytes) return false;
-    if (align_up(gate->nbytes + up->nbytes, 4) > vk->caps.max_storage_range) return false;
-    *gu = *gate;
-    gu->ndim = 2; gu->ne[1] = 2 * (gate->nelem / gate->ne[0]); gu->ne[2] = gu->ne[3] = 1;
-    gu->nelem = 2 * gate->nelem; gu->nbytes = gate->nbytes + up->nbytes;
+    if (gate->nelem != up->nelem || !op_concat_rows(vk, gate, up, gu)) return false;
     gu->name = "ffn_gate+up";
     return true;
 }

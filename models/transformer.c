@@ -69,6 +69,7 @@ static void xf_alloc(Xf *xf) {
     xf->q = xf_act(sa, "q", qk, qd, T);
     xf->k = xf_act(sa, "k", qk, kvd, T);
     xf->v = xf_act(sa, "v", xf->act, kvd, T);
+    if (!c->qk_norm) xf->qkv = xf_act(sa, "qkv", xf->act, qd + 2 * kvd, 1);
     if (c->qk_norm) { xf->qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
     xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
@@ -190,6 +191,23 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     return v;
 }
 
+/* q, k, v of one token as views of xf->qkv (side by side), when their offsets can be bound. */
+static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
+    const ModelConfig *c = xf->cfg;
+    u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, al = xf->vk->caps.min_offset_align;
+    u64 ok = dtype_bytes(xf->act, qd), ov = dtype_bytes(xf->act, qd + kvd);
+    if (ok % al || ov % al || q->dtype != xf->act || k->dtype != xf->act) return false;
+    Tensor t[3];
+    u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
+    for (int i = 0; i < 3; i++) {
+        t[i] = xf->qkv;
+        t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(xf->act, n[i]); t[i].offset += off[i];
+    }
+    t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
+    *q = t[0]; *k = t[1]; *v = t[2];
+    return true;
+}
+
 /* Debug hooks around every op (models/xf_debug.c): they return at once unless a debug tool
    (--trace, --check-nan, --profile, EDGE_INJECT_NAN, describe) is on. */
 static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer, const Tensor *out,
@@ -210,6 +228,7 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
     xf_rec_start(xf, T, p0);
     Tensor ids = xf_rows(&xf->ids, T), x = xf_rows(&xf->x, T), h = xf_rows(&xf->h, T);
     Tensor q = xf_rows(&xf->q, T), k = xf_rows(&xf->k, T), v = xf_rows(&xf->v, T);
+    bool qkv_rows = T == 1 && xf->qkv.nbytes && xf_fused(xf) && xf_qkv_views(xf, &q, &k, &v);
     u32 hd = c->head_dim;
     /* per-head views (head_dim, n_heads, T) for norms, RoPE and attention */
     Tensor qh = xf_heads(&q, hd, T), kh = xf_heads(&k, hd, T);
@@ -231,9 +250,23 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         i32 l = (i32)il;
         xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
         vk_barrier(vk);
-        xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &q, &h, 0, 0); op_matmul(vk, ph, &L->wq, &h, &q); xf_done(xf);
-        xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &k, &h, 0, 0); op_matmul(vk, ph, &L->wk, &h, &k); xf_done(xf);
-        xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &v, &h, 0, 0); op_matmul(vk, ph, &L->wv, &h, &v); xf_done(xf);
+        /* decode: q, k, v side by side in qkv, and one matvec over the weights that lie back to back */
+        Tensor wqk, wqkv;
+        bool fuse_qk = qkv_rows && op_concat_rows(vk, &L->wq, &L->wk, &wqk);
+        bool fuse_qkv = fuse_qk && op_concat_rows(vk, &wqk, &L->wv, &wqkv);
+        if (fuse_qkv) {
+            Tensor qkv = xf->qkv;
+            xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &h, 0, 0); op_matmul(vk, ph, &wqkv, &h, &qkv); xf_done(xf);
+        } else {
+            if (fuse_qk) {
+                Tensor qk = xf->qkv; qk.ne[0] = q.nelem + k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+                xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &h, 0, 0); op_matmul(vk, ph, &wqk, &h, &qk); xf_done(xf);
+            } else {
+                xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &q, &h, 0, 0); op_matmul(vk, ph, &L->wq, &h, &q); xf_done(xf);
+                xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &k, &h, 0, 0); op_matmul(vk, ph, &L->wk, &h, &k); xf_done(xf);
+            }
+            xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &v, &h, 0, 0); op_matmul(vk, ph, &L->wv, &h, &v); xf_done(xf);
+        }
         vk_barrier(vk);
         bool bias_in_rope = c->qkv_bias && !c->qk_norm && xf_fused(xf);   /* rope_kv adds the biases */
         if (c->qkv_bias && !bias_in_rope) {

@@ -123,11 +123,13 @@ typedef struct Xf {
     Tensor  h;                  /* act (n_embd, t_max) normed block input */
     Tensor  q, k;               /* (n_head*hd | n_head_kv*hd, t_max): f32 before a q/k norm (gemma3), else act */
     Tensor  v;                  /* act (n_head_kv*hd, t_max) */
+    Tensor  qkv;                /* act (n_head*hd + 2 n_head_kv*hd): decode's q, k, v side by side (one matvec
+                                   over the q/k/v weights when they lie back to back); not with a q/k norm */
     Tensor  qr, kr;             /* act after the q/k norm (gemma3) */
     Tensor  qp, kp;             /* act after RoPE */
     Tensor  att;                /* act (n_head*hd, t_max) attention output */
     Tensor  scores;             /* f32 (n_ctx, n_head, t_max) attention scratch */
-    Tensor  attn_part;          /* f32 (head_dim + 2, n_ctx / 64, n_head) decode attention partials (head_dim % 4 == 0) */
+    Tensor  attn_part;          /* f32 (head_dim + 2, n_ctx / 32, n_head) decode attention partials (op_attention_decode_fits) */
     Tensor  o;                  /* f32 (n_embd, t_max) block output */
     Tensor  gate, up;           /* act (n_ff, t_max) */
     Tensor  ff;                 /* act (n_ff, t_max) */
