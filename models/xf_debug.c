@@ -564,31 +564,53 @@ static int xf_paths_usage(const char *why) {
     return EXIT_USAGE;
 }
 
-static void xf_paths_op(const XfDescOp *pre, const XfDescOp *dec, const Vk *vk) {
+static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
     char ins[64] = ""; int w = 0;
-    for (u32 i = 0; i < pre->n_in && w < (int)sizeof ins; i++) w += fmt_buf(ins + w, sizeof ins - w, i ? ",%s" : "%s", dtype_name[pre->in[i]]);
-    const KernelInfo *k = pre->k;
-    out("    %-13s %-24s %s:%s  %s -> %s\n", pre->name, k ? k->name : "?", k ? k->file : "?", k ? k->entry : "?", ins, dtype_name[pre->out]);
-    if (dec->k != pre->k && dec->k)
-        out("    %-13s %-24s %s:%s  (decode)\n", "", dec->k->name, dec->k->file, dec->k->entry);
-    if (pre->kdef >= 0) {
-        const KernelDef *kd = &kdefs[pre->kdef];
+    for (u32 i = 0; i < op->n_in && w < (int)sizeof ins; i++) w += fmt_buf(ins + w, sizeof ins - w, i ? ",%s" : "%s", dtype_name[op->in[i]]);
+    const KernelInfo *k = op->k;
+    out("    %-13s %-24s %s:%s  %s -> %s\n", op->name, k ? k->name : "?", k ? k->file : "?", k ? k->entry : "?", ins, dtype_name[op->out]);
+    if (op->kdef >= 0) {
+        const KernelDef *kd = &kdefs[op->kdef];
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
-        if (kd->op == OP_MATMUL) out("; prefill tiles 64x16, decode matvec (one workgroup per row)");
+        if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? "; decode matvec (32 lanes per row)" : "; prefill tiles 64x64");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
         if (k && k->cap_s16) out("; 16-bit storage (device has it)");
         if (k && k->cap_sub_arith) out("; subgroup arithmetic (device has it)");
-        if (pre->n_dispatch > 1) out("; %u dispatches: the weight is bound in row chunks under maxStorageBufferRange %llu",
-                                     pre->n_dispatch, (unsigned long long)vk->caps.max_storage_range);
+        if (op->n_dispatch > 1) out("; %u dispatches (a split op, or the weight bound in row chunks under maxStorageBufferRange %llu)",
+                                    op->n_dispatch, (unsigned long long)vk->caps.max_storage_range);
         out("\n");
     }
 }
 
-static bool xf_same_layer(const XfDesc *d, const XfDesc *dd, u32 a0, u32 b0, u32 n) {
+static bool xf_same_layer(const XfDesc *d, u32 a0, u32 b0, u32 n) {
     for (u32 i = 0; i < n; i++)
-        if (d->ops[a0 + i].k != d->ops[b0 + i].k || dd->ops[a0 + i].k != dd->ops[b0 + i].k || d->ops[a0 + i].name != d->ops[b0 + i].name ||
+        if (d->ops[a0 + i].k != d->ops[b0 + i].k || d->ops[a0 + i].name != d->ops[b0 + i].name ||
             d->ops[a0 + i].n_dispatch != d->ops[b0 + i].n_dispatch) return false;
     return true;
+}
+
+/* One phase's ops: before the layers, each group of layers with the same kernels, after. */
+static void xf_paths_phase(const XfDesc *d, u32 n_layer, const Vk *vk) {
+    u32 i = 0;
+    out("  before the layers:\n");
+    while (i < d->n_ops && d->ops[i].layer < 0) { xf_paths_op(&d->ops[i], vk); i++; }
+    u32 first = i, per = 0;
+    while (first + per < d->n_ops && d->ops[first + per].layer == 0) per++;
+    bool *shown = calloc(n_layer, 1);
+    for (u32 l = 0; l < n_layer && per; l++) {
+        if (shown[l]) continue;
+        char list[512]; int w = fmt_buf(list, sizeof list, "%u", l);
+        for (u32 l2 = l + 1; l2 < n_layer; l2++)
+            if (!shown[l2] && first + (l2 + 1) * per <= d->n_ops && xf_same_layer(d, first + l * per, first + l2 * per, per)) {
+                shown[l2] = true;
+                if (w < (int)sizeof list) w += fmt_buf(list + w, sizeof list - w, ",%u", l2);
+            }
+        out("  layers %s:\n", list);
+        for (u32 j = 0; j < per; j++) xf_paths_op(&d->ops[first + l * per + j], vk);
+    }
+    free(shown);
+    out("  after the layers:\n");
+    for (u32 j = first + n_layer * per; j < d->n_ops; j++) xf_paths_op(&d->ops[j], vk);
 }
 
 static int xf_cmd_paths(int argc, char **argv) {
@@ -629,31 +651,12 @@ static int xf_cmd_paths(int argc, char **argv) {
     Xf xp, xd; XfDesc dp, dd;
     bool okp = xf_describe(&xp, &vk, &m, n_ctx, t_max, act, t_max, &dp);
     bool okd = xf_describe(&xd, &vk, &m, n_ctx, t_max, act, 1, &dd);
-    if (dp.n_ops != dd.n_ops) { errf("edge paths: prefill has %u ops, decode %u\n", dp.n_ops, dd.n_ops); rc = EXIT_USAGE; }
-    else {
-        /* ops before, per layer, after the layers */
-        u32 i = 0;
-        out("\nbefore the layers:\n");
-        while (i < dp.n_ops && dp.ops[i].layer < 0) { xf_paths_op(&dp.ops[i], &dd.ops[i], &vk); i++; }
-        u32 first = i, per = 0;
-        while (first + per < dp.n_ops && dp.ops[first + per].layer == 0) per++;
-        bool *shown = calloc(c->n_layer, 1);
-        for (u32 l = 0; l < c->n_layer && per; l++) {
-            if (shown[l]) continue;
-            char list[512]; int w = fmt_buf(list, sizeof list, "%u", l);
-            for (u32 l2 = l + 1; l2 < c->n_layer; l2++)
-                if (!shown[l2] && first + (l2 + 1) * per <= dp.n_ops && xf_same_layer(&dp, &dd, first + l * per, first + l2 * per, per)) {
-                    shown[l2] = true;
-                    if (w < (int)sizeof list) w += fmt_buf(list + w, sizeof list - w, ",%u", l2);
-                }
-            out("\nlayers %s:\n", list);
-            for (u32 j = 0; j < per; j++) xf_paths_op(&dp.ops[first + l * per + j], &dd.ops[first + l * per + j], &vk);
-        }
-        free(shown);
-        out("\nafter the layers:\n");
-        for (u32 j = first + c->n_layer * per; j < dp.n_ops; j++) xf_paths_op(&dp.ops[j], &dd.ops[j], &vk);
-        out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
-    }
+    /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
+    out("\nprefill (a batch of %u tokens):\n", t_max);
+    xf_paths_phase(&dp, c->n_layer, &vk);
+    out("\ndecode (one token):\n");
+    xf_paths_phase(&dd, c->n_layer, &vk);
+    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
     if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
     else {
         out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
