@@ -93,9 +93,10 @@ bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
 static int eng_eval_usage(const char *why) {
     errf("edge eval: %s\n"
          "usage: edge eval [-m MODEL.gguf] --tokens \"ID ID ...\" (--logits OUT.f32 | --greedy N)\n"
-         "                 [--backend ref|gpu] [--act f32|f16] [--allow-unlisted]\n"
+         "                 [--backend ref|gpu] [--act f32|f16] [--batch N] [--allow-unlisted]\n"
          "  --logits OUT.f32  write little-endian f32 logits [n_tokens][n_vocab]; row i predicts after tokens 0..i\n"
          "  --greedy N        print N greedily generated ids (argmax, lowest id on ties, no EOS stop)\n"
+         "  --batch N         GPU prefill batch in tokens (default 64)\n"
          "  without -m the embedded stories260K model is used\n", why);
     return EXIT_USAGE;
 }
@@ -137,7 +138,7 @@ static int eng_cmd_eval(int argc, char **argv) {
         if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { eng_eval_usage("help"); return EXIT_OK; }
         else if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--tokens") || !strcmp(a, "--logits") ||
-                 !strcmp(a, "--greedy") || !strcmp(a, "--backend") || !strcmp(a, "--act")) {
+                 !strcmp(a, "--greedy") || !strcmp(a, "--backend") || !strcmp(a, "--act") || !strcmp(a, "--batch")) {
             if (!has_val) { char w[96]; fmt_buf(w, sizeof w, "%s needs a value", a); return eng_eval_usage(w); }
             const char *v = argv[++i];
             if (a[1] == 'm' || !strcmp(a, "--model")) path = v;
@@ -145,7 +146,11 @@ static int eng_cmd_eval(int argc, char **argv) {
             else if (!strcmp(a, "--logits")) logits_path = v;
             else if (!strcmp(a, "--backend")) backend = v;
             else if (!strcmp(a, "--act")) act_s = v;
-            else {
+            else if (!strcmp(a, "--batch")) {
+                char *end; long long b = strtoll(v, &end, 10);
+                if (*end || !*v || b < 1 || b > 4096) return eng_eval_usage("--batch wants 1..4096");
+                eng_prefill_batch = (u32)b;
+            } else {
                 char *end;
                 greedy = strtoll(v, &end, 10);
                 if (*end || greedy < 0 || greedy > EDGE_MAX_CTX) return eng_eval_usage("--greedy wants a count 0..EDGE_MAX_CTX");
