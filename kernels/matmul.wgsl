@@ -338,20 +338,26 @@ fn q4k_lane(ow: u32, c: u32, xv: u32) -> f32 {
 // h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h + 32qq + l0
 // .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
 fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
-    let d = f16v(rd16(o + 208u));
+    // the 16 scale bytes and d (bytes 192..209) from five words: the block starts at byte 0 or 2
+    // of the first one (o is even), the four scale words come out by funnel shifts
+    let wi = (o + 192u) >> 2u;
+    let sh = ((o + 192u) & 3u) * 8u;
+    let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
+    let ush = 32u - sh;
+    let sw0 = select((e0 >> sh) | (e1 << ush), e0, sh == 0u) >> (8u * (c / 4u));   // scale bytes (h = 0): quarter 0, -, 1, -
+    let sw1 = select((e1 >> sh) | (e2 << ush), e1, sh == 0u) >> (8u * (c / 4u));   //                      quarter 2, -, 3, -
+    let sw2 = select((e2 >> sh) | (e3 << ush), e2, sh == 0u) >> (8u * (c / 4u));   // h = 1
+    let sw3 = select((e3 >> sh) | (e4 << ush), e3, sh == 0u) >> (8u * (c / 4u));
+    let d = f16v((e4 >> sh) & 0xffffu);
     let qh0 = rd32(o + 128u + 4u * c);           // h = 0
     let qh1 = rd32(o + 160u + 4u * c);           // h = 1
-    let sw0 = rd32(o + 192u + c / 4u);           // scale bytes (h = 0): quarter 0, -, 1, -
-    let sw1 = rd32(o + 196u + c / 4u);           //                      quarter 2, -, 3, -
-    let sw2 = rd32(o + 200u + c / 4u);           // h = 1
-    let sw3 = rd32(o + 204u + c / 4u);
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
         let qa = k % 2u;
         let ql = rd32(o + 4u * c + 32u * k);
         let qh = select(qh0, qh1, h == 1u);
-        let swa = select(sw0, sw2, h == 1u);
+        let swa = select(sw0, sw2, h == 1u);     // already shifted to scale byte c / 4
         let swb = select(sw1, sw3, h == 1u);
         let sa = f32(i8v((swa >> (16u * qa)) & 0xffu));
         let sb = f32(i8v((swb >> (16u * qa)) & 0xffu));
