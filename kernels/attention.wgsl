@@ -125,14 +125,15 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     }
 }
 
-// ---- decode (one query), split over the keys: attn_split + attn_merge ----------------------
-// attn_split: grid (n_head, ceil(n_ctx / 32)); workgroup (h, c) takes keys lo + 32c .. +31
+// ---- attention split over the keys: attn_split + attn_merge ----------------------------------
+// attn_split: grid (n_head, ceil(n_ctx / 32), T); workgroup (h, c, t) takes keys lo + 32c .. +31 of
+// query t (keys lo..hi as for attention)
 // (workgroups past hi return at once). Scores: 4 invocations per key, each a quarter of the
 // dot product with 16-byte loads. The chunk's max m and the sum of e_j = exp(s_j - m) are
 // reduced in shared memory; acc = sum_j e_j v_j with head_dim/4 invocations per key (16-byte
 // loads), 128/(head_dim/4) keys at a time. The chunk leaves (m, sum, acc[head_dim]) in part at
-// ((h * n_chunks) + c) * (head_dim + 2). head_dim: a multiple of 4 with head_dim/4 dividing 128.
-// attn_merge: grid (n_head); with M the largest m_c and w_c = exp(m_c - M):
+// (((t * n_head + h) * n_chunks) + c) * (head_dim + 2). head_dim: a multiple of 4 with head_dim/4
+// dividing 128. attn_merge: grid (n_head, T); with M the largest m_c and w_c = exp(m_c - M):
 // out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention.
 @group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
 @group(0) @binding(2) var<storage, read> vc4: array<vec4<C>>;      // attn_split: the value cache by 4
@@ -156,7 +157,7 @@ fn reduce_sp(l: u32, n: u32, is_max: bool) -> f32 {
     return r;
 }
 
-// keys lo..hi of the (only) query at position p0
+// keys lo..hi of the query at position p0
 fn key_range(p0: u32) -> vec2<u32> {
     let hi = min(p0, p.n_ctx - 1u);
     var lo = 0u;
@@ -170,17 +171,20 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let l = lid.x;
     let h = wid.x;
     let c = wid.y;
+    let t = wid.z;                               // query t at position pos[0] + t
     if (l < 2u) { posw[l] = pos[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
-    let kr = key_range(p0);
+    let n_tok = workgroupUniformLoad(&posw[1]);
+    let kr = key_range(p0 + t);
     let j0 = kr.x + 32u * c;
-    if (j0 > kr.y || h >= p.n_head) { return; }
+    if (t >= n_tok || j0 > kr.y || h >= p.n_head) { return; }
     let d_n = p.head_dim;
     let d4 = d_n / 4u;
     let kvd4 = d4 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
     let nk = min(32u, kr.y + 1u - j0);
-    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[h * d_n + d]) * p.scale; }
+    let qh = t * p.n_head + h;                   // this query and head
+    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
     workgroupBarrier();
     // scores: key j0 + l / 4, quarter l % 4 of the dims
     let kk = l / 4u;
@@ -216,11 +220,11 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
     accs[l] = acc;
     workgroupBarrier();
-    let pb = (h * nw.y + c) * (d_n + 2u);
+    let pb = (qh * nw.y + c) * (d_n + 2u);
     if (l < d4) {
-        var t = vec4<f32>(0.0);
-        for (var k = 0u; k < ng; k = k + 1u) { t = t + accs[k * d4 + l]; }
-        partw[pb + 2u + 4u * l] = t.x; partw[pb + 3u + 4u * l] = t.y; partw[pb + 4u + 4u * l] = t.z; partw[pb + 5u + 4u * l] = t.w;
+        var tv = vec4<f32>(0.0);
+        for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
+        partw[pb + 2u + 4u * l] = tv.x; partw[pb + 3u + 4u * l] = tv.y; partw[pb + 4u + 4u * l] = tv.z; partw[pb + 5u + 4u * l] = tv.w;
     }
     if (l == 0u) { partw[pb] = m; partw[pb + 1u] = sum; }
 }
@@ -230,13 +234,16 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let h = wid.x;
+    let t = wid.y;
     if (l < 2u) { posw[l] = posm[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
-    if (h >= p.n_head) { return; }
-    let kr = key_range(p0);
+    let n_tok = workgroupUniformLoad(&posw[1]);
+    if (t >= n_tok || h >= p.n_head) { return; }
+    let kr = key_range(p0 + t);
     let nc = (kr.y - kr.x) / 32u + 1u;
     let d_n = p.head_dim;
-    let hb = h * p.t_cap * (d_n + 2u);
+    let qh = t * p.n_head + h;
+    let hb = qh * p.t_cap * (d_n + 2u);
     var mx = -F32_MAX;
     for (var c = l; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
     part[l] = mx;
@@ -262,6 +269,6 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     if (l < d_n) {
         var num = 0.0;
         for (var k = 0u; k < ng; k = k + 1u) { num = num + part[k * d_n + l]; }
-        outm[h * d_n + l] = A(select(0.0, num / total, total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u));
+        outm[qh * d_n + l] = A(select(0.0, num / total, total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u));
     }
 }

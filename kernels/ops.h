@@ -72,11 +72,11 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
         rope_freqs factors, or ones. */
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
      /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
-void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* op_attention for one query (T = 1), split over the GPU: keys in chunks of 32 (attn_split),
-        then one merge per head (attn_merge), a barrier between. part: f32 scratch
-        (head_dim + 2, op_attn_chunks(n_ctx), n_head). Only where op_attention_decode_fits. */
+void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+     /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
+        (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
+        scratch (head_dim + 2, op_attn_chunks(n_ctx), n_head, >= T). Only where op_attention_split_fits. */
 u32 op_attn_chunks(u64 n_ctx);
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
@@ -85,7 +85,7 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
         op_kv_store of the result and of v into rows pos[0].. of the caches kc/vc, in one dispatch.
         q (head_dim, n_head, T), k (head_dim, n_head_kv, T), v like k; qo like q; caches
         (head_dim * n_head_kv, n_ctx); biases f32 (head_dim * heads). */
-bool op_attention_decode_fits(u32 head_dim, u64 n_ctx);   /* head_dim / 4 divides 128, n_ctx <= 32768 */
+bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim / 4 divides 128, n_ctx <= 32768 */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
      /* q act (head_dim, n_head, T); kc/vc caches (head_dim*n_head_kv, n_ctx); scores f32

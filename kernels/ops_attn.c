@@ -118,33 +118,33 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
 
 u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 31) / 32); }
 
-bool op_attention_decode_fits(u32 head_dim, u64 n_ctx) {
+bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
     return head_dim >= 4 && head_dim <= 256 && head_dim % 4 == 0 && 128 % (head_dim / 4) == 0 && op_attn_chunks(n_ctx) <= 1024;
 }
 
-void op_attention_decode(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
-    const char *n = "attention_decode";
+void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
+    const char *n = "attention_split";
     need_pos(n, pos);
     need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
     u64 hd = q->ne[0];
-    u64 kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd;
-    need(op_attention_decode_fits((u32)hd, n_ctx) && q->nelem == hd * n_head, n, q,
-         "q must be (head_dim, n_head, 1) with head_dim / 4 dividing 128, and n_ctx at most 32768");
+    u64 kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd, T = q->nelem / (hd * n_head);
+    need(op_attention_split_fits((u32)hd, n_ctx) && q->ne[1] == n_head && q->nelem == hd * n_head * T, n, q,
+         "q must be (head_dim, n_head, T) with head_dim / 4 dividing 128, and n_ctx at most 32768");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
     u32 nc = op_attn_chunks(n_ctx);
-    need(part->dtype == DT_F32 && part->nelem == (hd + 2) * nc * n_head, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head)");
+    need(part->dtype == DT_F32 && part->nelem >= (hd + 2) * nc * n_head * T, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= T)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
-    need(n_head <= 65535 && nc <= 65535, n, q, "more than 65535 heads or key chunks");
-    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_DECODE, kc->dtype, q->dtype, part->dtype);
-    VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_DECODE, DT_F32, part->dtype, out->dtype);
+    need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
+    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_ANY, kc->dtype, q->dtype, part->dtype);
+    VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_ANY, DT_F32, part->dtype, out->dtype);
     struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; } push =
         { (u32)hd, n_head, n_head_kv, nc, (u32)n_ctx, window, scale, softcap };
     const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
-    vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, 1);
+    vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, (u32)T);
     vk_barrier(vk);
-    vk_dispatch(vk, pm, t2, 3, &push, sizeof push, n_head, 1, 1);
+    vk_dispatch(vk, pm, t2, 3, &push, sizeof push, n_head, (u32)T, 1);
 }
 
 /* ---- activations, softcap, sampling -------------------------------------------- */

@@ -74,11 +74,14 @@ static void xf_alloc(Xf *xf) {
     xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
     xf->att = xf_act(sa, "att", xf->act, qd, T);
-    u64 sc[3] = { xf->n_ctx, c->n_head, T };
-    xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
-    if (op_attention_decode_fits(c->head_dim, xf->n_ctx)) {
-        u64 ap[3] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head };
-        xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 3, ap);
+    /* attention: split over key chunks (attn_part) where the head size allows, for decode and
+       prefill alike; otherwise one workgroup per (head, query) with a scores scratch */
+    if (op_attention_split_fits(c->head_dim, xf->n_ctx)) {
+        u64 ap[4] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head, T };
+        xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 4, ap);
+    } else {
+        u64 sc[3] = { xf->n_ctx, c->n_head, T };
+        xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
     }
     xf->o = xf_act(sa, "o", DT_F32, c->n_embd, T);
     xf->gate = xf_act(sa, "gate", xf->act, c->n_ff, T);
@@ -302,8 +305,8 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
         xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
-        if (T == 1 && xf->attn_part.nbytes)
-            op_attention_decode(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,
+        if (xf->attn_part.nbytes)
+            op_attention_split(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,
                                 c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         else
             op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,

@@ -199,7 +199,7 @@ TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
 /* ---- attention ------------------------------------------------------------------- */
 typedef struct AttnCase {
     u32 hd, nh, nkv, T, p0, n_ctx, window; f32 scale, softcap, qscale; DType at, ct;
-    bool split;     /* T = 1 through op_attention_decode (attn_split + attn_merge) */
+    bool split;     /* through op_attention_split (attn_split + attn_merge) */
 } AttnCase;
 
 /* Reference in f64 on the values the GPU sees. Error: |out - ref| / sum_j p_j |v_j|, allowed
@@ -212,10 +212,10 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u32 hd = c->hd, nh = c->nh, kvd = hd * c->nkv, T = c->T, n_ctx = c->n_ctx;
     u64 nq = (u64)hd * nh * T, nc = (u64)kvd * n_ctx, ns = (u64)n_ctx * nh * T;
     DevArena a; Err e;
-    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh;
+    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh * T;
     REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns + npart) * 4 + 8192, &e));
-    u64 shpart[3] = { hd + 2, op_attn_chunks(n_ctx), nh };
-    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 3, shpart);
+    u64 shpart[4] = { hd + 2, op_attn_chunks(n_ctx), nh, T };
+    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", c->at, 3, shq);
@@ -228,7 +228,7 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u32 pos[2] = { c->p0, T };
     up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    if (c->split) op_attention_decode(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window);
+    if (c->split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
     vk_submit_wait(vk);
     down_as(vk, &to, o);
@@ -294,7 +294,7 @@ TEST(kernel_attention_matches_reference) {
         w[0][0], w[0][1], w[1][0], w[1][1]);
 }
 
-TEST(kernel_attention_decode_split_matches_reference) {
+TEST(kernel_attention_split_matches_reference) {
     const AttnCase cases[] = {
         /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale */
         {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* one chunk */
@@ -305,6 +305,12 @@ TEST(kernel_attention_decode_split_matches_reference) {
         {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* the end of a 2048 context: 64 chunks */
         {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 1 },    /* long context, sliding window */
         {   8,  8,  4,  1,  300,  512,  0, 0.35355339f,  0,      30, DT_F32, DT_F32, 1 },   /* stories260K heads, peaked softmax */
+        /* prefill: T queries at once, each with its own causal range */
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 1 },    /* from 0, GQA 2 */
+        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1 },    /* continuing a cache */
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 1 },    /* window < sequence, softcap */
+        {  64,  8,  2, 40,   90,  200, 70, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 40 queries over chunk edges, window */
+        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 1 },   /* peaked softmax */
     };
     for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
         AttnCase c = cases[i];

@@ -478,22 +478,22 @@ static void fat_attn_types(const KernelDef *d, DType *at, DType *ct) {
 static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, const f32 *qin, f32 *o, f32 *kc, f32 *vc, char *err, int errn) {
     Vk *vk = &f->vk;
     DType at, ct; fat_attn_types(d, &at, &ct);
-    bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE;     /* decode: op_attention_decode */
+    bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE;     /* op_attention_split */
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
-    u64 npart = (u64)(c->hd + 2) * op_attn_chunks(c->n_ctx) * c->nh;
+    u64 npart = (u64)(c->hd + 2) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
     if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
     u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
-    u64 shpart[3] = { c->hd + 2, op_attn_chunks(c->n_ctx), c->nh };
-    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 3, shpart);
+    u64 shpart[4] = { c->hd + 2, op_attn_chunks(c->n_ctx), c->nh, c->T };
+    Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     u32 pos[2] = { c->p0, c->T };
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    if (split) op_attention_decode(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
     fat_down(vk, &to, o);
@@ -672,10 +672,10 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window ? 7 : 0;
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE;   /* decode kernels: one query */
-        if (split && !op_attention_decode_fits(m->head_dim, 2048)) continue;
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE;
+        if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
         fat_attention(k, &dec);
-        if (!split) fat_attention(k, &pre);
+        fat_attention(k, &pre);
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
     }
 }
