@@ -41,7 +41,7 @@ nd=$("$EDGE_BIN" paths | sed -n 's/^dispatches: .*, \([0-9]*\) per decode token$
 # edge paths
 for act in f32 f16; do
     "$EDGE_BIN" paths --act $act >"$tmp/paths" 2>&1 || { echo "edge paths --act $act failed"; cat "$tmp/paths"; fail=1; }
-    grep -q '^dtype chain: ok' "$tmp/paths" && grep -q "attention_${act}_${act}c" "$tmp/paths" || { echo "edge paths --act $act"; cat "$tmp/paths"; fail=1; }
+    grep -q '^dtype chain: ok' "$tmp/paths" && grep -q "attn_merge_${act} " "$tmp/paths" || { echo "edge paths --act $act"; cat "$tmp/paths"; fail=1; }
 done
 "$EDGE_BIN" --help | grep -q -- '--check-nan' || { echo "--help lacks the debug options"; fail=1; }
 exit $fail
