@@ -20,7 +20,8 @@
 //! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
 alias C = f32;
-struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32 }
+struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
+                q0: u32 }     // attn_split / attn_merge: the first query of this dispatch (queries q0 .. q0 + grid - 1)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
 @group(0) @binding(1) var<storage, read> kc: array<C>;            // (head_dim*n_head_kv, n_ctx)
@@ -132,8 +133,9 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 // dot product with 16-byte loads. The chunk's max m and the sum of e_j = exp(s_j - m) are
 // reduced in shared memory; acc = sum_j e_j v_j with head_dim/4 invocations per key (16-byte
 // loads), 128/(head_dim/4) keys at a time. The chunk leaves (m, sum, acc[head_dim]) in part at
-// (((t * n_head + h) * n_chunks) + c) * (head_dim + 2). head_dim: a multiple of 4 with head_dim/4
-// dividing 128. attn_merge: grid (n_head, T); with M the largest m_c and w_c = exp(m_c - M):
+// (((t' * n_head + h) * n_chunks) + c) * (head_dim + 2), t' = t - q0 (a dispatch takes queries q0 ..,
+// so part holds only as many queries as one dispatch). head_dim: a multiple of 4 with head_dim/4
+// dividing 128. attn_merge: grid (n_head, T'); with M the largest m_c and w_c = exp(m_c - M):
 // out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention.
 @group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
 @group(0) @binding(2) var<storage, read> vc4: array<vec4<C>>;      // attn_split: the value cache by 4
@@ -171,7 +173,8 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let l = lid.x;
     let h = wid.x;
     let c = wid.y;
-    let t = wid.z;                               // query t at position pos[0] + t
+    let t = wid.z + p.q0;                        // query t at position pos[0] + t
+    let tl = wid.z;                              // its slot in part
     if (l < 2u) { posw[l] = pos[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
     let n_tok = workgroupUniformLoad(&posw[1]);
@@ -220,7 +223,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
     accs[l] = acc;
     workgroupBarrier();
-    let pb = (qh * nw.y + c) * (d_n + 2u);
+    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 2u);
     if (l < d4) {
         var tv = vec4<f32>(0.0);
         for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
@@ -234,7 +237,8 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let h = wid.x;
-    let t = wid.y;
+    let t = wid.y + p.q0;
+    let tl = wid.y;
     if (l < 2u) { posw[l] = posm[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
     let n_tok = workgroupUniformLoad(&posw[1]);
@@ -243,7 +247,7 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let nc = (kr.y - kr.x) / 32u + 1u;
     let d_n = p.head_dim;
     let qh = t * p.n_head + h;
-    let hb = qh * p.t_cap * (d_n + 2u);
+    let hb = (tl * p.n_head + h) * p.t_cap * (d_n + 2u);
     var mx = -F32_MAX;
     for (var c = l; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
     part[l] = mx;

@@ -76,7 +76,8 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
      /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
         (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
-        scratch (head_dim + 2, op_attn_chunks(n_ctx), n_head, >= T). Only where op_attention_split_fits. */
+        scratch (head_dim + 2, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
+        groups of Q (a dispatch pair each). Only where op_attention_split_fits. */
 u32 op_attn_chunks(u64 n_ctx);
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,

@@ -110,8 +110,8 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     need(out->nelem == q->nelem && out->ne[0] == hd, n, out, "out must have q's shape");
     need(T <= 65535 && n_head <= 65535, n, q, "more than 65535 queries or heads");
     VkPipe *p = op_pipe(vk, OP_ATTENTION, PH_ANY, kc->dtype, q->dtype, out->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; } push =
-        { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap };
+    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
+        { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
     const Tensor *ts[6] = { q, kc, vc, pos, scores, out };
     vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
 }
@@ -134,17 +134,22 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
     u32 nc = op_attn_chunks(n_ctx);
-    need(part->dtype == DT_F32 && part->nelem >= (hd + 2) * nc * n_head * T, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= T)");
+    u64 per_q = (hd + 2) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
+    need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
     need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
     VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_ANY, kc->dtype, q->dtype, part->dtype);
     VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_ANY, DT_F32, part->dtype, out->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; } push =
-        { (u32)hd, n_head, n_head_kv, nc, (u32)n_ctx, window, scale, softcap };
     const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
-    vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, (u32)T);
-    vk_barrier(vk);
-    vk_dispatch(vk, pm, t2, 3, &push, sizeof push, n_head, (u32)T, 1);
+    for (u64 q0 = 0; q0 < T; q0 += Q) {      /* queries q0 .. q0 + n - 1 */
+        u32 nq = (u32)MIN(Q, T - q0);
+        struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
+            { (u32)hd, n_head, n_head_kv, nc, (u32)n_ctx, window, scale, softcap, (u32)q0 };
+        if (q0) vk_barrier(vk);              /* part is reused */
+        vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, nq);
+        vk_barrier(vk);
+        vk_dispatch(vk, pm, t2, 3, &push, sizeof push, n_head, nq, 1);
+    }
 }
 
 /* ---- activations, softcap, sampling -------------------------------------------- */

@@ -74,10 +74,15 @@ static void xf_alloc(Xf *xf) {
     xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
     xf->att = xf_act(sa, "att", xf->act, qd, T);
-    /* attention: split over key chunks (attn_part) where the head size allows, for decode and
-       prefill alike; otherwise one workgroup per (head, query) with a scores scratch */
+    /* attention: split over key chunks where the head size allows, for decode and prefill alike,
+       with partials for Q queries at a time: as many as fit in the bytes the one-workgroup-per-query
+       kernel's scores scratch would take (n_ctx x n_head x T f32), so the split never needs more
+       memory; otherwise that kernel and its scratch */
     if (op_attention_split_fits(c->head_dim, xf->n_ctx)) {
-        u64 ap[4] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head, T };
+        u64 per_q = (u64)(c->head_dim + 2) * op_attn_chunks(xf->n_ctx) * c->n_head;
+        u64 Q = (u64)xf->n_ctx * c->n_head * T / per_q;
+        Q = MAX(1, MIN(Q, T));
+        u64 ap[4] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head, Q };
         xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 4, ap);
     } else {
         u64 sc[3] = { xf->n_ctx, c->n_head, T };

@@ -129,7 +129,8 @@ typedef struct Xf {
     Tensor  qp, kp;             /* act after RoPE */
     Tensor  att;                /* act (n_head*hd, t_max) attention output */
     Tensor  scores;             /* f32 (n_ctx, n_head, t_max) attention scratch */
-    Tensor  attn_part;          /* f32 (head_dim + 2, n_ctx / 32, n_head) decode attention partials (op_attention_split_fits) */
+    Tensor  attn_part;          /* f32 (head_dim + 2, n_ctx / 32, n_head, Q) split-attention partials of Q queries
+                                   (op_attention_split_fits; Q: at most the bytes of the scores scratch) */
     Tensor  o;                  /* f32 (n_embd, t_max) block output */
     Tensor  gate, up;           /* act (n_ff, t_max) */
     Tensor  ff;                 /* act (n_ff, t_max) */

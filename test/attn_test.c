@@ -200,6 +200,7 @@ TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
 typedef struct AttnCase {
     u32 hd, nh, nkv, T, p0, n_ctx, window; f32 scale, softcap, qscale; DType at, ct;
     bool split;     /* through op_attention_split (attn_split + attn_merge) */
+    u32 part_q;     /* split: queries the partials hold (0: all T); fewer: queries in groups */
 } AttnCase;
 
 /* Reference in f64 on the values the GPU sees. Error: |out - ref| / sum_j p_j |v_j|, allowed
@@ -212,9 +213,10 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u32 hd = c->hd, nh = c->nh, kvd = hd * c->nkv, T = c->T, n_ctx = c->n_ctx;
     u64 nq = (u64)hd * nh * T, nc = (u64)kvd * n_ctx, ns = (u64)n_ctx * nh * T;
     DevArena a; Err e;
-    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh * T;
+    u32 pq = c->part_q ? c->part_q : T;
+    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh * pq;
     REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns + npart) * 4 + 8192, &e));
-    u64 shpart[4] = { hd + 2, op_attn_chunks(n_ctx), nh, T };
+    u64 shpart[4] = { hd + 2, op_attn_chunks(n_ctx), nh, pq };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);
@@ -274,14 +276,14 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
 TEST(kernel_attention_matches_reference) {
     const AttnCase cases[] = {
         /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale  (dtypes set below) */
-        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0 },    /* decode, GQA 1 */
-        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 0 },    /* prefill from 0, GQA 2 */
-        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 0 },    /* prefill continuing a cache */
-        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 0 },    /* GQA 8, window < sequence, softcap active */
-        { 256,  2,  1,  9,    3,   16,  3, 0.0625f,      50,     1e4, DT_F32, DT_F32, 0 },  /* huge scores through the softcap */
-        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0 },    /* decode at the end of a 2048 context */
-        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 0 },    /* long context, sliding window */
-        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 0 },   /* peaked softmax, no softcap */
+        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0, 0 },    /* decode, GQA 1 */
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 0, 0 },    /* prefill from 0, GQA 2 */
+        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 0, 0 },    /* prefill continuing a cache */
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 0, 0 },    /* GQA 8, window < sequence, softcap active */
+        { 256,  2,  1,  9,    3,   16,  3, 0.0625f,      50,     1e4, DT_F32, DT_F32, 0, 0 },  /* huge scores through the softcap */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 0, 0 },    /* decode at the end of a 2048 context */
+        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 0, 0 },    /* long context, sliding window */
+        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 0, 0 },   /* peaked softmax, no softcap */
     };
     f64 w[2][2] = { { 0, 0 }, { 0, 0 } };
     for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
@@ -297,20 +299,24 @@ TEST(kernel_attention_matches_reference) {
 TEST(kernel_attention_split_matches_reference) {
     const AttnCase cases[] = {
         /* hd   nh nkv  T    p0  n_ctx win  scale        softcap qscale */
-        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* one chunk */
-        {  64,  8,  2,  1,   64,  200,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 2 x 32 keys + 1: a chunk of one key */
-        { 128, 12,  2,  1,  150,  200,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1 },    /* 3 chunks, the last partial; GQA 6 */
-        { 256,  8,  4,  1,  190,  200, 70, 0.0625f,      50,     8, DT_F32, DT_F32, 1 },    /* window across chunk edges, softcap */
-        { 256,  2,  1,  1,  100,  128,  0, 0.0625f,      50,     1e4, DT_F32, DT_F32, 1 },  /* huge scores through the softcap */
-        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* the end of a 2048 context: 64 chunks */
-        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 1 },    /* long context, sliding window */
-        {   8,  8,  4,  1,  300,  512,  0, 0.35355339f,  0,      30, DT_F32, DT_F32, 1 },   /* stories260K heads, peaked softmax */
+        {  64,  8,  8,  1,   37,   64,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1, 0 },    /* one chunk */
+        {  64,  8,  2,  1,   64,  200,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1, 0 },    /* 2 x 32 keys + 1: a chunk of one key */
+        { 128, 12,  2,  1,  150,  200,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1, 0 },    /* 3 chunks, the last partial; GQA 6 */
+        { 256,  8,  4,  1,  190,  200, 70, 0.0625f,      50,     8, DT_F32, DT_F32, 1, 0 },    /* window across chunk edges, softcap */
+        { 256,  2,  1,  1,  100,  128,  0, 0.0625f,      50,     1e4, DT_F32, DT_F32, 1, 0 },  /* huge scores through the softcap */
+        {  64,  2,  1,  1, 2047, 2048,  0, 0.125f,       0,      1, DT_F32, DT_F32, 1, 0 },    /* the end of a 2048 context: 64 chunks */
+        {  64,  2,  2,  1, 2047, 2048, 16, 0.125f,       50,     3, DT_F32, DT_F32, 1, 0 },    /* long context, sliding window */
+        {   8,  8,  4,  1,  300,  512,  0, 0.35355339f,  0,      30, DT_F32, DT_F32, 1, 0 },   /* stories260K heads, peaked softmax */
         /* prefill: T queries at once, each with its own causal range */
-        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 1 },    /* from 0, GQA 2 */
-        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1 },    /* continuing a cache */
-        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 1 },    /* window < sequence, softcap */
-        {  64,  8,  2, 40,   90,  200, 70, 0.125f,       0,      1, DT_F32, DT_F32, 1 },    /* 40 queries over chunk edges, window */
-        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 1 },   /* peaked softmax */
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 1, 0 },    /* from 0, GQA 2 */
+        { 128,  4,  2,  6,   10,   32,  0, 0.08838835f,  0,      2, DT_F32, DT_F32, 1, 0 },    /* continuing a cache */
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 1, 0 },    /* window < sequence, softcap */
+        {  64,  8,  2, 40,   90,  200, 70, 0.125f,       0,      1, DT_F32, DT_F32, 1, 0 },    /* 40 queries over chunk edges, window */
+        {  64,  4,  1,  3,    1,    8,  0, 0.125f,       0,      30, DT_F32, DT_F32, 1, 0 },   /* peaked softmax */
+        /* partials for fewer queries than the batch: groups of part_q queries, the last one partial */
+        {  64,  8,  2, 40,   90,  200, 70, 0.125f,       0,      1, DT_F32, DT_F32, 1, 7 },
+        { 128,  4,  2,  7,    0,   16,  0, 0.08838835f,  0,      1, DT_F32, DT_F32, 1, 2 },
+        { 256,  8,  1,  5,   20,   32,  4, 0.0625f,      50,     8, DT_F32, DT_F32, 1, 1 },
     };
     for (u32 i = 0; i < ARRAY_COUNT(cases); i++) for (int v = 0; v < 4; v++) {
         AttnCase c = cases[i];
@@ -318,13 +324,13 @@ TEST(kernel_attention_split_matches_reference) {
         if (c.at == DT_F16 && c.qscale > 100) c.qscale = 100;
         check_attention(&c, 4, 161 + i * 4 + v);
     }
-    AttnCase huge = { 64, 2, 1, 1, 100, 128, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 1 };   /* one key dominates */
+    AttnCase huge = { 64, 2, 1, 1, 100, 128, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 1, 0 };   /* one key dominates */
     check_attention(&huge, 0, 199);
 }
 
 TEST(kernel_attention_huge_scores_stay_finite) {
     /* q.k near 1e30 without a softcap: one key dominates; the output is that key's value */
-    AttnCase c = { 64, 2, 1, 4, 5, 16, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 0 };
+    AttnCase c = { 64, 2, 1, 4, 5, 16, 0, 1.0f, 0, 1e14f, DT_F32, DT_F32, 0, 0 };
     check_attention(&c, 0, 99);
 }
 
