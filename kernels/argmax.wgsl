@@ -47,6 +47,21 @@ fn argmax_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     if (l == 0u) { ids[row] = select(bi[0], 0u, bi[0] == NONE); }
 }
 
+// The best (value, id) of the row at base over elements first, first + step, ... and whether any
+// is NaN or Inf: reduced over the workgroup into bv[0], bi[0] and `bad`.
+fn scan_check(l: u32, base: u32, first: u32, step: u32) {
+    var v = neg_inf();
+    var id = NONE;
+    var nf = 0u;
+    for (var i = first; i < p.n; i = i + step) {
+        let x = logits[base + i];
+        nf = nf | select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u);
+        if (before(x, i, v, id)) { v = x; id = i; }
+    }
+    if (nf != 0u) { atomicOr(&bad, 1u); }
+    reduce_best(l, v, id);
+}
+
 // argmax plus a fault flag: ids is (2, rows) = [id, 1 if the row holds a NaN or an Inf else 0],
 // so greedy decode, which reads back only ids, still notices non-finite logits.
 @compute @workgroup_size(256)
@@ -54,17 +69,7 @@ fn argmax_check_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     let row = wid.x;
     if (row >= p.rows) { return; }
     let l = lid.x;
-    let base = row * p.n;
-    var v = neg_inf();
-    var id = NONE;
-    var nf = 0u;
-    for (var i = l; i < p.n; i = i + 256u) {
-        let x = logits[base + i];
-        nf = nf | select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u);
-        if (before(x, i, v, id)) { v = x; id = i; }
-    }
-    if (nf != 0u) { atomicOr(&bad, 1u); }
-    reduce_best(l, v, id);
+    scan_check(l, row * p.n, l, 256u);
     if (l == 0u) {
         ids[2u * row] = select(bi[0], 0u, bi[0] == NONE);
         ids[2u * row + 1u] = atomicLoad(&bad);
@@ -107,17 +112,7 @@ fn argmax_part_f32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_id) lid: vec3<u32>) {
     let row = wid.y;
     let l = lid.x;
-    let base = row * p.n;
-    var v = neg_inf();
-    var id = NONE;
-    var nf = 0u;
-    for (var i = wid.x * 256u + l; i < p.n; i = i + nw.x * 256u) {
-        let x = logits[base + i];
-        nf = nf | select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u);
-        if (before(x, i, v, id)) { v = x; id = i; }
-    }
-    if (nf != 0u) { atomicOr(&bad, 1u); }
-    reduce_best(l, v, id);
+    scan_check(l, row * p.n, wid.x * 256u + l, nw.x * 256u);
     if (l == 0u) {
         let o = 3u * (row * nw.x + wid.x);
         ids[o] = bitcast<u32>(bv[0]); ids[o + 1u] = bi[0]; ids[o + 2u] = atomicLoad(&bad);

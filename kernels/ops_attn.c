@@ -95,16 +95,25 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
 }
 
 /* ---- attention ----------------------------------------------------------------- */
+/* The checks both attention ops share: q (head_dim <= 256, n_head, T), caches (head_dim *
+   n_head_kv, n_ctx) of one dtype, GQA ratio. */
+static void attn_shapes(const char *n, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
+                        u32 n_head, u32 n_head_kv, u64 *hd, u64 *T, u64 *n_ctx) {
+    need_pos(n, pos);
+    need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
+    *hd = q->ne[0];
+    need(*hd > 0 && *hd <= 256 && q->ne[1] == n_head && q->nelem % (*hd * n_head) == 0, n, q, "q must be (head_dim <= 256, n_head, T)");
+    u64 kvd = *hd * n_head_kv;
+    *T = q->nelem / (*hd * n_head); *n_ctx = kc->nelem / kvd;
+    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
+         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+}
+
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     const char *n = "attention";
-    need_pos(n, pos);
-    need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
-    u64 hd = q->ne[0];
-    need(hd > 0 && hd <= 256 && q->ne[1] == n_head, n, q, "q must be (head_dim <= 256, n_head, T)");
-    u64 T = q->nelem / (hd * n_head), kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd;
-    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
-         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    u64 hd, T, n_ctx;
+    attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(scores->dtype == DT_F32 && scores->ne[0] == n_ctx && scores->nelem >= n_ctx * n_head * T, n, scores,
          "scores must be f32 (n_ctx, n_head, T_max) with T_max >= T");
     need(out->nelem == q->nelem && out->ne[0] == hd, n, out, "out must have q's shape");
@@ -125,14 +134,9 @@ bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     const char *n = "attention_split";
-    need_pos(n, pos);
-    need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
-    u64 hd = q->ne[0];
-    u64 kvd = hd * n_head_kv, n_ctx = kc->nelem / kvd, T = q->nelem / (hd * n_head);
-    need(op_attention_split_fits((u32)hd, n_ctx) && q->ne[1] == n_head && q->nelem == hd * n_head * T, n, q,
-         "q must be (head_dim, n_head, T) with head_dim / 4 dividing 128, and n_ctx at most 32768");
-    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
-         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    u64 hd, T, n_ctx;
+    attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
+    need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim / 4 must divide 128, and n_ctx be at most 32768");
     u32 nc = op_attn_chunks(n_ctx);
     u64 per_q = (hd + 2) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= 1 query)");

@@ -329,6 +329,25 @@ static void fat_bias(FatK *k, u64 n, u64 T) {
 }
 
 /* ---- rope and the KV store -------------------------------------------------------------- */
+/* The f64 rotation of one head x (hd values) at position pos into want, with the error scale
+   in mag: NORM pairs (2i, 2i+1), NEOX (i, i + n_rot/2), dims past n_rot unchanged. */
+static void fat_rope_want(const f32 *x, u32 hd, u32 n_rot, bool neox, u32 pos, f32 base, const f32 *ff, f64 tol, f64 *want, f64 *mag) {
+    for (u32 i = 0; i < hd / 2; i++) {
+        u32 ia = 2 * i, ib = 2 * i + 1;
+        f64 ra = x[ia], rb = x[ib], theta = 0;
+        if (2 * i < n_rot) {
+            if (neox) { ia = i; ib = i + n_rot / 2; }
+            theta = (f64)pos * pow(base, -2.0 * i / n_rot) / ff[i];
+            f64 c = cos(theta), s = sin(theta);
+            ra = x[ia] * c - x[ib] * s; rb = x[ia] * s + x[ib] * c;
+        }
+        /* f32 angles: theta = p * exp2(-log2(base) * 2i/n_rot) carries the rounding of an
+           exponent up to ~13 (about 5.5e-7 of theta) plus the product: allow 1e-6 * theta */
+        f64 m = (fabs(x[ia]) + fabs(x[ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
+        want[ia] = ra; want[ib] = rb; mag[ia] = mag[ib] = m;
+    }
+}
+
 static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype;
@@ -353,20 +372,7 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
     f64 tol = at == DT_F16 ? 1e-3 : 1e-5;
     for (u32 t = 0; t < T; t++) for (u32 h = 0; h < nh; h++) {
         u64 o = ((u64)t * nh + h) * hd;
-        for (u32 i = 0; i < hd / 2; i++) {
-            u32 ia = 2 * i, ib = 2 * i + 1;
-            f64 ra = x[o + ia], rb = x[o + ib], theta = 0;
-            if (2 * i < n_rot) {
-                if (neox) { ia = i; ib = i + n_rot / 2; }
-                theta = (f64)(p0 + t) * pow(base, -2.0 * i / n_rot) / ff[i];
-                f64 c = cos(theta), s = sin(theta);
-                ra = x[o + ia] * c - x[o + ib] * s; rb = x[o + ia] * s + x[o + ib] * c;
-            }
-            /* f32 angles: theta = p * exp2(-log2(base) * 2i/n_rot) carries the rounding of an
-               exponent up to ~13 (about 5.5e-7 of theta) plus the product: allow 1e-6 * theta */
-            f64 m = (fabs(x[o + ia]) + fabs(x[o + ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
-            want[o + ia] = ra; want[o + ib] = rb; mag[o + ia] = mag[o + ib] = m;
-        }
+        fat_rope_want(x + o, hd, n_rot, neox, p0 + t, base, ff, tol, want + o, mag + o);
     }
     char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s p0=%u", hd, n_rot, neox ? "neox" : "norm", p0);
     fat_cmp(k, cs, y, want, mag, n, tol);
@@ -409,18 +415,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
         for (u32 t = 0; t < T; t++) for (u32 h = 0; h < heads; h++) {
             if (which && p0 + t >= n_ctx) continue;
             u64 o = ((u64)t * heads + h) * hd, dst = which ? nq + (u64)(p0 + t) * kvd + (u64)h * hd : o;
-            for (u32 i = 0; i < hd / 2; i++) {
-                u32 ia = 2 * i, ib = 2 * i + 1;
-                f64 ra = x[o + ia], rb = x[o + ib], theta = 0;
-                if (2 * i < n_rot) {
-                    if (neox) { ia = i; ib = i + n_rot / 2; }
-                    theta = (f64)(p0 + t) * pow(base, -2.0 * i / n_rot) / ff[i];
-                    f64 cs = cos(theta), sn = sin(theta);
-                    ra = x[o + ia] * cs - x[o + ib] * sn; rb = x[o + ia] * sn + x[o + ib] * cs;
-                }
-                f64 m = (fabs(x[o + ia]) + fabs(x[o + ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
-                want[dst + ia] = ra; want[dst + ib] = rb; mag[dst + ia] = mag[dst + ib] = m;
-            }
+            fat_rope_want(x + o, hd, n_rot, neox, p0 + t, base, ff, tol, want + dst, mag + dst);
         }
     }
     for (u32 t = 0; t < T && p0 + t < n_ctx; t++) for (u64 i = 0; i < kvd; i++) {
