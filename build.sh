@@ -126,7 +126,9 @@ echo "== tint: $T/root/usr/bin/tint"
 # override 'A=1' (Tint's --overrides) or a type alias 'alias:T=f16', which rewrites the file's
 # module-scope line 'alias T = ...;' (and adds 'enable f16;' when any alias is f16). That is the
 # whole variant mechanism: an explicit list, no preprocessor. Kernel names must be unique
-# (tools/spvgen.c checks).
+# (tools/spvgen.c checks). A file with a line '//! norobust' is compiled without Tint's robustness
+# transform (index clamps on every storage access): only for files whose kernels bound every
+# index themselves, the header says how.
 mkdir -p build/spv
 CC=${CC:-cc}
 if [ ! -x build/spvgen ] || [ tools/spvgen.c -nt build/spvgen ]; then
@@ -156,6 +158,7 @@ while read -r name src ep ov al; do
     nk=$((nk+1))
     if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ]; then
         args=(-ep "$ep" --format spirv -o "$spv")
+        grep -q '^//! norobust' "$src" && args+=(--disable-robustness)
         [ -n "${ov:-}" ] && [ "$ov" != "-" ] && args+=(--overrides "$ov")
         in=$src
         if [ -n "${al:-}" ]; then                      # type-alias variant: rewrite 'alias T = ...;'

@@ -8,6 +8,10 @@
 //   3. out[d] = sum_j e_j v_j[d] / sum, keys split over 256/head_dim invocation groups.
 // GQA: head h reads KV head h / (n_head / n_head_kv). head_dim <= 256. f32 accumulation.
 // A is the activation dtype of q and out, C the cache dtype.
+// Bounds: keys run to min(position, n_ctx - 1), queries stop at the token count and the grid,
+// heads at n_head, chunks at the grid (<= 1024 = wc's length, checked by the host with the
+// cache, scratch and part sizes in ops_attn.c). So the robustness transform is off:
+//! norobust
 //! variant attention_f32_f32c attention
 //! variant attention_f32_f16c attention alias:C=f16
 //! variant attention_f16_f32c attention alias:A=f16

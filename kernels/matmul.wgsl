@@ -5,6 +5,11 @@
 // type A (f32 or f16 storage) and the output type O; arithmetic and accumulation are f32.
 // Blocks of Q8_0 (34 B), Q4_0 (18 B) and Q6_K (210 B) are not word-aligned: bytes are read
 // from words with shifts. All indices are in u32 within one binding (a chunk of rows).
+// Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
+// host checks the binding sizes against k, rows and t (ops_matmul.c); the one read that can
+// pass a block's end (rd32's second word) is clamped to the binding. So the robustness
+// transform is off (measured on the H200: decode 4-10% faster):
+//! norobust
 //! variant get_rows_f32   get_rows WT=0 alias:W=f32
 //! variant get_rows_f16   get_rows WT=1
 //! variant get_rows_bf16  get_rows WT=2
@@ -78,8 +83,8 @@ override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (6550
 // One push-constant block for every entry: k = row length, rows = rows of the bound weight
 // chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens,
 // acc = 1: add the product to what y holds (a fused residual add, y += W.x); act (matvec_glu
-// entries): 0 SiLU, 1 GELU-tanh.
-struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32 }
+// entries): 0 SiLU, 1 GELU-tanh; ll (matvec entries): log2 of the lanes per row, 0..7 (glu: 0..6).
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -217,16 +222,21 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
     for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < p.k) { yr[t * p.k + i + c] = v[c]; } }
 }
 
-// ---- matvec (decode): a workgroup of 32 x MVR threads computes MVR rows, 32 lanes per row ----
-// Workgroup g takes rows 2g, 2g+1 (g = x + y * grid x, so rows past 2 x 65535 spill into y);
-// token = z. The lanes of a row read neighbouring weight words and neighbouring activations on
-// every pass (coalesced loads); the 32 partial sums are added by a tree in shared memory.
-//   matvec (every type): lane l takes elements 4l.., 4l+128.., ... through dq4.
-//   matvec_k (Q4_K, Q6_K): one super-block per pass; lane l takes the l-th word of its quants
-//   (Q4_K: qs, Q6_K: ql) with the scales it needs, i.e. 8 elements, unpacked 4 bytes at a time.
-const MVL = 32u;
-const MVR = 2u;
-var<workgroup> red: array<f32, 64>;   // MVL x MVR (and the two halves of matvec_glu)
+// ---- matvec (decode): workgroups of MVT invocations; 2^p.ll lanes per row -----------------
+// The host picks the lanes per row for each product (ops_matmul.c mv_lanes): many lanes for few
+// long rows (ffn_down: 2,048 rows, 128 lanes), few for many rows (LM head: 8), so that every
+// product runs enough invocations to keep the GPU's loads in flight. Workgroup g (g = x + y *
+// grid x, so groups past 65535 spill into y) takes rows g * MVT / lanes ..; token = z. The
+// lanes of a row read neighbouring weight words and neighbouring activations on every pass
+// (coalesced loads); their partial sums are added by a tree in shared memory.
+//   matvec (every type): lane l takes elements 4l.., 4l + 4 lanes.., ... through dq4.
+//   matvec_k (Q4_K, Q6_K): 8 lanes per super-block (lanes / 8 super-blocks per pass); lane l
+//   takes the (l % 8)-th words of its super-block's quants (Q4_K: qs, Q6_K: ql) with the
+//   scales it needs, i.e. 32 elements, unpacked 4 bytes at a time.
+// The glu entries compute lanes-per-row output rows' gate rows in the first half of the
+// workgroup and the same up rows in the second.
+const MVT = 128u;
+var<workgroup> red: array<f32, 128>;  // one partial sum per invocation
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
 // The four bytes of v as floats minus `off`, without int-to-float conversions (a quarter of the
@@ -239,44 +249,52 @@ fn unpack_bytes_off(v: u32, off: f32) -> vec4<f32> {
 fn unpack_bytes(v: u32) -> vec4<f32> { return unpack_bytes_off(v, 0.0); }
 fn hsum(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
 
-// The sum of the 32 lanes' values of each row; the row's lane 0 gets it. Called by all 64 threads.
+// The sum over the lanes of each row; every invocation gets its row's sum. Called by all
+// invocations.
 fn mv_reduce(l: u32, s: f32) -> f32 {
     red[l] = s;
     workgroupBarrier();
-    for (var h = MVL / 2u; h > 0u; h = h >> 1u) {
-        if (l % MVL < h) { red[l] = red[l] + red[l + h]; }
+    let nl = 1u << p.ll;
+    for (var h = nl / 2u; h > 0u; h = h >> 1u) {
+        if ((l & (nl - 1u)) < h) { red[l] = red[l] + red[l + h]; }
         workgroupBarrier();
     }
-    return red[l];
+    return red[l & ~(nl - 1u)];
 }
 
-fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> u32 { return (wid.x + wid.y * nw.x) * MVR + l / MVL; }
+// this invocation's row (of rows_per_group rows per workgroup: all, or half for glu)
+fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32, half: bool) -> u32 {
+    let g = wid.x + wid.y * nw.x;
+    if (half) { let per = (MVT / 2u) >> p.ll; return g * per + (l >> p.ll) % per; }
+    return g * (MVT >> p.ll) + (l >> p.ll);
+}
 
-// lane i's share of row `row` (every weight type): elements 4i.., 4i+128.., ...
+// lane i's share of row `row` (every weight type): elements 4i.., 4i + 4 lanes.., ...
 fn dot_any(row: u32, i: u32, z: u32) -> f32 {
     let rb = row * row_bytes(p.k);
     let xb = z * p.k;
     let n4 = (p.k + 3u) / 4u;
     var s = 0.0;
-    for (var e = i; e < n4; e = e + MVL) { s = s + dot(dq4(rb, 4u * e, p.k), xload4(xb, 4u * e, p.k)); }
+    for (var e = i; e < n4; e = e + (1u << p.ll)) { s = s + dot(dq4(rb, 4u * e, p.k), xload4(xb, 4u * e, p.k)); }
     return s;
 }
 
-@compute @workgroup_size(MVL * MVR)
+@compute @workgroup_size(MVT)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let row = mv_row(wid, nw, l);
+    let row = mv_row(wid, nw, l, false);
     var s = 0.0;
-    if (row < p.rows) { s = dot_any(row, l % MVL, wid.z); }
+    if (row < p.rows) { s = dot_any(row, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
-    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
 // ---- matvec_glu (decode): the FFN's gate and up products and the activation in one pass ----
-// The weight binding holds the gate rows and then the up rows (rows = n_ff each); workgroup r
-// computes gate row r on lanes 0..31 and up row r on lanes 32..63 and stores
-// act(gate) * up, both rounded to O first, as the separate kernels (matvec, glu.wgsl) would.
+// The weight binding holds the gate rows and then the up rows (rows = n_ff each); a workgroup
+// computes MVT / 2 / lanes output rows: their gate rows on the first half of the invocations,
+// their up rows on the second, and stores act(gate) * up, both rounded to O first, as the
+// separate kernels (matvec, glu.wgsl) would.
 fn sigmoid(z: f32) -> f32 {
     let e = exp(-abs(z));
     return select(e / (1.0 + e), 1.0 / (1.0 + e), z >= 0.0);
@@ -288,18 +306,18 @@ fn glu_store(idx: u32, g: f32, u: f32) {
     y[idx] = O(clampn(x * sigmoid(z) * f32(O(clampn(u, YMAX))), YMAX));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(MVT)
 fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
               @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let r = wid.x + wid.y * nw.x;
+    let r = mv_row(wid, nw, l, true);
     var s = 0.0;
-    if (r < p.rows) { s = dot_any(r + (l / MVL) * p.rows, l % MVL, wid.z); }
+    if (r < p.rows) { s = dot_any(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
-    if (l == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[MVL]); }
+    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
 }
 
-// The k-quant lanes: 8 lanes per super-block, four super-blocks per pass of a row's 32 lanes.
+// The k-quant lanes: 8 lanes per super-block, lanes / 8 super-blocks per pass of a row.
 // Lane c of a super-block takes the quant words c, c+8, c+16, c+24 (neighbouring lanes read
 // neighbouring words and neighbouring activations), i.e. 32 elements, and decodes the scales
 // and d of its super-block once for them.
@@ -371,41 +389,42 @@ fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
 
 // lane i's share of k-quant row `row`
 fn dot_k(row: u32, i: u32, z: u32) -> f32 {
-    let so = i / 8u;                             // this lane's super-block in each pass of four
+    let so = i / 8u;                             // this lane's super-block in each pass
     let c = i % 8u;
+    let step = (1u << p.ll) / 8u;
     let nsb = p.k / 256u;
     let xv = z * p.k / 4u;
     var s = 0.0;
     if (WT == 7u) {
         let rw = row * nsb * 36u;                // 144-byte super-blocks = 36 words
-        for (var b = so; b < nsb; b = b + 4u) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
+        for (var b = so; b < nsb; b = b + step) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
     } else {
         let rb = row * nsb * 210u;
-        for (var b = so; b < nsb; b = b + 4u) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
+        for (var b = so; b < nsb; b = b + step) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
     }
     return s;
 }
 
-@compute @workgroup_size(MVL * MVR)
+@compute @workgroup_size(MVT)
 fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
             @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let row = mv_row(wid, nw, l);
+    let row = mv_row(wid, nw, l, false);
     var s = 0.0;
-    if (row < p.rows) { s = dot_k(row, l % MVL, wid.z); }
+    if (row < p.rows) { s = dot_k(row, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
-    if (l % MVL == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(MVT)
 fn matvec_k_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                 @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let r = wid.x + wid.y * nw.x;
+    let r = mv_row(wid, nw, l, true);
     var s = 0.0;
-    if (r < p.rows) { s = dot_k(r + (l / MVL) * p.rows, l % MVL, wid.z); }
+    if (r < p.rows) { s = dot_k(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
-    if (l == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[MVL]); }
+    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it

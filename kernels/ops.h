@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -64,6 +64,8 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
 void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
      /* y act (n, T) += b f32 (n), broadcast over rows (Qwen2 q/k/v bias) */
 void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
+/* x += rmsnorm(o) * w, then h = rmsnorm(x) * w2 (the next norm of the updated residual), one dispatch */
+void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps);
      /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
 void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates

@@ -31,6 +31,19 @@ void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
+void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps) {
+    const char *n_ = "rmsnorm_add_norm";
+    u64 n = o->ne[0], rows = o->nelem / n;
+    need(w->nelem == n && w2->nelem == n && w2->dtype == w->dtype, n_, w, "weight lengths differ from the row length");
+    need(x->nelem == o->nelem && x->dtype == DT_F32, n_, x, "the residual must be f32 of the input's size");
+    need(h->nelem == o->nelem, n_, h, "output size differs from the input");
+    VkPipe *p = op_pipe(vk, OP_RMSNORM_ADD_NORM, PH_ANY, w->dtype, o->dtype, h->dtype);
+    struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
+    const Tensor *ts[5] = { o, w, x, w2, h };
+    u32 gx, gy; rows_grid(rows, &gx, &gy);
+    vk_dispatch(vk, p, ts, 5, &push, sizeof push, gx, gy, 1);
+}
+
 void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y) {
     u64 n = b->nelem;
     need(n > 0 && y->ne[0] == n && y->nelem % n == 0, "add_bias", y, "rows differ from the bias length");

@@ -10,7 +10,7 @@
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
-     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (2 rows per workgroup), prefill: 64x64 tiles
+     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (lanes per row by shape, mv_lanes), prefill: 64x64 tiles
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
@@ -23,11 +23,29 @@
    on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding). */
 
 /* The push-constant block shared by every entry of kernels/matmul.wgsl. */
-typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc, act; } WqPush;
+typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc, act, ll; } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
+
+#define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
+#ifndef WQ_MV_THREADS
+#define WQ_MV_THREADS (1u << 18)   /* invocations a matvec aims for (H200: fewer leave loads idle) */
+#endif
+
+/* log2 of the lanes per row of a matvec over `rows` rows of K elements (matmul.wgsl p.ll): the
+   fewest that give WQ_MV_THREADS invocations in all, at most one 4-element group (k-quants: one
+   super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at most max_ll.
+   Measured on the H200: llama's ffn_down (2,048 rows of 8,192) takes 19 us with 32 lanes and 52
+   with 8, its LM head (128,256 rows of 2,048) 149 us with 8 and 155 with 32. */
+static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll) {
+    bool kq = wt == DT_Q4_K || wt == DT_Q6_K;
+    u64 units = kq ? K / 256 * 8 : (K + 3) / 4;     /* lanes that each get work on the first pass */
+    u32 ll = kq ? 3 : 0;
+    while (ll < max_ll && rows << ll < WQ_MV_THREADS && (2ull << ll) <= units) ll++;
+    return ll;
+}
 
 static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } return a; }
 
@@ -83,7 +101,7 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
     for (u64 r0 = 0; r0 < rows; r0 += chunk) {
         u64 nr = MIN(chunk, rows - r0);
         Tensor v = wq_view(op, E, r0, nr, rb);
-        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0, 0 };
+        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0, 0, 0 };
         const Tensor *ts[3] = { &v, ids, y };
         vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, (u32)T, 1);
     }
@@ -104,10 +122,12 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
         Tensor v = wq_view(op, W, r0, nr, rb);
-        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u, 0 };
+        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u, 0, 0 };
         const Tensor *ts[3] = { &v, X, Y };
-        if (ph == PH_DECODE) {          /* a workgroup per 32-lane group of rows (matmul.wgsl MVR), token in z */
-            u32 mvr = p->k->wg[0] / 32;
+        if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
+            need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+            push.ll = mv_lanes(W->dtype, K, M, 7);
+            u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
         } else {
@@ -150,8 +170,10 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
     need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     VkPipe *p = op_pipe(vk, OP_MATMUL_GLU, PH_DECODE, GU->dtype, X->dtype, Y->dtype);
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
-    WqPush push = { (u32)K, (u32)M, 0, (u32)M, (u32)T, 1.0f, 0, gelu ? 1u : 0u };
+    WqPush push = { (u32)K, (u32)M, 0, (u32)M, (u32)T, 1.0f, 0, gelu ? 1u : 0u, mv_lanes(GU->dtype, K, 2 * M, 6) };
     const Tensor *ts[3] = { &v, X, Y };
-    u32 gx, gy; rows_grid(M, &gx, &gy);
+    need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    u32 g = WQ_MV_WG / 2 >> push.ll;    /* a gate row and an up row per output row */
+    u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
 }

@@ -3,10 +3,14 @@
 // The weight is used as stored (Gemma files already hold 1+w). NaN-safe for finite input:
 // when max|x|^2 would overflow the sum of squares, the row is pre-scaled by 1/max|x|.
 // O is the output dtype of rmsnorm (f32, or f16 to feed f16-activation matmuls);
-// rmsnorm_add always runs with O = f32 (the residual stream).
+// rmsnorm_add always runs with O = f32 (the residual stream). rmsnorm_add_norm is rmsnorm_add
+// followed by the next rmsnorm of the updated residual (Gemma: a post-norm and the next
+// pre-norm in one dispatch): x += rmsnorm(o) * w, h = rmsnorm(x) * w2, h in O.
 //! variant rmsnorm_f32      rmsnorm
 //! variant rmsnorm_f32_f16o rmsnorm     alias:O=f16 OUT_MAX=65504
 //! variant rmsnorm_add_f32  rmsnorm_add
+//! variant rmsnorm_add_norm_f32      rmsnorm_add_norm
+//! variant rmsnorm_add_norm_f32_f16o rmsnorm_add_norm alias:O=f16 OUT_MAX=65504
 alias O = f32;
 // OUT_MAX: outputs are clamped to +-OUT_MAX (65504 in f16 variants: a too-large value saturates
 // instead of becoming inf, which would turn into NaN downstream).
@@ -16,6 +20,9 @@ var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> x: array<f32>;       // (rows, n) the normalized input
 @group(0) @binding(1) var<storage, read> w: array<f32>;       // (n)
 @group(0) @binding(2) var<storage, read_write> y: array<O>;   // (rows, n) output, or the residual x
+@group(0) @binding(2) var<storage, read_write> res: array<f32>;  // rmsnorm_add_norm: (rows, n) the residual
+@group(0) @binding(3) var<storage, read> w2: array<f32>;          // rmsnorm_add_norm: (n) the next norm's weight
+@group(0) @binding(4) var<storage, read_write> h: array<O>;       // rmsnorm_add_norm: (rows, n) its output
 var<workgroup> part: array<f32, 256>;
 
 // Both reductions leave every invocation with the result and end on a barrier,
@@ -91,4 +98,39 @@ fn rmsnorm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let base = row * p.n;
     let inv = row_inv_rms(lid.x, base);
     for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(f32(y[base + i]) + x[base + i] * inv * w[i]); }
+}
+
+// Invocation l updates and then normalizes the same elements l, l + 256, ..., so it reads back
+// only its own writes (no barrier between the passes); the reductions are row_inv_rms's.
+@compute @workgroup_size(256)
+fn rmsnorm_add_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                    @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x + wid.y * nw.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let base = row * p.n;
+    let inv = row_inv_rms(l, base);
+    var m = 0.0;
+    var s = 0.0;
+    for (var i = l; i < p.n; i = i + 256u) {
+        let v = res[base + i] + x[base + i] * inv * w[i];
+        res[base + i] = v;
+        m = max(m, abs(v)); s = s + v * v;
+    }
+    part2[l] = vec2<f32>(m, s);
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) {
+        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
+        workgroupBarrier();
+    }
+    let r = workgroupUniformLoad(&part2[0]);
+    var inv2 = 1.0 / sqrt(r.y / f32(p.n) + p.eps);
+    if (!(r.x < 1e15)) {                          // as row_inv_rms: pre-scaled when squares could overflow
+        let sc = 1.0 / r.x;
+        var s2 = 0.0;
+        for (var i = l; i < p.n; i = i + 256u) { let v = res[base + i] * sc; s2 = s2 + v * v; }
+        s2 = reduce_sum(l, s2);
+        inv2 = sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
+    }
+    for (var i = l; i < p.n; i = i + 256u) { h[base + i] = O(clampn(res[base + i] * inv2 * w2[i], OUT_MAX)); }
 }

@@ -253,11 +253,16 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
     op_get_rows(vk, &xf->tok_embd, &ids, &x, c->embd_scale);
     xf_done(xf);
     vk_barrier(vk);
+    /* Gemma's post-norm residual adds take the next pre-norm along (rmsnorm_add_norm) when fused */
+    bool norm_ready = false;
     for (u32 il = 0; il < c->n_layer; il++) {
         XfLayer *L = &xf->layers[il];
         i32 l = (i32)il;
-        xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
-        vk_barrier(vk);
+        if (!norm_ready) {
+            xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
+            vk_barrier(vk);
+        }
+        norm_ready = false;
         /* decode: q, k, v side by side in qkv, and one matvec over the weights that lie back to back */
         Tensor wqk, wqkv;
         bool fuse_qk = qkv_rows && op_concat_rows(vk, &L->wq, &L->wk, &wqk);
@@ -321,15 +326,24 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         if (c->post_norms) {
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0); op_matmul(vk, ph, &L->wo, &att, &o); xf_done(xf);
             vk_barrier(vk);
-            xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
-            op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+            if (xf_fused(xf)) {
+                xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
+                op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
+                norm_ready = true;
+            } else {
+                xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
+                op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+            }
             xf_done(xf);
         } else {            /* x += Wo . att: the residual add fused into the product's store */
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0); op_matmul_acc(vk, ph, &L->wo, &att, &x); xf_done(xf);
         }
         vk_barrier(vk);
-        xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
-        vk_barrier(vk);
+        if (!norm_ready) {
+            xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
+            vk_barrier(vk);
+        }
+        norm_ready = false;
         Tensor gu;
         if (ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu)) {
             /* act(gate) * up in one pass over both weights */
@@ -344,8 +358,14 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         if (c->post_norms) {
             xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0); op_matmul(vk, ph, &L->w_down, &ff, &o); xf_done(xf);
             vk_barrier(vk);
-            xf_op(xf, "ffn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
-            op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
+            if (xf_fused(xf) && il + 1 < c->n_layer) {
+                xf_op(xf, "ffn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
+                op_rmsnorm_add_norm(vk, &o, &L->post_ffn_norm, &x, &xf->layers[il + 1].attn_norm, &h, c->eps);
+                norm_ready = true;
+            } else {
+                xf_op(xf, "ffn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
+                op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
+            }
             xf_done(xf);
         } else {            /* x += Wd . ff */
             xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &x, &ff, 0, 0); op_matmul_acc(vk, ph, &L->w_down, &ff, &x); xf_done(xf);

@@ -274,7 +274,7 @@ static u8 xf_kernel_class(const KernelInfo *k) {
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
             case OP_MATMUL: case OP_MATMUL_GLU: return PC_MATMUL;
             case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: return PC_ATTN;
-            case OP_RMSNORM: case OP_RMSNORM_ADD: return PC_NORM;
+            case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
             case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;
             case OP_ARGMAX: case OP_ARGMAX_CHECK: case OP_TOPK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE: return PC_SAMPLE;
             case OP_GET_ROWS: case OP_KV_STORE: return PC_COPY;

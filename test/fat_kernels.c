@@ -272,37 +272,58 @@ static void fat_binary(FatK *k, u64 n) {
 
 static void fat_rmsnorm(FatK *k, u64 n, u64 rows) {
     Vk *vk = &k->f->vk;
-    bool fused = k->d->op == OP_RMSNORM_ADD;
+    bool fused = k->d->op == OP_RMSNORM_ADD, twice = k->d->op == OP_RMSNORM_ADD_NORM;
     DType ot = k->d->otype;
     DevArena a;
-    if (!fat_arena(k, &a, 2 * fat_tbytes(DT_F32, n * rows) + fat_tbytes(DT_F32, n) + fat_tbytes(ot, n * rows))) return;
+    if (!fat_arena(k, &a, 3 * fat_tbytes(DT_F32, n * rows) + 2 * fat_tbytes(DT_F32, n) + fat_tbytes(ot, n * rows))) return;
     u64 nx[2] = { n, rows }, nw[1] = { n };
     Tensor tx = vk_tensor(&a, "x", DT_F32, 2, nx), tw = vk_tensor(&a, "w", DT_F32, 1, nw), ty = vk_tensor(&a, "y", ot, 2, nx);
-    f32 *x = malloc(n * rows * 4), *w = malloc(n * 4), *r0 = malloc(n * rows * 4), *y = malloc(n * rows * 4);
-    f64 *want = malloc(n * rows * 8), *mag = malloc(n * rows * 8);
+    Tensor tr = vk_tensor(&a, "res", DT_F32, 2, nx), tw2 = vk_tensor(&a, "w2", DT_F32, 1, nw);
+    f32 *x = malloc(n * rows * 4), *w = malloc(n * 4), *w2 = malloc(n * 4), *r0 = malloc(n * rows * 4), *y = malloc(n * rows * 4);
+    f64 *want = malloc(n * rows * 8), *mag = malloc(n * rows * 8), *res = malloc(n * rows * 8);
     fat_seed(n * 3 + rows);
     const f32 sc[4] = { 1.0f, 1e-20f, 3e4f, 1e25f };
-    for (u64 j = 0; j < rows; j++) for (u64 i = 0; i < n; i++) { x[j * n + i] = fat_normal() * sc[j % 4]; r0[j * n + i] = fat_normal() * 3; }
-    for (u64 i = 0; i < n; i++) w[i] = 1.0f + 0.1f * fat_normal();
+    for (u64 j = 0; j < rows; j++) for (u64 i = 0; i < n; i++) { x[j * n + i] = fat_normal() * sc[j % 4]; r0[j * n + i] = fat_normal() * 3 * sc[(j + 1) % 4]; }
+    for (u64 i = 0; i < n; i++) { w[i] = 1.0f + 0.1f * fat_normal(); w2[i] = 1.0f + 0.1f * fat_normal(); }
     vk_upload(vk, &tx, x); vk_upload(vk, &tw, w);
     if (fused) vk_upload(vk, &ty, r0);
+    if (twice) { vk_upload(vk, &tr, r0); vk_upload(vk, &tw2, w2); }
     const f32 eps = 1e-6f;
     vk_begin(vk);
-    if (fused) op_rmsnorm_add(vk, &tx, &tw, &ty, eps); else op_rmsnorm(vk, &tx, &tw, &ty, eps);
+    if (fused) op_rmsnorm_add(vk, &tx, &tw, &ty, eps);
+    else if (twice) op_rmsnorm_add_norm(vk, &tx, &tw, &tr, &tw2, &ty, eps);
+    else op_rmsnorm(vk, &tx, &tw, &ty, eps);
     vk_submit_wait(vk);
     fat_down(vk, &ty, y);
     for (u64 j = 0; j < rows; j++) {
         f64 ss = 0; for (u64 i = 0; i < n; i++) ss += (f64)x[j * n + i] * x[j * n + i];
-        f64 inv = 1.0 / sqrt(ss / (f64)n + eps);
+        f64 inv = 1.0 / sqrt(ss / (f64)n + eps), ss2 = 0;
         for (u64 i = 0; i < n; i++) {
             f64 nv = x[j * n + i] * inv * w[i];
+            res[j * n + i] = r0[j * n + i] + nv; ss2 += res[j * n + i] * res[j * n + i];
             want[j * n + i] = fused ? r0[j * n + i] + nv : nv;
             mag[j * n + i] = fused ? fabs(r0[j * n + i]) + fabs(nv) + 1e-30 : fabs(nv) + (ot == DT_F16 ? 1e-4 : 1e-30);
+        }
+        if (!twice) continue;
+        /* the second norm of the updated residual: its rounding to f32 counts as an input error */
+        f64 inv2 = 1.0 / sqrt(ss2 / (f64)n + eps);
+        for (u64 i = 0; i < n; i++) {
+            u64 e = j * n + i;
+            want[e] = res[e] * inv2 * w2[i];
+            mag[e] = (fabs(r0[e]) + fabs(x[e] * inv * w[i])) * inv2 * fabs(w2[i]) + (ot == DT_F16 ? 1e-4 : 1e-30);
         }
     }
     char cs[64]; fmt_buf(cs, sizeof cs, "n=%llu", (unsigned long long)n);
     fat_cmp(k, cs, y, want, mag, n * rows, ot == DT_F16 ? 1e-3 : 1e-5);
-    free(x); free(w); free(r0); free(y); free(want); free(mag);
+    if (twice) {                        /* the residual was updated too */
+        f32 *r = malloc(n * rows * 4);
+        vk_download(vk, &tr, r);
+        for (u64 e = 0; e < n * rows; e++) { want[e] = res[e]; mag[e] = fabs(r0[e]) + fabs(res[e] - r0[e]) + 1e-30; }
+        fmt_buf(cs, sizeof cs, "n=%llu residual", (unsigned long long)n);
+        fat_cmp(k, cs, r, want, mag, n * rows, 1e-5);
+        free(r);
+    }
+    free(x); free(w); free(w2); free(r0); free(y); free(want); free(mag); free(res);
     vk_arena_free(&a);
 }
 
@@ -735,7 +756,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
     switch (d->op) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
-    case OP_RMSNORM: case OP_RMSNORM_ADD:
+    case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
     case OP_MATMUL:   fat_matmul_cases(&k); break;
     case OP_GET_ROWS: {
