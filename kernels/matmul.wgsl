@@ -52,6 +52,14 @@
 //! variant matvec_glu_q4_k_a16_y16 matvec_k_glu WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_q6_k_a32_y32 matvec_k_glu WT=8
 //! variant matvec_glu_q6_k_a16_y16 matvec_k_glu WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_q4_k_a32_c32 matvec_k_rope WT=7
+//! variant matvec_rope_q4_k_a32_c16 matvec_k_rope WT=7 CMAX=65504 alias:C=f16
+//! variant matvec_rope_q4_k_a16_c32 matvec_k_rope WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_q4_k_a16_c16 matvec_k_rope WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_q6_k_a32_c32 matvec_k_rope WT=8
+//! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
+//! variant matvec_rope_q6_k_a16_c32 matvec_k_rope WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_q6_k_a16_c16 matvec_k_rope WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -77,14 +85,20 @@
 alias W = u32;
 alias A = f32;
 alias O = f32;
+alias C = f32;                         // matvec_k_rope: the KV cache dtype
 override WT: u32 = 7u;                 // weight type: the C enum DType (0 f32, 1 f16, 2 bf16, 5 q8_0, 6 q4_0, 7 q4_k, 8 q6_k)
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
+override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are clamped to +-CMAX
 
 // One push-constant block for every entry: k = row length, rows = rows of the bound weight
 // chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens,
 // acc = 1: add the product to what y holds (a fused residual add, y += W.x); act (matvec_glu
 // entries): 0 SiLU, 1 GELU-tanh; ll (matvec entries): log2 of the lanes per row, 0..7 (glu: 0..6).
-struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32 }
+// matvec_k_rope only: the attention shape and RoPE (as rope_kv.wgsl), bias = 1 adds bq/bk/bv,
+// rbase = the first row's index in the rows of q, k and v.
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32,
+                hd: u32, n_head: u32, n_head_kv: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32,
+                n_ctx: u32, bias: u32, rbase: u32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -425,6 +439,77 @@ fn matvec_k_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (r < p.rows) { s = dot_k(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
     if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
+}
+
+// ---- matvec_k_rope (decode, one token): the q/k/v projection with what rope_kv.wgsl does in its
+// epilogue. The weight binding holds rows of q, k and v back to back (all three, or a run of
+// whole heads of them starting at row rbase of q|k|v). Rows are taken in RoPE pairs, both rows
+// of a pair in one workgroup (lanes per row <= 64): pairs run head by head, pair i of a head is
+// (2i, 2i + 1), or (i, i + n_rot / 2) with NEOX for i < n_rot / 2. The pair's first row's lane 0
+// rounds both sums to A as the matvec's store would, adds the biases (rounded to A, as add_bias),
+// rotates q and k (theta = p0 * freq_scale * base^(-2i / n_rot) / ff[i]) and stores q into y,
+// k and v into the caches' row p0 (left alone when p0 >= n_ctx or no token is pending).
+@group(0) @binding(3) var<storage, read> rpos: array<u32>;          // [p0, T]
+@group(0) @binding(4) var<storage, read> rff: array<f32>;           // (n_rot / 2) frequency factors
+@group(0) @binding(5) var<storage, read_write> kc: array<C>;        // (head_dim * n_head_kv, n_ctx)
+@group(0) @binding(6) var<storage, read_write> vc: array<C>;
+@group(0) @binding(7) var<storage, read> bq: array<f32>;            // biases, when p.bias != 0
+@group(0) @binding(8) var<storage, read> bk: array<f32>;
+@group(0) @binding(9) var<storage, read> bv: array<f32>;
+
+fn rope_row(pr: u32, m: u32) -> u32 {
+    let half = p.hd / 2u;
+    let i = pr % half;
+    let rb = (pr / half) * p.hd;
+    if (p.neox != 0u && 2u * i < p.n_rot) { return rb + i + m * (p.n_rot / 2u); }
+    return rb + 2u * i + m;
+}
+fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32(O(clampn(v + b, YMAX))); }
+
+@compute @workgroup_size(MVT)
+fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                 @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let lanes = 1u << p.ll;
+    let slot = l >> p.ll;                                       // pair slot / 2, member slot % 2
+    let pr = (wid.x + wid.y * nw.x) * ((MVT >> p.ll) / 2u) + slot / 2u;
+    let row = rope_row(pr, slot % 2u);
+    var s = 0.0;
+    if (row < p.rows) { s = dot_k(row, l & (lanes - 1u), 0u); }
+    let t = mv_reduce(l, s);
+    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || rpos[1] == 0u) { return; }
+    let p0 = rpos[0];
+    let r1 = rope_row(pr, 1u);
+    let g0 = p.rbase + row;                                     // rows in q|k|v
+    let g1 = p.rbase + r1;
+    let nq = p.hd * p.n_head;
+    let kvd = p.hd * p.n_head_kv;
+    var a = f32(O(clampn(t, YMAX)));
+    var b = f32(O(clampn(red[l + lanes], YMAX)));
+    if (g0 >= nq + kvd) {                                       // v: no rotation
+        if (p0 >= p.n_ctx) { return; }
+        let v0 = g0 - nq - kvd; let v1 = g1 - nq - kvd;
+        vc[p0 * kvd + v0] = C(clampn(with_bias(a, bv[v0 % kvd]), CMAX));
+        vc[p0 * kvd + v1] = C(clampn(with_bias(b, bv[v1 % kvd]), CMAX));
+        return;
+    }
+    let i = pr % (p.hd / 2u);
+    var c = 1.0; var sn = 0.0;
+    if (2u * i < p.n_rot) {
+        let theta = f32(p0) * p.freq_scale * exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base) / rff[i];
+        c = cos(theta); sn = sin(theta);
+    }
+    if (g0 < nq) {                                              // q
+        a = with_bias(a, bq[g0 % nq]); b = with_bias(b, bq[g1 % nq]);
+        y[g0] = O(clampn(a * c - b * sn, YMAX));
+        y[g1] = O(clampn(a * sn + b * c, YMAX));
+        return;
+    }
+    if (p0 >= p.n_ctx) { return; }                              // k -> key cache row p0
+    let k0 = g0 - nq; let k1 = g1 - nq;
+    a = with_bias(a, bk[k0 % kvd]); b = with_bias(b, bk[k1 % kvd]);
+    kc[p0 * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
+    kc[p0 * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it

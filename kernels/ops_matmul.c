@@ -23,7 +23,10 @@
    on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding). */
 
 /* The push-constant block shared by every entry of kernels/matmul.wgsl. */
-typedef struct WqPush { u32 k, rows, r0, m, t; f32 scale; u32 acc, act, ll; } WqPush;
+typedef struct WqPush {
+    u32 k, rows, r0, m, t; f32 scale; u32 acc, act, ll;
+    u32 hd, n_head, n_head_kv, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias, rbase;   /* matvec_k_rope */
+} WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
@@ -101,7 +104,7 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
     for (u64 r0 = 0; r0 < rows; r0 += chunk) {
         u64 nr = MIN(chunk, rows - r0);
         Tensor v = wq_view(op, E, r0, nr, rb);
-        WqPush push = { (u32)n, (u32)nr, (u32)r0, (u32)rows, (u32)T, scale, 0, 0, 0 };
+        WqPush push = { .k = (u32)n, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)rows, .t = (u32)T, .scale = scale };
         const Tensor *ts[3] = { &v, ids, y };
         vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, (u32)T, 1);
     }
@@ -122,7 +125,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
         Tensor v = wq_view(op, W, r0, nr, rb);
-        WqPush push = { (u32)K, (u32)nr, (u32)r0, (u32)M, (u32)T, 1.0f, acc ? 1u : 0u, 0, 0 };
+        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .acc = acc ? 1u : 0u };
         const Tensor *ts[3] = { &v, X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
@@ -170,10 +173,46 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
     need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     VkPipe *p = op_pipe(vk, OP_MATMUL_GLU, PH_DECODE, GU->dtype, X->dtype, Y->dtype);
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
-    WqPush push = { (u32)K, (u32)M, 0, (u32)M, (u32)T, 1.0f, 0, gelu ? 1u : 0u, mv_lanes(GU->dtype, K, 2 * M, 6) };
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .act = gelu ? 1u : 0u,
+                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6) };
     const Tensor *ts[3] = { &v, X, Y };
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     u32 g = WQ_MV_WG / 2 >> push.ll;    /* a gate row and an up row per output row */
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
+}
+
+bool op_matmul_rope_fits(const Tensor *W, const Tensor *X) {
+    return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->nelem == W->ne[0];
+}
+
+void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *pos, const Tensor *ff, const Tensor *qo,
+                    const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base, f32 freq_scale,
+                    bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase) {
+    const char *op = "matmul_rope";
+    u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv;
+    wq_row_bytes(op, W);
+    need(op_matmul_rope_fits(W, X), op, X, "needs Q4_K or Q6_K weights and one token");
+    need(qo->nelem == nq && qo->dtype == X->dtype, op, qo, "q output must be (head_dim, n_head) in the activation dtype");
+    need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, op, qo, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
+    need(rbase % hd == 0 && M % hd == 0 && rbase + M <= nq + 2 * kvd, op, W, "rows must be whole heads within q, k and v");
+    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, op, kc,
+         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+    need(pos->dtype == DT_U32 && pos->nelem == 2, op, pos, "pos must be u32 [p0, T]");
+    need(base > 0 && ff->dtype == DT_F32 && ff->nelem == n_rot / 2, op, ff, "needs base > 0 and f32 frequency factors (n_rot / 2)");
+    bool bias = bq != 0;
+    need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == nq &&
+                   bk->nelem == kvd && bv->nelem == kvd), op, bias ? bq : W, "biases must all be f32 (head_dim * heads)");
+    need(align_up(W->nbytes, 4) <= vk->caps.max_storage_range, op, W, "the weights must fit one binding");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_ROPE, PH_DECODE, W->dtype, X->dtype, kc->dtype);
+    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6),
+                    .hd = (u32)hd, .n_head = n_head, .n_head_kv = n_head_kv, .n_rot = n_rot, .log2_base = (f32)log2((f64)base),
+                    .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)(kc->nelem / kvd), .bias = bias, .rbase = rbase };
+    /* without biases their bindings hold ff (never read) */
+    const Tensor *ts[10] = { &v, X, qo, pos, ff, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff };
+    u32 per = (WQ_MV_WG >> push.ll) / 2;          /* rotation pairs per workgroup */
+    u32 gx, gy; rows_grid((M / 2 + per - 1) / per, &gx, &gy);
+    vk_dispatch(vk, p, ts, 10, &push, sizeof push, gx, gy, 1);
 }

@@ -267,7 +267,24 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         Tensor wqk, wqkv;
         bool fuse_qk = qkv_rows && op_concat_rows(vk, &L->wq, &L->wk, &wqk);
         bool fuse_qkv = fuse_qk && op_concat_rows(vk, &wqk, &L->wv, &wqkv);
-        if (fuse_qkv) {
+        f32 base, fscale;
+        model_layer_rope(c, il, &base, &fscale);
+        /* decode with k-quant q/k/v: RoPE, the biases and the KV stores in the projection's epilogue */
+        bool rope_mm = fuse_qk && !c->qk_norm && op_matmul_rope_fits(&wqk, &h) && (fuse_qkv || op_matmul_rope_fits(&L->wv, &h));
+        const Tensor *bq = c->qkv_bias ? &L->bq : 0, *bk = c->qkv_bias ? &L->bk : 0, *bv = c->qkv_bias ? &L->bv : 0;
+        if (rope_mm) {
+            xf_op(xf, "attn_qkv_rope", XT_ATTN, "matmul", l, &qp, &h, 0, 0);
+            if (fuse_qkv)
+                op_matmul_rope(vk, &wqkv, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
+            else {
+                op_matmul_rope(vk, &wqk, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
+                op_matmul_rope(vk, &L->wv, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(q.nelem + k.nelem));
+            }
+            xf_done(xf);
+        } else if (fuse_qkv) {
             Tensor qkv = xf->qkv;
             xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &h, 0, 0); op_matmul(vk, ph, &wqkv, &h, &qkv); xf_done(xf);
         } else {
@@ -282,36 +299,36 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         }
         vk_barrier(vk);
         bool bias_in_rope = c->qkv_bias && !c->qk_norm && xf_fused(xf);   /* rope_kv adds the biases */
-        if (c->qkv_bias && !bias_in_rope) {
-            xf_op(xf, "bias_q", XT_ATTN, "bias", l, &q, &q, 0, 0); op_add_bias(vk, &L->bq, &q); xf_done(xf);
-            xf_op(xf, "bias_k", XT_ATTN, "bias", l, &k, &k, 0, 0); op_add_bias(vk, &L->bk, &k); xf_done(xf);
-            xf_op(xf, "bias_v", XT_ATTN, "bias", l, &v, &v, 0, 0); op_add_bias(vk, &L->bv, &v); xf_done(xf);
+        if (!rope_mm) {
+            if (c->qkv_bias && !bias_in_rope) {
+                xf_op(xf, "bias_q", XT_ATTN, "bias", l, &q, &q, 0, 0); op_add_bias(vk, &L->bq, &q); xf_done(xf);
+                xf_op(xf, "bias_k", XT_ATTN, "bias", l, &k, &k, 0, 0); op_add_bias(vk, &L->bk, &k); xf_done(xf);
+                xf_op(xf, "bias_v", XT_ATTN, "bias", l, &v, &v, 0, 0); op_add_bias(vk, &L->bv, &v); xf_done(xf);
+                vk_barrier(vk);
+            }
+            if (c->qk_norm) {
+                xf_op(xf, "q_norm", XT_NORM, "norm", l, &qr, &q, 0, 0); op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps); xf_done(xf);
+                xf_op(xf, "k_norm", XT_NORM, "norm", l, &kr, &k, 0, 0); op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps); xf_done(xf);
+                vk_barrier(vk);
+            }
+            Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
+            if (xf_fused(xf)) {     /* RoPE of q and k, and the K/V cache stores, in one dispatch */
+                xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &qp, &qr, &kr, &v);
+                op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox,
+                           bias_in_rope ? bq : 0, bias_in_rope ? bk : 0, bias_in_rope ? bv : 0);
+                xf_done(xf);
+            } else {
+                xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
+                op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+                xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
+                op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+                /* v is ready since the projections: its store needs no barrier after RoPE */
+                xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
+                vk_barrier(vk);
+                xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
+            }
             vk_barrier(vk);
         }
-        if (c->qk_norm) {
-            xf_op(xf, "q_norm", XT_NORM, "norm", l, &qr, &q, 0, 0); op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps); xf_done(xf);
-            xf_op(xf, "k_norm", XT_NORM, "norm", l, &kr, &k, 0, 0); op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps); xf_done(xf);
-            vk_barrier(vk);
-        }
-        f32 base, fscale;
-        model_layer_rope(c, il, &base, &fscale);
-        Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
-        if (xf_fused(xf)) {     /* RoPE of q and k, and the K/V cache stores, in one dispatch */
-            xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &qp, &qr, &kr, &v);
-            op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox,
-                       bias_in_rope ? &L->bq : 0, bias_in_rope ? &L->bk : 0, bias_in_rope ? &L->bv : 0);
-            xf_done(xf);
-        } else {
-            xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
-            op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
-            xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
-            op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
-            /* v is ready since the projections: its store needs no barrier after RoPE */
-            xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
-            vk_barrier(vk);
-            xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
-        }
-        vk_barrier(vk);
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
         xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);

@@ -272,7 +272,7 @@ static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATMUL_GLU: return PC_MATMUL;
+            case OP_MATMUL: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: return PC_MATMUL;
             case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: return PC_ATTN;
             case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
             case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;
@@ -572,7 +572,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
     if (op->kdef >= 0) {
         const KernelDef *kd = &kdefs[op->kdef];
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
-        if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? "; decode matvec (32 lanes per row)" : "; prefill tiles 64x64");
+        if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? "; decode matvec (8..128 lanes per row by shape)" : "; prefill tiles 64x64");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
         if (k && k->cap_s16) out("; 16-bit storage (device has it)");
         if (k && k->cap_sub_arith) out("; subgroup arithmetic (device has it)");

@@ -449,6 +449,67 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     vk_arena_free(&a);
 }
 
+/* matvec_k_rope: q|k|v rows of K, one token at p0 (< n_ctx), optional biases: q out, cache row p0 */
+static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv, bool bias, u64 K) {
+    Vk *vk = &k->f->vk;
+    DType wt = k->d->wtype, at = k->d->atype, ct = k->d->otype;
+    const u32 n_ctx = 24, p0 = 21;
+    const f32 base = 10000.0f;
+    u64 nq = (u64)hd * nh, kvd = (u64)hd * nkv, M = nq + 2 * kvd, ncache = kvd * n_ctx, nall = nq + 2 * ncache, rb = dtype_bytes(wt, K);
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K) + fat_tbytes(at, nq) + 2 * fat_tbytes(ct, ncache) +
+                          fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
+    u64 sw[2] = { K, M }, sx[1] = { K }, sq[2] = { hd, nh }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
+    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", at, 1, sx), tq = vk_tensor(&a, "qo", at, 2, sq);
+    Tensor tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+    Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf), tbq = vk_tensor(&a, "bq", DT_F32, 1, nbq), tbk = vk_tensor(&a, "bk", DT_F32, 1, nbk),
+           tbv = vk_tensor(&a, "bv", DT_F32, 1, nbk);
+    u8 *wb = malloc(M * rb);
+    f32 *x = malloc(K * 4), *row = malloc(K * 4), *val = malloc(M * 4), *b = malloc(M * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f64 *sa = malloc(M * 8), *want = malloc(nall * 8), *mag = malloc(nall * 8);
+    fat_seed(hd * 7 + nh + K + (u64)wt * 31 + (bias ? 5 : 0));
+    fat_weights(wt, M, K, wb);
+    for (u64 i = 0; i < K; i++) x[i] = fat_normal();
+    for (u64 i = 0; i < M; i++) b[i] = fat_normal();
+    for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 3);
+    for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
+    fat_round(at, x, K);
+    f64 lim = at == DT_F16 ? 65504.0 : 3.4028234663852886e38;
+    for (u64 m = 0; m < M; m++) {          /* the projection rounded to A, then the bias rounded to A */
+        dequant_row(fat_ggml(wt), wb + m * rb, row, K);
+        f64 s = 0, s1 = 0;
+        for (u64 i = 0; i < K; i++) { s += (f64)row[i] * x[i]; s1 += fabs((f64)row[i] * x[i]); }
+        val[m] = (f32)MAX(-lim, MIN(lim, s)); fat_round(at, val + m, 1);
+        if (bias) { val[m] = (f32)MAX(-lim, MIN(lim, (f64)val[m] + b[m])); fat_round(at, val + m, 1); }
+        sa[m] = s1;
+    }
+    u32 pos[2] = { p0, 1 };
+    vk_upload(vk, &tw, wb); fat_up(vk, &tx, x); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
+    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
+    vk_begin(vk);
+    op_matmul_rope(vk, &tw, &tx, &tp, &tf, &tq, &tkc, &tvc, nh, nkv, n_rot, base, 1.0f, neox,
+                   bias ? &tbq : 0, bias ? &tbk : 0, bias ? &tbv : 0, 0);
+    vk_submit_wait(vk);
+    fat_down(vk, &tq, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
+    f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
+    for (u64 i = 0; i < 2 * ncache; i++) { want[nq + i] = 7.0; mag[nq + i] = 7.0; }
+    for (u32 h = 0; h < nh + nkv; h++) {   /* q heads, then k heads into cache row p0 */
+        u64 src = (u64)h * hd, dst = h < nh ? src : nq + (u64)p0 * kvd + (src - nq);
+        fat_rope_want(val + src, hd, n_rot, neox, p0, base, ff, tol, want + dst, mag + dst);
+        for (u32 i = 0; i < hd; i++) mag[dst + i] += 2 * (sa[src + i] + (bias ? fabs(b[src + i]) : 0));   /* the product's own error */
+    }
+    for (u64 i = 0; i < kvd; i++) {
+        u64 dst = nq + ncache + (u64)p0 * kvd + i;
+        want[dst] = val[nq + kvd + i]; mag[dst] = fabs(val[nq + kvd + i]) + sa[nq + kvd + i] + 1e-30;
+    }
+    for (u64 i = 0; i < nall; i++) if (i >= nq && ct == DT_F16) want[i] = f32_from_f16(f16_from_f32((f32)want[i]));
+    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u K=%llu%s", hd, n_rot, neox ? "neox" : "norm", nh, nkv,
+                         (unsigned long long)K, bias ? " bias" : "");
+    fat_cmp(k, cs, got, want, mag, nall, tol);
+    free(wb); free(x); free(row); free(val); free(b); free(c0); free(got); free(sa); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
 static void fat_kv_store(FatK *k, u32 kvd) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype, ct = k->d->otype;
@@ -771,6 +832,9 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: fat_attention_cases(&k); break;
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304); fat_matmul_glu(&k, 5, 9216); break;
+    case OP_MATMUL_ROPE:            /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
+        fat_matmul_rope(&k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 1536);
+        fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256); break;
     case OP_GLU:      fat_glu(&k, 9216); break;
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
     case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:

@@ -134,7 +134,7 @@ static void mt_all_shapes(DType wt) {
     mt_paths(wt, PH_DECODE, 5, 2304, 1, s + 4);
     mt_paths(wt, PH_DECODE, 3, 9216, 1, s + 7);        /* a long row */
     mt_paths(wt, PH_DECODE, 1, 512, 1, s + 10);
-    mt_case(wt, DT_F32, DT_F32, PH_DECODE, 140000, 256, 1, 1.0f, s + 13);  /* rows past one grid dimension (2 rows per workgroup) */
+    mt_case(wt, DT_F32, DT_F32, PH_DECODE, 140000, 256, 1, 1.0f, s + 13);  /* rows past one grid dimension (lanes per row by shape) */
     mt_case(wt, DT_F16, DT_F32, PH_DECODE, 6, 512, 7, 1.0f, s + 14);      /* decode kernels take T > 1 too */
     /* prefill */
     mt_paths(wt, PH_PREFILL, 70, 512, 7, s + 20);
