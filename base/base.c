@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <setjmp.h>
+#include <time.h>
 
 #define STB_SPRINTF_IMPLEMENTATION
 #define STB_SPRINTF_STATIC
@@ -148,3 +149,5 @@ bool read_file_all(Arena *a, const char *path, u8 **data, u64 *size, Err *e) {
     p[n] = 0; *data = p; *size = (u64)n;
     return true;
 }
+
+f64 now_sec(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (f64)t.tv_sec + (f64)t.tv_nsec * 1e-9; }

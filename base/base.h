@@ -112,5 +112,6 @@ f32 f32_from_f16(u16 h);
 u16 f16_from_f32(f32 f);       /* round to nearest even, like IEEE / numpy */
 f32 f32_from_bf16(u16 h);
 bool read_file_all(Arena *a, const char *path, u8 **data, u64 *size, Err *e);
+f64  now_sec(void);             /* CLOCK_MONOTONIC, seconds */
 
 #endif

@@ -13,7 +13,6 @@
    Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [--act f32|f16] [--json] [--allow-unlisted] */
 #include <time.h>
 
-static f64 bench_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (f64)t.tv_sec + (f64)t.tv_nsec * 1e-9; }
 
 static int bench_cmp(const void *a, const void *b) { f64 x = *(const f64 *)a, y = *(const f64 *)b; return x < y ? -1 : x > y; }
 
@@ -57,7 +56,7 @@ static int bench_cmd(int argc, char **argv) {
     }
     if (act_s && strcmp(act_s, "f32") && strcmp(act_s, "f16")) return bench_usage("--act is f32 or f16");
 
-    f64 t_start = bench_now();
+    f64 t_start = now_sec();
     Arena a; arena_init(&a, "bench", (u64)EDGE_HOST_ARENA_MIB << 20);
     Err e = {0};
     Model m;
@@ -73,7 +72,7 @@ static int bench_cmd(int argc, char **argv) {
     } else act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
     eng_prefill_batch = batch ? batch : MAX(1, MIN(n_p, 512));
     if (!eng_open(&g, &m, ENG_GPU, n_ctx, act, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
-    f64 t_loaded = bench_now();
+    f64 t_loaded = now_sec();
 
     i32 *prompt = push_array(&a, i32, n_p ? n_p : 1);
     u64 seed = 0x9e3779b97f4a7c15ull;
@@ -84,17 +83,17 @@ static int bench_cmd(int argc, char **argv) {
     int rc = EXIT_OK;
     for (u32 r = 0; r <= reps && rc == EXIT_OK; r++) {           /* r == 0: the cold run, not counted */
         eng_reset(&g);
-        f64 t0 = bench_now();
+        f64 t0 = now_sec();
         i32 tok = 1 % (i32)m.cfg.n_vocab;
         if (n_p) {
             if (!eng_feed(&g, prompt, n_p, 0, &e)) { rc = e.code; break; }
             tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
         } else if (!eng_step_argmax(&g, tok, &tok, &e)) { rc = e.code; break; }
-        f64 t1 = bench_now();
+        f64 t1 = now_sec();
         if (r == 0) ttft = t1 - t_start;
         for (u32 s = n_p ? 0 : 1; s < n_g; s++)
             if (!eng_step_argmax(&g, tok, &tok, &e)) { rc = e.code; break; }
-        f64 t2 = bench_now();
+        f64 t2 = now_sec();
         if (r > 0) { pp[r - 1] = n_p ? n_p / (t1 - t0) : 0; tg[r - 1] = (n_p ? n_g : n_g - 1) / (t2 - t1); }
         if (!json && isatty(2)) errf("\redge bench: repetition %u/%u", r, reps);
     }

@@ -114,11 +114,7 @@ static volatile sig_atomic_t run_interrupted;
 
 static void run_on_sigint(int sig) { (void)sig; run_interrupted = 1; signal(SIGINT, SIG_DFL); }
 
-static f64 run_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (f64)ts.tv_sec * 1e3 + (f64)ts.tv_nsec / 1e6;
-}
+static f64 run_now_ms(void) { return now_sec() * 1e3; }
 
 static u64 run_rss_kib(void) {
     FILE *f = fopen("/proc/self/status", "r");

@@ -27,6 +27,10 @@
 #define EDGE_VK_FENCE_TIMEOUT_NS 60000000000ull /* ns: a submit that takes longer is a device error */
 #endif
 
+#ifndef EDGE_VK_SPIN_NS
+#define EDGE_VK_SPIN_NS 5000000ull      /* ns a GPU fence is polled before a sleeping wait (decode tokens take ~1-5 ms) */
+#endif
+
 #ifndef EDGE_TOPK_MAX
 #define EDGE_TOPK_MAX 64                /* ids: most candidates op_topk returns per row */
 #endif

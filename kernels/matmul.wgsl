@@ -60,6 +60,18 @@
 //! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
 //! variant matvec_rope_q6_k_a16_c32 matvec_k_rope WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_q6_k_a16_c16 matvec_k_rope WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_norm_q4_k_a32_c32 matvec_k_rope_norm WT=7
+//! variant matvec_rope_norm_q4_k_a32_c16 matvec_k_rope_norm WT=7 CMAX=65504 alias:C=f16
+//! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_norm_q4_k_a16_c16 matvec_k_rope_norm WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_glu_norm_q4_k_a32_y32 matvec_k_glu_norm WT=7
+//! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_norm_q6_k_a32_c32 matvec_k_rope_norm WT=8
+//! variant matvec_rope_norm_q6_k_a32_c16 matvec_k_rope_norm WT=8 CMAX=65504 alias:C=f16
+//! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
+//! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -95,10 +107,10 @@ override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are cla
 // acc = 1: add the product to what y holds (a fused residual add, y += W.x); act (matvec_glu
 // entries): 0 SiLU, 1 GELU-tanh; ll (matvec entries): log2 of the lanes per row, 0..7 (glu: 0..6).
 // matvec_k_rope only: the attention shape and RoPE (as rope_kv.wgsl), bias = 1 adds bq/bk/bv,
-// rbase = the first row's index in the rows of q, k and v.
+// rbase = the first row's index in the rows of q, k and v. eps: the *_norm entries' RMSNorm epsilon.
 struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32,
                 hd: u32, n_head: u32, n_head_kv: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32,
-                n_ctx: u32, bias: u32, rbase: u32 }
+                n_ctx: u32, bias: u32, rbase: u32, eps: f32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -338,8 +350,8 @@ fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 
 // Q4_K super-block at word ow (d | dmin << 16, 12 scale bytes, qs[128]); qs word c + 8k holds
 // elements 64k + 4c .. +3 in its low nibbles (sub-block 2k) and 64k + 32 + 4c .. +3 in its high
-// nibbles (sub-block 2k + 1). xv: vec4 index of the super-block's first activation.
-fn q4k_lane(ow: u32, c: u32, xv: u32) -> f32 {
+// nibbles (sub-block 2k + 1). xa: the lane's activations (sb_x).
+fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
     let d = f16v(dd & 0xffffu); let dm = f16v(dd >> 16u);
@@ -358,8 +370,8 @@ fn q4k_lane(ow: u32, c: u32, xv: u32) -> f32 {
             mn0 = ((b0 >> 4u) & 0xfu) | ((((s4 >> sl) >> 6u) & 3u) << 4u); mn1 = ((b1 >> 4u) & 0xfu) | ((((s4 >> (sl + 8u)) >> 6u) & 3u) << 4u);
         }
         let q = wword(ow + 4u + c + 8u * k);
-        let a = vec4<f32>(x4[xv + 16u * k + c]);
-        let b = vec4<f32>(x4[xv + 16u * k + 8u + c]);
+        let a = xa[2u * k];
+        let b = xa[2u * k + 1u];
         acc = acc + (d * f32(sc0)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32(mn0)) * hsum(a)
                   + (d * f32(sc1)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32(mn1)) * hsum(b);
     }
@@ -369,7 +381,7 @@ fn q4k_lane(ow: u32, c: u32, xv: u32) -> f32 {
 // Q6_K super-block at byte o (ql[128], qh[64], i8 scales[16], f16 d); ql word c + 8k: half
 // h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h + 32qq + l0
 // .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
-fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
+fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     // the 16 scale bytes and d (bytes 192..209) from five words: the block starts at byte 0 or 2
     // of the first one (o is even), the four scale words come out by funnel shifts
     let wi = (o + 192u) >> 2u;
@@ -395,26 +407,97 @@ fn q6k_lane(o: u32, c: u32, xv: u32) -> f32 {
         let sb = f32(i8v((swb >> (16u * qa)) & 0xffu));
         let m0 = unpack_bytes_off((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u), 32.0);
         let m1 = unpack_bytes_off(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u), 32.0);
-        let xq = xv + 32u * h + 8u * qa + c;
-        acc = acc + sa * dot(m0, vec4<f32>(x4[xq])) + sb * dot(m1, vec4<f32>(x4[xq + 16u]));
+        acc = acc + sa * dot(m0, xa[2u * k]) + sb * dot(m1, xa[2u * k + 1u]);
     }
     return d * acc;
 }
 
-// lane i's share of k-quant row `row`
-fn dot_k(row: u32, i: u32, z: u32) -> f32 {
-    let so = i / 8u;                             // this lane's super-block in each pass
-    let c = i % 8u;
-    let step = (1u << p.ll) / 8u;
+// Activation j (0..7) of lane c of a super-block, as a vec4 offset from the super-block's first
+// activation: Q4_K word k takes elements 64k + 4c.. (j = 2k) and 64k + 32 + 4c.. (j = 2k + 1);
+// Q6_K quarter k takes 128 (k / 2) + 32 (k % 2) + 4c.. (j = 2k) and that + 64 (j = 2k + 1).
+fn sb_x(c: u32, j: u32) -> u32 {
+    let k = j / 2u;
+    if (WT == 7u) { return 16u * k + 8u * (j % 2u) + c; }
+    return 32u * (k / 2u) + 8u * (k % 2u) + 16u * (j % 2u) + c;
+}
+fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let nsb = p.k / 256u;
+    if (WT == 7u) { return q4k_lane((row * nsb + b) * 36u, c, xa); }    // 144-byte super-blocks = 36 words
+    return q6k_lane((row * nsb + b) * 210u, c, xa);
+}
+
+// lane i's share of k-quant row `row`, activations of token z from x4
+fn dot_k(row: u32, i: u32, z: u32) -> f32 {
+    let c = i % 8u;
     let xv = z * p.k / 4u;
     var s = 0.0;
-    if (WT == 7u) {
-        let rw = row * nsb * 36u;                // 144-byte super-blocks = 36 words
-        for (var b = so; b < nsb; b = b + step) { s = s + q4k_lane(rw + 36u * b, c, xv + 64u * b); }
-    } else {
-        let rb = row * nsb * 210u;
-        for (var b = so; b < nsb; b = b + step) { s = s + q6k_lane(rb + 210u * b, c, xv + 64u * b); }
+    for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        var xa: array<vec4<f32>, 8>;
+        for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
+        s = s + lane_k(row, b, c, xa);
+    }
+    return s;
+}
+
+// ---- the *_norm entries (decode, one token): the input is the f32 residual row and the product
+// takes its RMSNorm (times the norm weight, rounded to O as rmsnorm.wgsl's output would be), made by
+// each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072.
+var<workgroup> xn: array<vec4<f32>, 768>;
+var<workgroup> red2: array<vec2<f32>, 128>;
+@group(0) @binding(1) var<storage, read> xr: array<vec4<f32>>;      // *_norm: the residual row (k)
+
+// xn = rmsnorm(x) * g as rmsnorm.wgsl computes it (max and sum of squares in one pass, a second
+// pass pre-scaled by 1/max only when the squares could overflow), from this invocation's share of
+// the row already in registers: elements 4 (l + MVT j) .. +3 in xv[j], the weight in gv[j], so the
+// prologue waits for memory once. Ends on a barrier (xn complete).
+const XV = 6u;                                     // k <= 4 x MVT x XV = 3072
+fn mv_norm_fill(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+    var m = 0.0;
+    var s = 0.0;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let v = (*xv)[j];
+        m = max(m, max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w))));
+        s = s + dot(v, v);
+    }
+    red2[l] = vec2<f32>(m, s);
+    workgroupBarrier();
+    for (var h = MVT / 2u; h > 0u; h = h >> 1u) {
+        if (l < h) { let a = red2[l]; let b = red2[l + h]; red2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
+        workgroupBarrier();
+    }
+    let r = workgroupUniformLoad(&red2[0]);
+    var inv = 1.0 / sqrt(r.y / f32(p.k) + p.eps);
+    if (!(r.x < 1e15)) {
+        let sc = 1.0 / r.x;
+        var s2 = 0.0;
+        for (var j = 0u; j < XV; j = j + 1u) { let v = (*xv)[j] * sc; s2 = s2 + dot(v, v); }
+        red[l] = s2;
+        workgroupBarrier();
+        for (var h = MVT / 2u; h > 0u; h = h >> 1u) {
+            if (l < h) { red[l] = red[l] + red[l + h]; }
+            workgroupBarrier();
+        }
+        let t = workgroupUniformLoad(&red[0]);
+        inv = sc / sqrt(t / f32(p.k) + p.eps * sc * sc);
+    }
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) {
+            let v = (*xv)[j] * inv * (*gv)[j];
+            xn[i] = vec4<f32>(f32(O(clampn(v.x, YMAX))), f32(O(clampn(v.y, YMAX))), f32(O(clampn(v.z, YMAX))), f32(O(clampn(v.w, YMAX))));
+        }
+    }
+    workgroupBarrier();
+}
+
+// dot_k over the normalized row in xn
+fn dot_kn(row: u32, i: u32) -> f32 {
+    let c = i % 8u;
+    var s = 0.0;
+    for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        var xa: array<vec4<f32>, 8>;
+        for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
+        s = s + lane_k(row, b, c, xa);
     }
     return s;
 }
@@ -439,6 +522,25 @@ fn matvec_k_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (r < p.rows) { s = dot_k(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
     if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
+}
+
+@group(0) @binding(3) var<storage, read> gnw: array<vec4<f32>>;     // matvec_k_glu_norm: the norm weight (k)
+
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                     @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
+    }
+    mv_norm_fill(l, &xv, &gv);
+    let r = mv_row(wid, nw, l, true);
+    var s = 0.0;
+    if (r < p.rows) { s = dot_kn(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(r, t, red[l + MVT / 2u]); }
 }
 
 // ---- matvec_k_rope (decode, one token): the q/k/v projection with what rope_kv.wgsl does in its
@@ -466,17 +568,9 @@ fn rope_row(pr: u32, m: u32) -> u32 {
 }
 fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32(O(clampn(v + b, YMAX))); }
 
-@compute @workgroup_size(MVT)
-fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                 @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
+// The pair's first row's lane 0 (the rest return): t = its row's sum, the partner's in red.
+fn rope_epilogue(l: u32, pr: u32, row: u32, t: f32) {
     let lanes = 1u << p.ll;
-    let slot = l >> p.ll;                                       // pair slot / 2, member slot % 2
-    let pr = (wid.x + wid.y * nw.x) * ((MVT >> p.ll) / 2u) + slot / 2u;
-    let row = rope_row(pr, slot % 2u);
-    var s = 0.0;
-    if (row < p.rows) { s = dot_k(row, l & (lanes - 1u), 0u); }
-    let t = mv_reduce(l, s);
     if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || rpos[1] == 0u) { return; }
     let p0 = rpos[0];
     let r1 = rope_row(pr, 1u);
@@ -510,6 +604,41 @@ fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
     a = with_bias(a, bk[k0 % kvd]); b = with_bias(b, bk[k1 % kvd]);
     kc[p0 * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
     kc[p0 * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
+}
+
+// this invocation's rotation pair (pair slot / 2 of the workgroup) and row (member slot % 2)
+fn rope_pair(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> vec2<u32> {
+    let slot = l >> p.ll;
+    let pr = (wid.x + wid.y * nw.x) * ((MVT >> p.ll) / 2u) + slot / 2u;
+    return vec2<u32>(pr, rope_row(pr, slot % 2u));
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                 @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let pr = rope_pair(wid, nw, l);
+    var s = 0.0;
+    if (pr.y < p.rows) { s = dot_k(pr.y, l & ((1u << p.ll) - 1u), 0u); }
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+}
+
+@group(0) @binding(10) var<storage, read> rnw: array<vec4<f32>>;    // matvec_k_rope_norm: the norm weight (k)
+
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                      @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = rnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
+    }
+    mv_norm_fill(l, &xv, &gv);
+    let pr = rope_pair(wid, nw, l);
+    var s = 0.0;
+    if (pr.y < p.rows) { s = dot_kn(pr.y, l & ((1u << p.ll) - 1u)); }
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it

@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -60,11 +60,15 @@ bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu);
 void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu);
 /* decode, one token: the q/k/v projection W . X (W: rows rbase.. of q|k|v, whole heads) with rope_kv's
    work in the epilogue: biases (bq != 0), RoPE of q into qo and of k into key cache row pos[0], v into
-   the value cache row. Only Q4_K / Q6_K weights (op_matmul_rope_fits). */
+   the value cache row. Only Q4_K / Q6_K weights (op_matmul_rope_fits). With nw != 0, X is the f32 residual
+   row and the product takes rmsnorm(X) * nw (eps) made in the kernel's prologue (op_matmul_norm_fits). */
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
-void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *pos, const Tensor *ff, const Tensor *qo,
-                    const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base, f32 freq_scale,
-                    bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
+bool op_matmul_norm_fits(const Tensor *W, const Tensor *X);
+void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
+                    const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
+                    f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
+/* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits) */
+void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;
         act SiLU, or GELU-tanh when gelu); the products are rounded to Y's dtype before the activation. */
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
@@ -73,6 +77,7 @@ void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
 void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
 /* x += rmsnorm(o) * w, then h = rmsnorm(x) * w2 (the next norm of the updated residual), one dispatch */
 void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps);
+bool op_rmsnorm_add_norm_fits(const Tensor *o);   /* rows of at most 4096 */
      /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
 void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates

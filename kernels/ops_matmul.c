@@ -26,6 +26,7 @@
 typedef struct WqPush {
     u32 k, rows, r0, m, t; f32 scale; u32 acc, act, ll;
     u32 hd, n_head, n_head_kv, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias, rbase;   /* matvec_k_rope */
+    f32 eps;                                                                                    /* *_norm entries */
 } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
@@ -33,6 +34,8 @@ typedef struct WqPush {
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
+#define WQ_NORM_MAX   3072u /* longest row of the *_norm entries (matmul.wgsl xn: 768 vec4) */
+static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
 #ifndef WQ_MV_THREADS
 #define WQ_MV_THREADS (1u << 18)   /* invocations a matvec aims for (H200: fewer leave loads idle) */
 #endif
@@ -163,6 +166,32 @@ bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
     return true;
 }
 
+bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
+    return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
+}
+
+static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw) {
+    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs Q4_K/Q6_K weights, one f32 row and k <= 3072");
+    need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
+}
+
+void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
+    const char *op = "matmul_glu_norm";
+    u64 K = GU->ne[0], M = GU->nelem / K / 2;
+    wq_need_norm(op, GU, X, nw);
+    need(Y->nelem == M && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff) f32 or f16");
+    need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_GLU_NORM, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
+    need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,
+                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6), .eps = eps };
+    const Tensor *ts[4] = { &v, X, Y, nw };
+    u32 g = WQ_MV_WG / 2 >> push.ll;
+    u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
+    vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, 1);
+}
+
 void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu) {
     const char *op = "matmul_glu";
     u64 K = GU->ne[0], M = GU->nelem / K / 2, T = X->nelem / K;
@@ -186,14 +215,16 @@ bool op_matmul_rope_fits(const Tensor *W, const Tensor *X) {
     return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->nelem == W->ne[0];
 }
 
-void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *pos, const Tensor *ff, const Tensor *qo,
-                    const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base, f32 freq_scale,
-                    bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase) {
-    const char *op = "matmul_rope";
+void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
+                    const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
+                    f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase) {
+    const char *op = nw ? "matmul_rope_norm" : "matmul_rope";
     u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv;
     wq_row_bytes(op, W);
     need(op_matmul_rope_fits(W, X), op, X, "needs Q4_K or Q6_K weights and one token");
-    need(qo->nelem == nq && qo->dtype == X->dtype, op, qo, "q output must be (head_dim, n_head) in the activation dtype");
+    if (nw) wq_need_norm(op, W, X, nw);
+    need(qo->nelem == nq && (nw ? is_act_dtype(qo->dtype) : qo->dtype == X->dtype), op, qo,
+         "q output must be (head_dim, n_head) in the activation dtype");
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, op, qo, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
     need(rbase % hd == 0 && M % hd == 0 && rbase + M <= nq + 2 * kvd, op, W, "rows must be whole heads within q, k and v");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, op, kc,
@@ -204,15 +235,16 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *pos,
     need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == nq &&
                    bk->nelem == kvd && bv->nelem == kvd), op, bias ? bq : W, "biases must all be f32 (head_dim * heads)");
     need(align_up(W->nbytes, 4) <= vk->caps.max_storage_range, op, W, "the weights must fit one binding");
-    VkPipe *p = op_pipe(vk, OP_MATMUL_ROPE, PH_DECODE, W->dtype, X->dtype, kc->dtype);
+    VkPipe *p = op_pipe(vk, nw ? OP_MATMUL_ROPE_NORM : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6),
                     .hd = (u32)hd, .n_head = n_head, .n_head_kv = n_head_kv, .n_rot = n_rot, .log2_base = (f32)log2((f64)base),
-                    .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)(kc->nelem / kvd), .bias = bias, .rbase = rbase };
+                    .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)(kc->nelem / kvd), .bias = bias, .rbase = rbase,
+                    .eps = eps };
     /* without biases their bindings hold ff (never read) */
-    const Tensor *ts[10] = { &v, X, qo, pos, ff, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff };
+    const Tensor *ts[11] = { &v, X, qo, pos, ff, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff, nw };
     u32 per = (WQ_MV_WG >> push.ll) / 2;          /* rotation pairs per workgroup */
     u32 gx, gy; rows_grid((M / 2 + per - 1) / per, &gx, &gy);
-    vk_dispatch(vk, p, ts, 10, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, nw ? 11 : 10, &push, sizeof push, gx, gy, 1);
 }

@@ -100,23 +100,11 @@ fn rmsnorm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(f32(y[base + i]) + x[base + i] * inv * w[i]); }
 }
 
-// Invocation l updates and then normalizes the same elements l, l + 256, ..., so it reads back
-// only its own writes (no barrier between the passes); the reductions are row_inv_rms's.
-@compute @workgroup_size(256)
-fn rmsnorm_add_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                    @builtin(local_invocation_id) lid: vec3<u32>) {
-    let row = wid.x + wid.y * nw.x;
-    if (row >= p.rows) { return; }
-    let l = lid.x;
-    let base = row * p.n;
-    let inv = row_inv_rms(l, base);
-    var m = 0.0;
-    var s = 0.0;
-    for (var i = l; i < p.n; i = i + 256u) {
-        let v = res[base + i] + x[base + i] * inv * w[i];
-        res[base + i] = v;
-        m = max(m, abs(v)); s = s + v * v;
-    }
+// The row stays in registers (n <= 4096: 16 elements per invocation, the host checks): every input
+// is loaded up front, so the kernel waits for memory once; then two reductions (max and sum of
+// squares together, as row_inv_rms, with its pre-scaled pass when the squares could overflow).
+const RN = 16u;
+fn reduce_ms(l: u32, m: f32, s: f32) -> vec2<f32> {
     part2[l] = vec2<f32>(m, s);
     workgroupBarrier();
     for (var k = 128u; k > 0u; k = k >> 1u) {
@@ -124,13 +112,39 @@ fn rmsnorm_add_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
         workgroupBarrier();
     }
     let r = workgroupUniformLoad(&part2[0]);
-    var inv2 = 1.0 / sqrt(r.y / f32(p.n) + p.eps);
-    if (!(r.x < 1e15)) {                          // as row_inv_rms: pre-scaled when squares could overflow
-        let sc = 1.0 / r.x;
-        var s2 = 0.0;
-        for (var i = l; i < p.n; i = i + 256u) { let v = res[base + i] * sc; s2 = s2 + v * v; }
-        s2 = reduce_sum(l, s2);
-        inv2 = sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
+    return r;
+}
+// 1 / rms of the values v (this invocation's share) given their reduced (max, sum of squares)
+fn inv_rms_regs(l: u32, v: ptr<function, array<f32, 16>>, r: vec2<f32>) -> f32 {
+    if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
+    let sc = 1.0 / r.x;
+    var s2 = 0.0;
+    for (var j = 0u; j < RN; j = j + 1u) { let t = (*v)[j] * sc; s2 = s2 + t * t; }
+    s2 = reduce_sum(l, s2);
+    return sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
+}
+
+@compute @workgroup_size(256)
+fn rmsnorm_add_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                    @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x + wid.y * nw.x;
+    if (row >= p.rows) { return; }
+    let l = lid.x;
+    let base = row * p.n;
+    var ov: array<f32, 16>; var rv: array<f32, 16>; var g1: array<f32, 16>; var g2: array<f32, 16>;
+    for (var j = 0u; j < RN; j = j + 1u) {       // elements l + 256 j (0 past the row)
+        let i = l + 256u * j;
+        if (i < p.n) { ov[j] = x[base + i]; rv[j] = res[base + i]; g1[j] = w[i]; g2[j] = w2[i]; }
+        else { ov[j] = 0.0; rv[j] = 0.0; g1[j] = 0.0; g2[j] = 0.0; }
     }
-    for (var i = l; i < p.n; i = i + 256u) { h[base + i] = O(clampn(res[base + i] * inv2 * w2[i], OUT_MAX)); }
+    var m = 0.0; var s = 0.0;
+    for (var j = 0u; j < RN; j = j + 1u) { m = max(m, abs(ov[j])); s = s + ov[j] * ov[j]; }
+    let inv = inv_rms_regs(l, &ov, reduce_ms(l, m, s));
+    m = 0.0; s = 0.0;
+    for (var j = 0u; j < RN; j = j + 1u) { rv[j] = rv[j] + ov[j] * inv * g1[j]; m = max(m, abs(rv[j])); s = s + rv[j] * rv[j]; }
+    let inv2 = inv_rms_regs(l, &rv, reduce_ms(l, m, s));
+    for (var j = 0u; j < RN; j = j + 1u) {
+        let i = l + 256u * j;
+        if (i < p.n) { res[base + i] = rv[j]; h[base + i] = O(clampn(rv[j] * inv2 * g2[j], OUT_MAX)); }
+    }
 }

@@ -27,7 +27,7 @@ const char *const dtype_name[DT_COUNT] = { "f32", "f16", "bf16", "u32", "i32", "
     X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
     X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCreateFence) X(vkDestroyFence) \
-    X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit) X(vkDeviceWaitIdle) \
+    X(vkResetFences) X(vkWaitForFences) X(vkGetFenceStatus) X(vkQueueSubmit) X(vkDeviceWaitIdle) \
     X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults) \
     X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)
 
@@ -80,7 +80,14 @@ static bool vk_fault_hit(VkFault k) {
 /* Waits for the fence of the last submit; the injected faults replace the result after a
    real wait (the queue is idle either way). */
 static VkResult vk_wait(Vk *vk) {
-    VkResult r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
+    /* a GPU (not a CPU device like lavapipe, whose own threads need the cores) is polled for up to
+       spin_ns first: a sleeping wait can add tens of microseconds of wake-up to every decode token */
+    VkResult r = VK_NOT_READY;
+    if (vk->spin_ns) {
+        f64 t0 = now_sec();
+        while ((r = vkGetFenceStatus(vk->dev, vk->fence)) == VK_NOT_READY && (now_sec() - t0) * 1e9 < (f64)vk->spin_ns) {}
+    }
+    if (r == VK_NOT_READY) r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
     if (r == VK_SUCCESS) {
         if (vk_phase == VK_PHASE_PREFILL && vk_fault_hit(VKF_DEVICE_LOST_PREFILL)) r = VK_ERROR_DEVICE_LOST;
         else if (vk_phase == VK_PHASE_DECODE && vk_fault_hit(VKF_DEVICE_LOST_DECODE)) r = VK_ERROR_DEVICE_LOST;
@@ -391,6 +398,9 @@ bool vk_init(Vk *vk, Err *e) {
     vkGetPhysicalDeviceProperties2(vk->phys, &p3);
     c->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((u64)1 << 30);
     vk->fence_timeout_ns = EDGE_VK_FENCE_TIMEOUT_NS;
+    vk->spin_ns = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : EDGE_VK_SPIN_NS;
+    const char *sp = getenv("EDGE_FENCE_SPIN_US");       /* 0: always sleep in vkWaitForFences */
+    if (sp && *sp) vk->spin_ns = strtoull(sp, 0, 10) * 1000ull;
     const char *ft = getenv("EDGE_FENCE_TIMEOUT_MS");     /* emulators (qemu) and soak tests */
     if (ft && *ft) { u64 v = strtoull(ft, 0, 10); if (v > 0) vk->fence_timeout_ns = v * 1000000ull; }
     const char *mb = getenv("EDGE_MAX_BINDING");

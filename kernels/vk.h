@@ -157,6 +157,7 @@ typedef struct Vk {
     bool                  recording;
     u32                   n_dispatch; /* dispatches recorded since vk_begin */
     u64                   fence_timeout_ns; /* EDGE_VK_FENCE_TIMEOUT_NS or EDGE_FENCE_TIMEOUT_MS */
+    u64                   spin_ns;    /* fence polling before a sleeping wait (EDGE_VK_SPIN_NS, EDGE_FENCE_SPIN_US; 0 on CPU devices) */
     u32                   n_pipelines;/* pipelines created so far (created once, on first use) */
     VkPipelineCache       pcache;     /* persisted pipeline cache (0: disabled) */
     char                  pcache_path[512];

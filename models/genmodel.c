@@ -263,7 +263,6 @@ static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 ro
     }
 }
 
-static f64 gen_now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return (f64)ts.tv_sec + ts.tv_nsec * 1e-9; }
 
 bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 ftype, u64 seed, Err *e) {
     Arena a;
@@ -281,7 +280,7 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 fty
     u64 total = w.data_bytes, done = 0, s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
     if (!s) s = 1;
     bool tty = isatty(2);
-    f64 last = gen_now();
+    f64 last = now_sec();
     for (u32 i = 0; ok && i < n; i++) {
         const GenTensor *g = &list[i];
         u64 per = ggml_block_elems(g->type), bb = ggml_block_bytes(g->type);
@@ -291,8 +290,8 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 fty
             gen_fill(&s, g, b * per, nb * per, buf, t->rope_base, t->rope_dim);
             ok = fwrite(buf, 1, nb * bb, f) == nb * bb;
             done += nb * bb;
-            if (tty && gen_now() - last > 0.2) {
-                last = gen_now();
+            if (tty && now_sec() - last > 0.2) {
+                last = now_sec();
                 errf("\redge gen-model: %llu / %llu MiB (%u%%)", (unsigned long long)(done >> 20),
                      (unsigned long long)(total >> 20), (u32)(done * 100 / (total ? total : 1)));
             }
@@ -381,9 +380,9 @@ static int gen_cmd(int argc, char **argv) {
     if (!gen_type_parse(type, &ftype)) return gen_usage("--type is F16, Q8_0 or Q4_K_M");
     u32 nl = layers ? (u32)layers : t->n_layer;
     Err e = {0};
-    f64 t0 = gen_now();
+    f64 t0 = now_sec();
     if (!gen_model_write(path, t, nl, ftype, seed, &e)) { errf("edge gen-model: %s\n", e.msg); return e.code; }
-    f64 dt = gen_now() - t0;
+    f64 dt = now_sec() - t0;
     struct stat st;
     u64 size = stat(path, &st) == 0 ? (u64)st.st_size : 0;
     out("wrote %s: %s %s, %u layers, seed %llu, %llu bytes (%.2f MiB) in %.2f s\n", path, t->name, gen_ftype_name(ftype), nl,

@@ -101,7 +101,6 @@ static void xf_alloc(Xf *xf) {
     if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
 }
 
-static f64  xf_now(void);
 static void xf_debug_init(Xf *xf);
 static void xf_debug_free(Xf *xf);
 static void xf_profile_after(Xf *xf, u32 T, f64 wall_s);
@@ -258,29 +257,32 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
     for (u32 il = 0; il < c->n_layer; il++) {
         XfLayer *L = &xf->layers[il];
         i32 l = (i32)il;
-        if (!norm_ready) {
-            xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
-            vk_barrier(vk);
-        }
-        norm_ready = false;
         /* decode: q, k, v side by side in qkv, and one matvec over the weights that lie back to back */
         Tensor wqk, wqkv;
         bool fuse_qk = qkv_rows && op_concat_rows(vk, &L->wq, &L->wk, &wqk);
         bool fuse_qkv = fuse_qk && op_concat_rows(vk, &wqk, &L->wv, &wqkv);
         f32 base, fscale;
         model_layer_rope(c, il, &base, &fscale);
-        /* decode with k-quant q/k/v: RoPE, the biases and the KV stores in the projection's epilogue */
+        /* decode with k-quant q/k/v: RoPE, the biases and the KV stores in the projection's epilogue,
+           and the attention norm in its prologue (unless a fused residual norm made h already) */
         bool rope_mm = fuse_qk && !c->qk_norm && op_matmul_rope_fits(&wqk, &h) && (fuse_qkv || op_matmul_rope_fits(&L->wv, &h));
+        bool norm_mm = rope_mm && !norm_ready && op_matmul_norm_fits(&wqk, &x) && (fuse_qkv || op_matmul_norm_fits(&L->wv, &x));
+        if (!norm_ready && !norm_mm) {
+            xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
+            vk_barrier(vk);
+        }
+        norm_ready = false;
         const Tensor *bq = c->qkv_bias ? &L->bq : 0, *bk = c->qkv_bias ? &L->bk : 0, *bv = c->qkv_bias ? &L->bv : 0;
         if (rope_mm) {
-            xf_op(xf, "attn_qkv_rope", XT_ATTN, "matmul", l, &qp, &h, 0, 0);
+            const Tensor *in = norm_mm ? &x : &h, *nw = norm_mm ? &L->attn_norm : 0;
+            xf_op(xf, norm_mm ? "attn_norm_qkv_rope" : "attn_qkv_rope", XT_ATTN, "matmul", l, &qp, in, 0, 0);
             if (fuse_qkv)
-                op_matmul_rope(vk, &wqkv, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                op_matmul_rope(vk, &wqkv, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
                                c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
             else {
-                op_matmul_rope(vk, &wqk, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                op_matmul_rope(vk, &wqk, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
                                c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
-                op_matmul_rope(vk, &L->wv, &h, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                op_matmul_rope(vk, &L->wv, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
                                c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(q.nelem + k.nelem));
             }
             xf_done(xf);
@@ -343,7 +345,7 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         if (c->post_norms) {
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0); op_matmul(vk, ph, &L->wo, &att, &o); xf_done(xf);
             vk_barrier(vk);
-            if (xf_fused(xf)) {
+            if (xf_fused(xf) && op_rmsnorm_add_norm_fits(&o)) {
                 xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
                 op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
                 norm_ready = true;
@@ -356,13 +358,17 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0); op_matmul_acc(vk, ph, &L->wo, &att, &x); xf_done(xf);
         }
         vk_barrier(vk);
-        if (!norm_ready) {
+        Tensor gu;
+        bool glu_mm = ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu);
+        bool glu_norm = glu_mm && !norm_ready && T == 1 && op_matmul_norm_fits(&gu, &x);
+        if (!norm_ready && !glu_norm) {
             xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
             vk_barrier(vk);
         }
         norm_ready = false;
-        Tensor gu;
-        if (ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu)) {
+        if (glu_norm) {     /* the FFN norm, gate, up and the activation in one dispatch */
+            xf_op(xf, "ffn_norm_gate_up", XT_FFN, "glu", l, &ff, &x, 0, 0); op_matmul_glu_norm(vk, &gu, &x, &L->ffn_norm, c->eps, &ff, c->gelu); xf_done(xf);
+        } else if (glu_mm) {
             /* act(gate) * up in one pass over both weights */
             xf_op(xf, "ffn_gate_up", XT_FFN, "glu", l, &ff, &h, 0, 0); op_matmul_glu(vk, &gu, &h, &ff, c->gelu); xf_done(xf);
         } else {
@@ -375,7 +381,7 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         if (c->post_norms) {
             xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0); op_matmul(vk, ph, &L->w_down, &ff, &o); xf_done(xf);
             vk_barrier(vk);
-            if (xf_fused(xf) && il + 1 < c->n_layer) {
+            if (xf_fused(xf) && il + 1 < c->n_layer && op_rmsnorm_add_norm_fits(&o)) {
                 xf_op(xf, "ffn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
                 op_rmsnorm_add_norm(vk, &o, &L->post_ffn_norm, &x, &xf->layers[il + 1].attn_norm, &h, c->eps);
                 norm_ready = true;
@@ -443,7 +449,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     vk_upload(xf->vk, &idv, tokens);
     u32 pos[2] = { p0, T };
     vk_upload(xf->vk, &xf->pos, pos);
-    f64 t0 = xf_debug.profile ? xf_now() : 0;
+    f64 t0 = xf_debug.profile ? now_sec() : 0;
     if (T == 1 && !xf->step) {
         /* decode: recorded once per context, replayed per token (only ids and pos change) */
         if (!xf->dec.cmd) vk_rec_init(xf->vk, &xf->dec);
@@ -460,7 +466,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         xf->n_dispatch_last = xf->step ? xf->rec_dispatch : xf->vk->n_dispatch;
         vk_submit_wait(xf->vk);
     }
-    if (xf_debug.profile) xf_profile_after(xf, T, xf_now() - t0);
+    if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);
     if (logits) {
         Tensor l = xf_rows(&xf->logits, T);
         vk_download(xf->vk, &l, logits);

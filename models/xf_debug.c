@@ -28,10 +28,6 @@ XfDebug xf_debug;
 static const char *const xt_names[] = { "kernels", "embed", "attn", "ffn", "norm", "logits", "sample" };
 static const char *const pc_names[PC_COUNT] = { "matmul/matvec", "attention", "norms", "rope", "activations", "sampling", "copies" };
 
-static f64 xf_now(void) {
-    struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (f64)ts.tv_sec + (f64)ts.tv_nsec * 1e-9;
-}
 
 /* ---- option parsing ------------------------------------------------------------- */
 /* "0,3-5,7" -> ranges. */
@@ -272,7 +268,7 @@ static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: return PC_MATMUL;
+            case OP_MATMUL: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: return PC_MATMUL;
             case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: return PC_ATTN;
             case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
             case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;

@@ -174,26 +174,42 @@ static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
    products rounded to the output dtype (as the kernel does) and the f64 activation. */
 static f64 fat_gelu(f64 x);
 static f64 fat_silu(f64 x);
-static void fat_matmul_glu(FatK *k, u64 M, u64 K) {
+/* The *_norm entries' input: x (the f32 residual) becomes rmsnorm(x) * w rounded to the activation
+   dtype, as rmsnorm.wgsl computes it; fills the norm weight w. */
+static void fat_norm_input(DType at, f32 *x, f32 *w, u64 K, f32 eps) {
+    f64 ss = 0;
+    for (u64 i = 0; i < K; i++) { w[i] = 1.0f + 0.2f * fat_normal(); ss += (f64)x[i] * x[i]; }
+    f64 inv = 1.0 / sqrt(ss / (f64)K + eps);
+    for (u64 i = 0; i < K; i++) x[i] = (f32)(x[i] * inv * w[i]);
+    fat_round(at, x, K);
+}
+
+static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input scale */
     Vk *vk = &k->f->vk;
     const KernelDef *d = k->d;
     DType wt = d->wtype, at = d->atype, ot = d->otype;
+    bool norm = d->op == OP_MATMUL_GLU_NORM;        /* x is the f32 residual, normalized in the kernel */
+    DType xt = norm ? DT_F32 : at;
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(at, K) + fat_tbytes(ot, M))) return;
+    if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(xt, K) + fat_tbytes(DT_F32, K) + fat_tbytes(ot, M))) return;
     u64 nw[2] = { K, 2 * M }, nx[1] = { K }, ny[1] = { M };
-    Tensor tw = vk_tensor(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", at, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
+    Tensor tw = vk_tensor(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", xt, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
+    Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, nx);
     u8 *wb = malloc(2 * M * rb);
-    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4);
+    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
     f64 *want = malloc(M * 2 * 8), *mag = malloc(M * 2 * 8), gu[2], sa[2];
     fat_seed(M * 17 + K + (u64)wt * 333);
     fat_weights(wt, 2 * M, K, wb);
-    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2;
-    fat_round(at, x, K);
+    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2 * xs;
+    fat_round(xt, x, K);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    if (norm) { fat_norm_input(at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
     f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
     for (int gelu = 0; gelu < 2; gelu++) {
-        vk_begin(vk); op_matmul_glu(vk, &tw, &tx, &ty, gelu); vk_submit_wait(vk);
+        vk_begin(vk);
+        if (norm) op_matmul_glu_norm(vk, &tw, &tx, &tn, 1e-6f, &ty, gelu); else op_matmul_glu(vk, &tw, &tx, &ty, gelu);
+        vk_submit_wait(vk);
         fat_down(vk, &ty, y);
         for (u64 m = 0; m < M; m++) {
             for (int h = 0; h < 2; h++) {
@@ -211,7 +227,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K) {
         char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu %s", (unsigned long long)M, (unsigned long long)K, gelu ? "gelu" : "silu");
         fat_cmp(k, cs, y, want, mag, M, ot == DT_F16 ? 1e-3 : 1e-5);
     }
-    free(wb); free(x); free(y); free(row); free(want); free(mag);
+    free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
     vk_arena_free(&a);
 }
 
@@ -453,27 +469,33 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
 static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv, bool bias, u64 K) {
     Vk *vk = &k->f->vk;
     DType wt = k->d->wtype, at = k->d->atype, ct = k->d->otype;
+    bool norm = k->d->op == OP_MATMUL_ROPE_NORM;    /* x is the f32 residual, normalized in the kernel */
+    DType xt = norm ? DT_F32 : at;
     const u32 n_ctx = 24, p0 = 21;
     const f32 base = 10000.0f;
     u64 nq = (u64)hd * nh, kvd = (u64)hd * nkv, M = nq + 2 * kvd, ncache = kvd * n_ctx, nall = nq + 2 * ncache, rb = dtype_bytes(wt, K);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K) + fat_tbytes(at, nq) + 2 * fat_tbytes(ct, ncache) +
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(xt, K) + fat_tbytes(DT_F32, K) + fat_tbytes(at, nq) + 2 * fat_tbytes(ct, ncache) +
                           fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
     u64 sw[2] = { K, M }, sx[1] = { K }, sq[2] = { hd, nh }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
-    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", at, 1, sx), tq = vk_tensor(&a, "qo", at, 2, sq);
+    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 1, sx), tq = vk_tensor(&a, "qo", at, 2, sq);
+    Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, sx);
     Tensor tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf), tbq = vk_tensor(&a, "bq", DT_F32, 1, nbq), tbk = vk_tensor(&a, "bk", DT_F32, 1, nbk),
            tbv = vk_tensor(&a, "bv", DT_F32, 1, nbk);
     u8 *wb = malloc(M * rb);
     f32 *x = malloc(K * 4), *row = malloc(K * 4), *val = malloc(M * 4), *b = malloc(M * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f32 *nwv = malloc(K * 4);
     f64 *sa = malloc(M * 8), *want = malloc(nall * 8), *mag = malloc(nall * 8);
     fat_seed(hd * 7 + nh + K + (u64)wt * 31 + (bias ? 5 : 0));
     fat_weights(wt, M, K, wb);
-    for (u64 i = 0; i < K; i++) x[i] = fat_normal();
+    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * (norm ? 50.0f : 1.0f);
     for (u64 i = 0; i < M; i++) b[i] = fat_normal();
     for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 3);
     for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
-    fat_round(at, x, K);
+    fat_round(xt, x, K);
+    fat_up(vk, &tx, x);
+    if (norm) { fat_norm_input(at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
     f64 lim = at == DT_F16 ? 65504.0 : 3.4028234663852886e38;
     for (u64 m = 0; m < M; m++) {          /* the projection rounded to A, then the bias rounded to A */
         dequant_row(fat_ggml(wt), wb + m * rb, row, K);
@@ -484,10 +506,10 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
         sa[m] = s1;
     }
     u32 pos[2] = { p0, 1 };
-    vk_upload(vk, &tw, wb); fat_up(vk, &tx, x); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
+    vk_upload(vk, &tw, wb); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
     vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
     vk_begin(vk);
-    op_matmul_rope(vk, &tw, &tx, &tp, &tf, &tq, &tkc, &tvc, nh, nkv, n_rot, base, 1.0f, neox,
+    op_matmul_rope(vk, &tw, &tx, norm ? &tn : 0, 1e-6f, &tp, &tf, &tq, &tkc, &tvc, nh, nkv, n_rot, base, 1.0f, neox,
                    bias ? &tbq : 0, bias ? &tbk : 0, bias ? &tbv : 0, 0);
     vk_submit_wait(vk);
     fat_down(vk, &tq, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
@@ -506,7 +528,7 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
     char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u K=%llu%s", hd, n_rot, neox ? "neox" : "norm", nh, nkv,
                          (unsigned long long)K, bias ? " bias" : "");
     fat_cmp(k, cs, got, want, mag, nall, tol);
-    free(wb); free(x); free(row); free(val); free(b); free(c0); free(got); free(sa); free(want); free(mag);
+    free(wb); free(x); free(row); free(val); free(b); free(c0); free(got); free(sa); free(want); free(mag); free(nwv);
     vk_arena_free(&a);
 }
 
@@ -831,8 +853,10 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: fat_attention_cases(&k); break;
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
-    case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304); fat_matmul_glu(&k, 5, 9216); break;
-    case OP_MATMUL_ROPE:            /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
+    case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
+    case OP_MATMUL_GLU_NORM:        /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
+        fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f); break;
+    case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:           /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
         fat_matmul_rope(&k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 1536);
         fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256); break;
     case OP_GLU:      fat_glu(&k, 9216); break;
