@@ -20,10 +20,15 @@
 //! variant attn_split_f32_f16c attn_split alias:C=f16
 //! variant attn_split_f16_f32c attn_split alias:A=f16
 //! variant attn_split_f16_f16c attn_split alias:A=f16 alias:C=f16
+//! variant attn_split_dec_f32_f32c attn_split PRE=1
+//! variant attn_split_dec_f32_f16c attn_split PRE=1 alias:C=f16
+//! variant attn_split_dec_f16_f32c attn_split PRE=1 alias:A=f16
+//! variant attn_split_dec_f16_f16c attn_split PRE=1 alias:A=f16 alias:C=f16
 //! variant attn_merge_f32 attn_merge
 //! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
 alias C = f32;
+override PRE: u32 = 0u;                // attn_split: 1 = the decode variant (loads issued early)
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
                 q0: u32 }     // attn_split / attn_merge: the first query of this dispatch (queries q0 .. q0 + grid - 1)
 var<immediate> p: Params;
@@ -152,17 +157,6 @@ var<workgroup> es: array<f32, 32>;
 var<workgroup> accs: array<vec4<f32>, 128>;
 var<workgroup> wc: array<f32, 1024>;
 
-// max (is_max) or sum of sp[0..n-1] (n a power of two <= 128); every invocation calls it.
-fn reduce_sp(l: u32, n: u32, is_max: bool) -> f32 {
-    for (var k = n / 2u; k > 0u; k = k >> 1u) {
-        if (l < k) { sp[l] = select(sp[l] + sp[l + k], max(sp[l], sp[l + k]), is_max); }
-        workgroupBarrier();
-    }
-    let r = sp[0];
-    workgroupBarrier();
-    return r;
-}
-
 // keys lo..hi of the query at position p0
 fn key_range(p0: u32) -> vec2<u32> {
     let hi = min(p0, p.n_ctx - 1u);
@@ -191,14 +185,36 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let hk = h / (p.n_head / p.n_head_kv);
     let nk = min(32u, kr.y + 1u - j0);
     let qh = t * p.n_head + h;                   // this query and head
-    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
-    workgroupBarrier();
-    // scores: key j0 + l / 4, quarter l % 4 of the dims
+    // scores: key j0 + l / 4, quarter l % 4 of the dims (vectors e = l % 4 + 4i < d4)
     let kk = l / 4u;
     let qd = l % 4u;
+    let kb = (j0 + min(kk, nk - 1u)) * kvd4 + hk * d4;
+    // values: group l / d4 takes keys g, g + 128/d4, ...; dims 4 (l % d4) .. +3
+    let ng = 128u / d4;
+    let g = l / d4;
+    let dv = l % d4;
+    // PRE (decode): the first 8 key and value vectors of this invocation are loaded before q is
+    // in shared memory, so they wait for memory together with q (head_dim <= 128: all of them);
+    // more registers, so the prefill variant loads them where they are used.
+    var kr4: array<vec4<f32>, 8>;
+    var vr4: array<vec4<f32>, 8>;
+    if (PRE != 0u) {
+        for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < d4) { kr4[i] = vec4<f32>(kc4[kb + qd + 4u * i]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { let key = g + ng * i; if (key < nk) { vr4[i] = vec4<f32>(vc4[(j0 + key) * kvd4 + hk * d4 + dv]); } }
+    }
+    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
+    workgroupBarrier();
     var a = 0.0;
-    if (kk < nk) {
-        let kb = (j0 + kk) * kvd4 + hk * d4;
+    if (kk < nk && PRE != 0u) {
+        for (var i = 0u; i < 16u; i = i + 1u) {  // head_dim 256: vectors 8..15 loaded here
+            let e = qd + 4u * i;
+            if (e < d4) {
+                var kv = kr4[i % 8u];
+                if (i >= 8u) { kv = vec4<f32>(kc4[kb + e]); }
+                a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), kv);
+            }
+        }
+    } else if (kk < nk) {
         for (var e = qd; e < d4; e = e + 4u) {
             a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[kb + e]));
         }
@@ -213,18 +229,25 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     workgroupBarrier();
     if (l < 32u) { sp[l] = s; }
     workgroupBarrier();
-    let m = reduce_sp(l, 32u, true);
+    var m = -F32_MAX;                            // every invocation reads the 32 scores (broadcasts)
+    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
     var ev = 0.0;
     if (l < nk) { ev = exp(s - m); }
-    if (l < 32u) { es[l] = ev; sp[l] = ev; }
+    if (l < 32u) { es[l] = ev; }
     workgroupBarrier();
-    let sum = reduce_sp(l, 32u, false);
-    // values: group l / d4 takes keys g, g + 128/d4, ...; dims 4 (l % d4) .. +3
-    let ng = 128u / d4;
-    let g = l / d4;
-    let dv = l % d4;
     var acc = vec4<f32>(0.0);
-    for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
+    if (PRE != 0u) {
+        for (var i = 0u; i < 16u; i = i + 1u) {  // head_dim 256: keys 8..15 of this group loaded here
+            let key = g + ng * i;
+            if (key < nk) {
+                var vv = vr4[i % 8u];
+                if (i >= 8u) { vv = vec4<f32>(vc4[(j0 + key) * kvd4 + hk * d4 + dv]); }
+                acc = acc + es[key] * vv;
+            }
+        }
+    } else {
+        for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
+    }
     accs[l] = acc;
     workgroupBarrier();
     let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 2u);
@@ -233,7 +256,11 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
         partw[pb + 2u + 4u * l] = tv.x; partw[pb + 3u + 4u * l] = tv.y; partw[pb + 4u + 4u * l] = tv.z; partw[pb + 5u + 4u * l] = tv.w;
     }
-    if (l == 0u) { partw[pb] = m; partw[pb + 1u] = sum; }
+    if (l == 0u) {                               // the sum of the 32 weights (es is complete since the barrier)
+        var sum = 0.0;
+        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
+        partw[pb] = m; partw[pb + 1u] = sum;
+    }
 }
 
 // p.t_cap = n_chunks (<= 1024) here.

@@ -159,7 +159,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
     need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
-    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, PH_ANY, kc->dtype, q->dtype, part->dtype);
+    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, T == 1 ? PH_DECODE : PH_PREFILL, kc->dtype, q->dtype, part->dtype);
     VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_ANY, DT_F32, part->dtype, out->dtype);
     const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
     for (u64 q0 = 0; q0 < T; q0 += Q) {      /* queries q0 .. q0 + n - 1 */
