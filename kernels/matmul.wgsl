@@ -643,54 +643,58 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it
 // dequantizes the 64x16 weight tile into shared memory once and uses it for all 64 tokens.
-// Invocation l computes rows rg + 16i and tokens tc + 16j (i, j < 4): 16 outputs from 8
-// shared loads per k. Shared rows are padded to 17 floats (no bank conflicts between tokens).
+// Both tiles are k-major (ws[k][row], xs[k][token], rows of 68 floats): invocation l computes
+// rows 4 (l / 16) .. +3 and tokens 4 (l % 16) .. +3 and reads each k's four weights and four
+// activations from neighbouring words (16 multiply-adds per 8 shared loads that the compiler
+// can merge into two 16-byte loads). Invocation l dequantizes row l / 4, k 4 (l % 4) .. +3 (four
+// invocations share a row's block bytes); the padded stride keeps its scattered stores within
+// 2-way bank conflicts. Measured on the H200: 1.17-1.21x the row-major tile it replaced.
 const TM = 64u;
 const TN = 64u;
 const TK = 16u;
-const TS = 17u;                        // padded row stride of ws and xs
-var<workgroup> ws: array<f32, 1088>;   // [TM][TS] dequantized weights
-var<workgroup> xs: array<f32, 1088>;   // [TN][TS] activations
+const TS = 68u;                        // row stride (floats) of the k-major tiles
+var<workgroup> ws: array<f32, 1088>;   // [TK][TS] dequantized weights
+var<workgroup> xs: array<f32, 1088>;   // [TK][TS] activations
 
 @compute @workgroup_size(256)
 fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row0 = wid.x * TM;
     let t0 = wid.y * TN;
-    let tc = l % 16u;                   // this invocation's tokens tc + 16j
-    let rg = l / 16u;                   // and rows rg + 16i
+    let tc = (l % 16u) * 4u;            // this invocation's tokens tc .. tc + 3
+    let rg = (l / 16u) * 4u;            // and rows rg .. rg + 3
     let rbytes = row_bytes(p.k);
-    var acc: array<vec4<f32>, 4>;       // acc[i][j]: row rg + 16i, token tc + 16j
+    var acc: array<vec4<f32>, 4>;       // acc[i][j]: row rg + i, token tc + j
     for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
     let wr = l / 4u;                    // weight tile: row wr, k 4 (l % 4) .. +3
     let wk = (l % 4u) * 4u;
     for (var k0 = 0u; k0 < p.k; k0 = k0 + TK) {
         var v = vec4<f32>(0.0);
         if (row0 + wr < p.rows && k0 + wk < p.k) { v = dq4((row0 + wr) * rbytes, k0 + wk, p.k); }
-        let b = wr * TS + wk;
-        ws[b] = v.x; ws[b + 1u] = v.y; ws[b + 2u] = v.z; ws[b + 3u] = v.w;
+        ws[wk * TS + wr] = v.x; ws[(wk + 1u) * TS + wr] = v.y; ws[(wk + 2u) * TS + wr] = v.z; ws[(wk + 3u) * TS + wr] = v.w;
         for (var q = 0u; q < 4u; q = q + 1u) {
             let it = l + q * 256u;
             let tt = it / TK;
             let xk = it % TK;
             var xv = 0.0;
             if (t0 + tt < p.t && k0 + xk < p.k) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
-            xs[tt * TS + xk] = xv;
+            xs[xk * TS + tt] = xv;
         }
         workgroupBarrier();
         for (var kk = 0u; kk < TK; kk = kk + 1u) {
-            let xv = vec4<f32>(xs[tc * TS + kk], xs[(tc + 16u) * TS + kk], xs[(tc + 32u) * TS + kk], xs[(tc + 48u) * TS + kk]);
-            acc[0] = acc[0] + ws[rg * TS + kk] * xv;
-            acc[1] = acc[1] + ws[(rg + 16u) * TS + kk] * xv;
-            acc[2] = acc[2] + ws[(rg + 32u) * TS + kk] * xv;
-            acc[3] = acc[3] + ws[(rg + 48u) * TS + kk] * xv;
+            let wb = kk * TS + rg;
+            let xb = kk * TS + tc;
+            let w4 = vec4<f32>(ws[wb], ws[wb + 1u], ws[wb + 2u], ws[wb + 3u]);
+            let x4v = vec4<f32>(xs[xb], xs[xb + 1u], xs[xb + 2u], xs[xb + 3u]);
+            acc[0] = acc[0] + w4.x * x4v; acc[1] = acc[1] + w4.y * x4v;
+            acc[2] = acc[2] + w4.z * x4v; acc[3] = acc[3] + w4.w * x4v;
         }
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i = i + 1u) {
-        let r = row0 + rg + 16u * i;
+        let r = row0 + rg + i;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            let t = t0 + tc + 16u * j;
+            let t = t0 + tc + j;
             if (r < p.rows && t < p.t) { store(t * p.m + p.r0 + r, acc[i][j]); }
         }
     }
