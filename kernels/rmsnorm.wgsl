@@ -43,9 +43,20 @@ fn reduce_sum(l: u32, v: f32) -> f32 {
     return r;
 }
 
+// (max, sum) of the invocations' (m, s); every invocation gets it
+var<workgroup> part2: array<vec2<f32>, 256>;
+fn reduce_ms(l: u32, m: f32, s: f32) -> vec2<f32> {
+    part2[l] = vec2<f32>(m, s);
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k = k >> 1u) {
+        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
+        workgroupBarrier();
+    }
+    return workgroupUniformLoad(&part2[0]);
+}
+
 // 1/rms of row `base`: one pass for max|x| and the sum of squares, reduced together; a
 // second pass with the row pre-scaled by 1/max|x| only when the squares could overflow.
-var<workgroup> part2: array<vec2<f32>, 256>;
 fn row_inv_rms(l: u32, base: u32) -> f32 {
     var m = 0.0;
     var s = 0.0;
@@ -56,21 +67,17 @@ fn row_inv_rms(l: u32, base: u32) -> f32 {
         s = s + dot(v, v);
     }
     for (; i < p.n; i = i + 256u) { let v = x[base + i]; m = max(m, abs(v)); s = s + v * v; }
-    part2[l] = vec2<f32>(m, s);
-    workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) {
-        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
-        workgroupBarrier();
-    }
-    let r = workgroupUniformLoad(&part2[0]);
+    let r = reduce_ms(l, m, s);
     if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
     // sc = 1/max|x| when the squares could overflow f32 (and for NaN rows, which stay NaN).
     let sc = 1.0 / r.x;
     var s2 = 0.0;
     for (var i = l; i < p.n; i = i + 256u) { let v = x[base + i] * sc; s2 = s2 + v * v; }
-    s2 = reduce_sum(l, s2);
-    return sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
+    return prescaled_inv(l, s2, sc);
 }
+
+// 1 / rms from this invocation's share s2 of the sum of (x * sc)^2, sc = 1 / max|x|
+fn prescaled_inv(l: u32, s2: f32, sc: f32) -> f32 { return sc / sqrt(reduce_sum(l, s2) / f32(p.n) + p.eps * sc * sc); }
 
 @compute @workgroup_size(256)
 fn rmsnorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
@@ -104,24 +111,13 @@ fn rmsnorm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 // is loaded up front, so the kernel waits for memory once; then two reductions (max and sum of
 // squares together, as row_inv_rms, with its pre-scaled pass when the squares could overflow).
 const RN = 16u;
-fn reduce_ms(l: u32, m: f32, s: f32) -> vec2<f32> {
-    part2[l] = vec2<f32>(m, s);
-    workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) {
-        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
-        workgroupBarrier();
-    }
-    let r = workgroupUniformLoad(&part2[0]);
-    return r;
-}
 // 1 / rms of the values v (this invocation's share) given their reduced (max, sum of squares)
 fn inv_rms_regs(l: u32, v: ptr<function, array<f32, 16>>, r: vec2<f32>) -> f32 {
     if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
     let sc = 1.0 / r.x;
     var s2 = 0.0;
     for (var j = 0u; j < RN; j = j + 1u) { let t = (*v)[j] * sc; s2 = s2 + t * t; }
-    s2 = reduce_sum(l, s2);
-    return sc / sqrt(s2 / f32(p.n) + p.eps * sc * sc);
+    return prescaled_inv(l, s2, sc);
 }
 
 @compute @workgroup_size(256)
