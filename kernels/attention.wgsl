@@ -24,6 +24,10 @@
 //! variant attn_split_dec_f32_f16c attn_split PRE=1 alias:C=f16
 //! variant attn_split_dec_f16_f32c attn_split PRE=1 alias:A=f16
 //! variant attn_split_dec_f16_f16c attn_split PRE=1 alias:A=f16 alias:C=f16
+//! variant attn_flash_f32_f32c attn_flash
+//! variant attn_flash_f32_f16c attn_flash alias:C=f16
+//! variant attn_flash_f16_f32c attn_flash alias:A=f16
+//! variant attn_flash_f16_f16c attn_flash alias:A=f16 alias:C=f16
 //! variant attn_merge_f32 attn_merge
 //! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
@@ -305,5 +309,115 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         var num = 0.0;
         for (var k = 0u; k < ng; k = k + 1u) { num = num + part[k * d_n + l]; }
         outm[qh * d_n + l] = A(select(0.0, num / total, total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u));
+    }
+}
+
+// ---- attn_flash (prefill): QB queries of one head per workgroup, every key of the block in one
+// pass with a running max (online softmax), no scratch and no merge dispatch. Grid (n_head,
+// ceil(T / QB)). Per chunk of 32 keys: scores (invocation l: key l % 32 against queries l / 32 + 4m,
+// 16-byte key loads shared by its 4 queries, q pre-scaled in shared memory), the per-query max m
+// and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
+// causal and window ranges as attention), the running sum, and acc = acc * factor + sum e v with
+// invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
+// Keys run from the block's first query's lo to its last query's hi. head_dim: a multiple of 4
+// with head_dim / 4 dividing 128, <= 256. out = acc / sum (a NaN sum stays NaN, as attention).
+const QB = 16u;
+@group(0) @binding(4) var<storage, read_write> outf: array<A>;     // attn_flash: (head_dim, n_head, T)
+var<workgroup> qf: array<vec4<f32>, 1024>;       // [QB][head_dim / 4], scaled
+var<workgroup> sf: array<f32, 512>;              // [QB][32]: the chunk's scores, then weights
+var<workgroup> mf: array<f32, 16>;               // running max per query
+var<workgroup> af: array<f32, 16>;               // this chunk's rescale factor per query
+var<workgroup> lf: array<f32, 16>;               // running sum per query
+
+@compute @workgroup_size(128)
+fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let h = wid.x;
+    let tb = wid.y * QB;                         // queries tb .. tb + nq - 1
+    if (l < 2u) { posw[l] = pos[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    let n_tok = workgroupUniformLoad(&posw[1]);
+    if (tb >= n_tok || h >= p.n_head) { return; }
+    let nq = min(QB, n_tok - tb);
+    let d_n = p.head_dim;
+    let d4 = d_n / 4u;
+    let kvd4 = d4 * p.n_head_kv;
+    let hk = h / (p.n_head / p.n_head_kv);
+    for (var e = l; e < QB * d4; e = e + 128u) {
+        let i = e / d4;
+        var qv = vec4<f32>(0.0);
+        if (i < nq) {
+            let b = ((tb + i) * p.n_head + h) * d_n + 4u * (e % d4);
+            qv = vec4<f32>(f32(q[b]) * p.scale, f32(q[b + 1u]) * p.scale, f32(q[b + 2u]) * p.scale, f32(q[b + 3u]) * p.scale);
+        }
+        qf[e] = qv;
+    }
+    if (l < QB) { mf[l] = -F32_MAX; lf[l] = 0.0; }
+    let jlo = key_range(p0 + tb).x;
+    let jhi = key_range(p0 + tb + nq - 1u).y;
+    let qg = 128u / d4;                          // output: vector ov of queries oq + qg i
+    let ov = l % d4;
+    let oq = l / d4;
+    var acc: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+    workgroupBarrier();
+    for (var j0 = jlo; j0 <= jhi; j0 = j0 + 32u) {
+        let kj = j0 + l % 32u;
+        let q4 = l / 32u;
+        var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4, q4 + 8, q4 + 12
+        if (kj <= jhi) {
+            let kb = kj * kvd4 + hk * d4;
+            for (var e = 0u; e < d4; e = e + 1u) {
+                let kv = vec4<f32>(kc4[kb + e]);
+                a = a + vec4<f32>(dot(qf[q4 * d4 + e], kv), dot(qf[(q4 + 4u) * d4 + e], kv),
+                                  dot(qf[(q4 + 8u) * d4 + e], kv), dot(qf[(q4 + 12u) * d4 + e], kv));
+            }
+        }
+        for (var m = 0u; m < 4u; m = m + 1u) {
+            let i = q4 + 4u * m;
+            let kr = key_range(p0 + tb + i);
+            var s = -F32_MAX;                    // outside the query's keys: never the max, weight 0
+            if (i < nq && kj >= kr.x && kj <= kr.y) {
+                s = clampn(a[m], F32_MAX);
+                if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
+            }
+            sf[i * 32u + l % 32u] = s;
+        }
+        workgroupBarrier();
+        if (l < QB) {
+            var mx = mf[l];
+            for (var j = 0u; j < 32u; j = j + 1u) { mx = max(mx, sf[l * 32u + j]); }
+            af[l] = exp(mf[l] - mx);
+            mf[l] = mx;
+        }
+        workgroupBarrier();
+        for (var e = l; e < QB * 32u; e = e + 128u) {
+            let i = e / 32u;
+            let kr = key_range(p0 + tb + i);
+            let j = j0 + e % 32u;
+            sf[e] = select(0.0, exp(sf[e] - mf[i]), i < nq && j >= kr.x && j <= kr.y);
+        }
+        workgroupBarrier();
+        if (l < QB) {
+            var sm = 0.0;
+            for (var j = 0u; j < 32u; j = j + 1u) { sm = sm + sf[l * 32u + j]; }
+            lf[l] = lf[l] * af[l] + sm;
+        }
+        for (var i = 0u; i < 8u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] * af[qi]; } }
+        let nk = min(32u, jhi + 1u - j0);
+        for (var j = 0u; j < nk; j = j + 1u) {
+            let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
+            for (var i = 0u; i < 8u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
+        }
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < 8u; i = i + 1u) {
+        let qi = oq + qg * i;
+        if (qi < nq) {
+            let tot = lf[qi];
+            let o = select(vec4<f32>(0.0), acc[i] / tot, tot > 0.0 || (bitcast<u32>(tot) & 0x7fffffffu) > 0x7f800000u);
+            let b = ((tb + qi) * p.n_head + h) * d_n + 4u * ov;
+            outf[b] = A(o.x); outf[b + 1u] = A(o.y); outf[b + 2u] = A(o.z); outf[b + 3u] = A(o.w);
+        }
     }
 }

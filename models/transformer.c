@@ -334,7 +334,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
         xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
-        if (xf->attn_part.nbytes)
+        if (T > 1 && op_attention_flash_fits(vk, c->head_dim, L->k_cache.dtype, qph.dtype))
+            op_attention_flash(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        else if (xf->attn_part.nbytes)
             op_attention_split(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,
                                 c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         else

@@ -592,7 +592,8 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     u32 pos[2] = { c->p0, c->T };
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (d->op == OP_ATTN_FLASH) op_attention_flash(vk, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
     fat_down(vk, &to, o);
@@ -771,10 +772,15 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window ? 7 : 0;
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE;
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, flash = k->d->op == OP_ATTN_FLASH;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
-        fat_attention(k, &dec);
+        if (flash && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
+        if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
         fat_attention(k, &pre);
+        if (flash) {                               /* several query blocks and key chunks, a window across them */
+            FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1 };
+            fat_attention(k, &blk);
+        }
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
     }
 }
@@ -833,6 +839,8 @@ static void fat_kernel_one(Fat *f, i32 di) {
     if ((kin->cap_f16 && !f->vk.caps.f16_arith) || (kin->cap_s16 && !f->vk.caps.storage16)) {
         fat_check_end(f, c, FAT_SKIP, "needs f16 (shaderFloat16 + storageBuffer16BitAccess); this device uses the f32 path"); return;
     }
+    Err ke;
+    if (!vk_kernel_check(&f->vk.caps, kin, &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ke.msg); return; }
     if (kin->cap_sub_arith && !(f->vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) {
         fat_check_end(f, c, FAT_SKIP, "needs subgroup arithmetic, which this device lacks (portable variant used)"); return;
     }
@@ -851,7 +859,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
-    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: fat_attention_cases(&k); break;
+    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: fat_attention_cases(&k); break;
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
     case OP_MATMUL_GLU_NORM:        /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
