@@ -312,22 +312,22 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     }
 }
 
-// ---- attn_flash (prefill): QB queries of one head per workgroup, every key of the block in one
+// ---- attn_flash (prefill): QB = 8 queries of one head per workgroup, every key of the block in one
 // pass with a running max (online softmax), no scratch and no merge dispatch. Grid (n_head,
-// ceil(T / QB)). Per chunk of 32 keys: scores (invocation l: key l % 32 against queries l / 32 + 4m,
-// 16-byte key loads shared by its 4 queries, q pre-scaled in shared memory), the per-query max m
+// ceil(T / QB)). Per chunk of 32 keys: scores (invocation l: key l % 32 against queries l / 32 and
+// l / 32 + 4, 16-byte key loads shared by both, 4 in flight; q pre-scaled in shared memory), the per-query max m
 // and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
 // causal and window ranges as attention), the running sum, and acc = acc * factor + sum e v with
 // invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
 // Keys run from the block's first query's lo to its last query's hi. head_dim: a multiple of 4
 // with head_dim / 4 dividing 128, <= 256. out = acc / sum (a NaN sum stays NaN, as attention).
-const QB = 16u;
+const QB = 8u;                         // (16 would need 16 KiB of q for head_dim 256: over the 16 KiB boards)
 @group(0) @binding(4) var<storage, read_write> outf: array<A>;     // attn_flash: (head_dim, n_head, T)
-var<workgroup> qf: array<vec4<f32>, 1024>;       // [QB][head_dim / 4], scaled
-var<workgroup> sf: array<f32, 512>;              // [QB][32]: the chunk's scores, then weights
-var<workgroup> mf: array<f32, 16>;               // running max per query
-var<workgroup> af: array<f32, 16>;               // this chunk's rescale factor per query
-var<workgroup> lf: array<f32, 16>;               // running sum per query
+var<workgroup> qf: array<vec4<f32>, 512>;        // [QB][head_dim / 4], scaled
+var<workgroup> sf: array<f32, 256>;              // [QB][32]: the chunk's scores, then weights
+var<workgroup> mf: array<f32, 8>;                // running max per query
+var<workgroup> af: array<f32, 8>;                // this chunk's rescale factor per query
+var<workgroup> lf: array<f32, 8>;                // running sum per query
 
 @compute @workgroup_size(128)
 fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -358,22 +358,27 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let qg = 128u / d4;                          // output: vector ov of queries oq + qg i
     let ov = l % d4;
     let oq = l / d4;
-    var acc: array<vec4<f32>, 8>;
-    for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+    var acc: array<vec4<f32>, 4>;               // queries oq + qg i (QB / qg <= 4)
+    for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
     workgroupBarrier();
     for (var j0 = jlo; j0 <= jhi; j0 = j0 + 32u) {
         let kj = j0 + l % 32u;
         let q4 = l / 32u;
-        var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4, q4 + 8, q4 + 12
-        if (kj <= jhi) {
+        var a = vec2<f32>(0.0);                  // key kj . queries q4, q4 + 4
+        if (kj <= jhi) {                         // the key's vectors 4 at a time: 4 loads in flight per wait
             let kb = kj * kvd4 + hk * d4;
-            for (var e = 0u; e < d4; e = e + 1u) {
-                let kv = vec4<f32>(kc4[kb + e]);
-                a = a + vec4<f32>(dot(qf[q4 * d4 + e], kv), dot(qf[(q4 + 4u) * d4 + e], kv),
-                                  dot(qf[(q4 + 8u) * d4 + e], kv), dot(qf[(q4 + 12u) * d4 + e], kv));
+            for (var e0 = 0u; e0 < d4; e0 = e0 + 4u) {
+                var kv: array<vec4<f32>, 4>;
+                for (var u = 0u; u < 4u; u = u + 1u) { if (e0 + u < d4) { kv[u] = vec4<f32>(kc4[kb + e0 + u]); } }
+                for (var u = 0u; u < 4u; u = u + 1u) {
+                    let e = e0 + u;
+                    if (e < d4) {
+                        a = a + vec2<f32>(dot(qf[q4 * d4 + e], kv[u]), dot(qf[(q4 + 4u) * d4 + e], kv[u]));
+                    }
+                }
             }
         }
-        for (var m = 0u; m < 4u; m = m + 1u) {
+        for (var m = 0u; m < 2u; m = m + 1u) {
             let i = q4 + 4u * m;
             let kr = key_range(p0 + tb + i);
             var s = -F32_MAX;                    // outside the query's keys: never the max, weight 0
@@ -403,15 +408,19 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             for (var j = 0u; j < 32u; j = j + 1u) { sm = sm + sf[l * 32u + j]; }
             lf[l] = lf[l] * af[l] + sm;
         }
-        for (var i = 0u; i < 8u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] * af[qi]; } }
+        for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
-        for (var j = 0u; j < nk; j = j + 1u) {
-            let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
-            for (var i = 0u; i < 8u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
+        for (var j0v = 0u; j0v < nk; j0v = j0v + 8u) {   // 8 value loads in flight per wait
+            var vv: array<vec4<f32>, 8>;
+            for (var u = 0u; u < 8u; u = u + 1u) { if (j0v + u < nk) { vv[u] = vec4<f32>(vc4[(j0 + j0v + u) * kvd4 + hk * d4 + ov]); } }
+            for (var u = 0u; u < 8u; u = u + 1u) {
+                let j = j0v + u;
+                if (j < nk) { for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv[u]; } } }
+            }
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < 8u; i = i + 1u) {
+    for (var i = 0u; i < 4u; i = i + 1u) {
         let qi = oq + qg * i;
         if (qi < nq) {
             let tot = lf[qi];

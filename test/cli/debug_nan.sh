@@ -21,7 +21,7 @@ for pair in "embed:- embed -" "norm:0 attn_norm 0" "matmul:1 attn_q 1" "rope:2 r
 done
 # the report holds the kernel and the statistics of the inputs and the output
 EDGE_INJECT_NAN=attn:1 "$EDGE_BIN" eval --tokens "$T" --greedy 2 --backend gpu --check-nan >/dev/null 2>"$tmp/err"
-grep -q "kernel  attn_merge_f32 (kernels/attention.wgsl:attn_merge)" "$tmp/err" && grep -q "^  output  att\[64x5\] f32: .* nan 1 inf 0" "$tmp/err" &&
+grep -q "kernel  attn_flash_f32_f32c (kernels/attention.wgsl:attn_flash)" "$tmp/err" && grep -q "^  output  att\[64x5\] f32: .* nan 1 inf 0" "$tmp/err" &&
     [ "$(grep -c '^  input ' "$tmp/err")" = 3 ] || { echo "--check-nan report incomplete:"; cat "$tmp/err"; fail=1; }
 # no injection: --check-nan passes and changes nothing
 want=$("$EDGE_BIN" eval --tokens "$T" --greedy 6 --backend gpu)
