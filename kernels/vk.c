@@ -685,7 +685,9 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     VkComputePipelineCreateInfo cpi = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, 0, 0,
         { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, 0, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, k->entry, 0 },
         p->layout, 0, -1 };
+    f64 t0 = now_sec();
     VkResult r = vk_fault_hit(VKF_PIPELINE_FAIL) ? VK_ERROR_INITIALIZATION_FAILED : vkCreateComputePipelines(vk->dev, vk->pcache, 1, &cpi, 0, &p->pipe);
+    if (vk_verbose()) errf("edge: pipeline %s: %.1f ms\n", k->name, (now_sec() - t0) * 1e3);   /* cold-start work: which compiles cost */
     vkDestroyShaderModule(vk->dev, sm, 0);
     if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkCreateComputePipelines failed for kernel '%s' (%s:%s): %s", k->name, k->file, k->entry, vk_result_name(r));
     vk_name(vk, VK_OBJECT_TYPE_PIPELINE, (u64)p->pipe, k->name);
