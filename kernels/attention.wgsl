@@ -315,7 +315,9 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 // ---- attn_flash (prefill): QB = 8 queries of one head per workgroup, every key of the block in one
 // pass with a running max (online softmax), no scratch and no merge dispatch. Grid (n_head,
 // ceil(T / QB)). Per chunk of 32 keys: scores (invocation l: key l % 32 against queries l / 32 and
-// l / 32 + 4, 16-byte key loads shared by both, 4 in flight; q pre-scaled in shared memory), the per-query max m
+// l / 32 + 4, 16-byte key loads shared by both; q pre-scaled in shared memory). The loops are
+// plain: unrolled 4 / 8 loads in flight cost lavapipe ~0.5 s more of cold start (LLVM compiles it
+// at first use) for a few % of gemma's attention on the H200., the per-query max m
 // and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
 // causal and window ranges as attention), the running sum, and acc = acc * factor + sum e v with
 // invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
@@ -365,17 +367,11 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let kj = j0 + l % 32u;
         let q4 = l / 32u;
         var a = vec2<f32>(0.0);                  // key kj . queries q4, q4 + 4
-        if (kj <= jhi) {                         // the key's vectors 4 at a time: 4 loads in flight per wait
+        if (kj <= jhi) {
             let kb = kj * kvd4 + hk * d4;
-            for (var e0 = 0u; e0 < d4; e0 = e0 + 4u) {
-                var kv: array<vec4<f32>, 4>;
-                for (var u = 0u; u < 4u; u = u + 1u) { if (e0 + u < d4) { kv[u] = vec4<f32>(kc4[kb + e0 + u]); } }
-                for (var u = 0u; u < 4u; u = u + 1u) {
-                    let e = e0 + u;
-                    if (e < d4) {
-                        a = a + vec2<f32>(dot(qf[q4 * d4 + e], kv[u]), dot(qf[(q4 + 4u) * d4 + e], kv[u]));
-                    }
-                }
+            for (var e = 0u; e < d4; e = e + 1u) {
+                let kv = vec4<f32>(kc4[kb + e]);
+                a = a + vec2<f32>(dot(qf[q4 * d4 + e], kv), dot(qf[(q4 + 4u) * d4 + e], kv));
             }
         }
         for (var m = 0u; m < 2u; m = m + 1u) {
@@ -410,13 +406,9 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         }
         for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
-        for (var j0v = 0u; j0v < nk; j0v = j0v + 8u) {   // 8 value loads in flight per wait
-            var vv: array<vec4<f32>, 8>;
-            for (var u = 0u; u < 8u; u = u + 1u) { if (j0v + u < nk) { vv[u] = vec4<f32>(vc4[(j0 + j0v + u) * kvd4 + hk * d4 + ov]); } }
-            for (var u = 0u; u < 8u; u = u + 1u) {
-                let j = j0v + u;
-                if (j < nk) { for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv[u]; } } }
-            }
+        for (var j = 0u; j < nk; j = j + 1u) {
+            let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
+            for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();
     }
