@@ -312,10 +312,10 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     }
 }
 
-// ---- attn_flash (prefill): QB = 8 queries of one head per workgroup, every key of the block in one
-// pass with a running max (online softmax), no scratch and no merge dispatch. Grid (n_head,
-// ceil(T / QB)). Per chunk of 32 keys: scores (invocation l: key l % 32 against queries l / 32 and
-// l / 32 + 4, 16-byte key loads shared by both; q pre-scaled in shared memory). The loops are
+// ---- attn_flash (prefill): qb queries of one head per workgroup (16; 8 for head_dim 256), every key
+// of the block in one pass with a running max (online softmax), no scratch and no merge dispatch.
+// Grid (n_head, ceil(T / qb)). Per chunk of 32 keys: scores (invocation l: key l % 32 against
+// queries l / 32 + 4m, 16-byte key loads shared by them; q pre-scaled in shared memory). The loops are
 // plain: unrolled 4 / 8 loads in flight cost lavapipe ~0.5 s more of cold start (LLVM compiles it
 // at first use) for a few % of gemma's attention on the H200., the per-query max m
 // and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
@@ -323,29 +323,31 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 // invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
 // Keys run from the block's first query's lo to its last query's hi. head_dim: a multiple of 4
 // with head_dim / 4 dividing 128, <= 256. out = acc / sum (a NaN sum stays NaN, as attention).
-const QB = 8u;                         // (16 would need 16 KiB of q for head_dim 256: over the 16 KiB boards)
+const QBM = 16u;                       // queries per workgroup: qb = min(16, 512 / (head_dim / 4)): 16, or 8 for
+const QFV = 512u;                      // head_dim 256 (q's 8 KiB of shared memory fit the 16 KiB boards)
 @group(0) @binding(4) var<storage, read_write> outf: array<A>;     // attn_flash: (head_dim, n_head, T)
-var<workgroup> qf: array<vec4<f32>, 512>;        // [QB][head_dim / 4], scaled
-var<workgroup> sf: array<f32, 256>;              // [QB][32]: the chunk's scores, then weights
-var<workgroup> mf: array<f32, 8>;                // running max per query
-var<workgroup> af: array<f32, 8>;                // this chunk's rescale factor per query
-var<workgroup> lf: array<f32, 8>;                // running sum per query
+var<workgroup> qf: array<vec4<f32>, QFV>;        // [qb][head_dim / 4], scaled
+var<workgroup> sf: array<f32, 512>;              // [qb][32]: the chunk's scores, then weights
+var<workgroup> mf: array<f32, QBM>;              // running max per query
+var<workgroup> af: array<f32, QBM>;              // this chunk's rescale factor per query
+var<workgroup> lf: array<f32, QBM>;              // running sum per query
 
 @compute @workgroup_size(128)
 fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let h = wid.x;
-    let tb = wid.y * QB;                         // queries tb .. tb + nq - 1
+    let qb = min(QBM, QFV / (p.head_dim / 4u));
+    let tb = wid.y * qb;                         // queries tb .. tb + nq - 1
     if (l < 2u) { posw[l] = pos[l]; }
     let p0 = workgroupUniformLoad(&posw[0]);
     let n_tok = workgroupUniformLoad(&posw[1]);
     if (tb >= n_tok || h >= p.n_head) { return; }
-    let nq = min(QB, n_tok - tb);
+    let nq = min(qb, n_tok - tb);
     let d_n = p.head_dim;
     let d4 = d_n / 4u;
     let kvd4 = d4 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
-    for (var e = l; e < QB * d4; e = e + 128u) {
+    for (var e = l; e < qb * d4; e = e + 128u) {
         let i = e / d4;
         var qv = vec4<f32>(0.0);
         if (i < nq) {
@@ -354,27 +356,29 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         }
         qf[e] = qv;
     }
-    if (l < QB) { mf[l] = -F32_MAX; lf[l] = 0.0; }
+    if (l < qb) { mf[l] = -F32_MAX; lf[l] = 0.0; }
     let jlo = key_range(p0 + tb).x;
     let jhi = key_range(p0 + tb + nq - 1u).y;
     let qg = 128u / d4;                          // output: vector ov of queries oq + qg i
     let ov = l % d4;
     let oq = l / d4;
-    var acc: array<vec4<f32>, 4>;               // queries oq + qg i (QB / qg <= 4)
+    var acc: array<vec4<f32>, 4>;               // queries oq + qg i (qb / qg <= 4)
     for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
     workgroupBarrier();
     for (var j0 = jlo; j0 <= jhi; j0 = j0 + 32u) {
         let kj = j0 + l % 32u;
         let q4 = l / 32u;
-        var a = vec2<f32>(0.0);                  // key kj . queries q4, q4 + 4
+        var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4 (and q4 + 8, q4 + 12 when qb = 16)
         if (kj <= jhi) {
             let kb = kj * kvd4 + hk * d4;
             for (var e = 0u; e < d4; e = e + 1u) {
                 let kv = vec4<f32>(kc4[kb + e]);
-                a = a + vec2<f32>(dot(qf[q4 * d4 + e], kv), dot(qf[(q4 + 4u) * d4 + e], kv));
+                a.x = a.x + dot(qf[q4 * d4 + e], kv);
+                a.y = a.y + dot(qf[(q4 + 4u) * d4 + e], kv);
+                if (qb > 8u) { a.z = a.z + dot(qf[(q4 + 8u) * d4 + e], kv); a.w = a.w + dot(qf[(q4 + 12u) * d4 + e], kv); }
             }
         }
-        for (var m = 0u; m < 2u; m = m + 1u) {
+        for (var m = 0u; m < qb / 4u; m = m + 1u) {
             let i = q4 + 4u * m;
             let kr = key_range(p0 + tb + i);
             var s = -F32_MAX;                    // outside the query's keys: never the max, weight 0
@@ -385,30 +389,30 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             sf[i * 32u + l % 32u] = s;
         }
         workgroupBarrier();
-        if (l < QB) {
+        if (l < qb) {
             var mx = mf[l];
             for (var j = 0u; j < 32u; j = j + 1u) { mx = max(mx, sf[l * 32u + j]); }
             af[l] = exp(mf[l] - mx);
             mf[l] = mx;
         }
         workgroupBarrier();
-        for (var e = l; e < QB * 32u; e = e + 128u) {
+        for (var e = l; e < qb * 32u; e = e + 128u) {
             let i = e / 32u;
             let kr = key_range(p0 + tb + i);
             let j = j0 + e % 32u;
             sf[e] = select(0.0, exp(sf[e] - mf[i]), i < nq && j >= kr.x && j <= kr.y);
         }
         workgroupBarrier();
-        if (l < QB) {
+        if (l < qb) {
             var sm = 0.0;
             for (var j = 0u; j < 32u; j = j + 1u) { sm = sm + sf[l * 32u + j]; }
             lf[l] = lf[l] * af[l] + sm;
         }
-        for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] * af[qi]; } }
+        for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
         for (var j = 0u; j < nk; j = j + 1u) {
             let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
-            for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < QB) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
+            for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();
     }

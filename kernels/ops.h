@@ -95,7 +95,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
 u32 op_attn_chunks(u64 n_ctx);
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 8 queries) a
+     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256) a
         workgroup (attn_flash) over every key of those queries with a running max. Only where
         op_attention_flash_fits. */
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim / 4 divides 128, <= 256; the kernel fits the device */

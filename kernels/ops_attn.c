@@ -173,14 +173,15 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     }
 }
 
-#define ATTN_FLASH_QB 8u   /* queries per attn_flash workgroup (attention.wgsl QB) */
+/* queries per attn_flash workgroup (attention.wgsl qb: q of 16 queries, or of 8 for head_dim 256, in 512 vec4s) */
+static u64 attn_flash_qb(u64 hd) { return MIN(16, 512 / (hd / 4)); }
 
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
     if (head_dim < 4 || head_dim > 256 || head_dim % 4 || 128 % (head_dim / 4)) return false;
     i32 d = kdef_find(OP_ATTN_FLASH, PH_PREFILL, cache, act, act);
     i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
     Err e;
-    return k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e);   /* e.g. its ~9 KiB of shared memory */
+    return k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e);   /* e.g. its ~10.5 KiB of shared memory */
 }
 
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
@@ -190,12 +191,13 @@ void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(hd % 4 == 0 && 128 % (hd / 4) == 0, n, q, "head_dim / 4 must divide 128");
     need(out->nelem == q->nelem && out->dtype == q->dtype, n, out, "out must have q's shape and dtype");
-    need(n_head <= 65535 && (T + ATTN_FLASH_QB - 1) / ATTN_FLASH_QB <= 65535, n, q, "more than 65535 heads or query blocks");
+    u64 qb = attn_flash_qb(hd);
+    need(n_head <= 65535 && (T + qb - 1) / qb <= 65535, n, q, "more than 65535 heads or query blocks");
     VkPipe *p = op_pipe(vk, OP_ATTN_FLASH, PH_PREFILL, kc->dtype, q->dtype, out->dtype);
     struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
         { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
     const Tensor *ts[5] = { q, kc, vc, pos, out };
-    vk_dispatch(vk, p, ts, 5, &push, sizeof push, n_head, (u32)((T + ATTN_FLASH_QB - 1) / ATTN_FLASH_QB), 1);
+    vk_dispatch(vk, p, ts, 5, &push, sizeof push, n_head, (u32)((T + qb - 1) / qb), 1);
 }
 
 /* ---- activations, softcap, sampling -------------------------------------------- */
