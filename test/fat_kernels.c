@@ -976,7 +976,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH) fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }
