@@ -37,6 +37,7 @@ static void xf_alloc(Xf *xf) {
     const ModelConfig *c = xf->cfg;
     const ModelWeights *w = &xf->m->w;
     DevArena *wa = &xf->wa, *sa = &xf->sa;
+    xf->attn_flash = op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act);   /* batches' attention kernel */
     xf->tok_embd = xf_weight(xf, wa, w->tok_embd);
     xf->output_norm = xf_weight(xf, wa, w->output_norm);
     xf->output = c->tied_output ? xf->tok_embd : xf_weight(xf, wa, w->output);
@@ -74,7 +75,8 @@ static void xf_alloc(Xf *xf) {
     xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
     xf->att = xf_act(sa, "att", xf->act, qd, T);
-    /* attention: split over key chunks where the head size allows, for decode and prefill alike,
+    /* attention: batches through attn_flash where it fits (xf->attn_flash: no scratch); otherwise, and
+       for decode, split over key chunks where the head size allows,
        with partials for Q queries at a time: as many as fit in the bytes the one-workgroup-per-query
        kernel's scores scratch would take (n_ctx x n_head x T f32), so the split never needs more
        memory; otherwise that kernel and its scratch */
@@ -334,7 +336,7 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
         Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
         xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
-        if (T > 1 && op_attention_flash_fits(vk, c->head_dim, L->k_cache.dtype, qph.dtype))
+        if (T > 1 && xf->attn_flash)
             op_attention_flash(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         else if (xf->attn_part.nbytes)
             op_attention_split(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,

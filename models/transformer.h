@@ -143,6 +143,7 @@ typedef struct Xf {
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
     bool    want_last;          /* prefill: only the last position's logits are needed (generation) */
+    bool    attn_flash;         /* batches run attention through attn_flash (op_attention_flash_fits, decided at plan time) */
     bool    head_last;          /* the last recording computed the LM head for the last row only */
     u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
     /* debug tools (all idle unless xf_debug or describe asks) */
