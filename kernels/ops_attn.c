@@ -112,6 +112,9 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
 }
 
 /* ---- attention ----------------------------------------------------------------- */
+/* The push constants of every attention.wgsl entry (its Params). */
+typedef struct AttnPush { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } AttnPush;
+
 /* The checks both attention ops share: q (head_dim <= 256, n_head, T), caches (head_dim *
    n_head_kv, n_ctx) of one dtype, GQA ratio. */
 static void attn_shapes(const char *n, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
@@ -136,7 +139,7 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     need(out->nelem == q->nelem && out->ne[0] == hd, n, out, "out must have q's shape");
     need(T <= 65535 && n_head <= 65535, n, q, "more than 65535 queries or heads");
     VkPipe *p = op_pipe(vk, OP_ATTENTION, PH_ANY, kc->dtype, q->dtype, out->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
+    AttnPush push =
         { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
     const Tensor *ts[6] = { q, kc, vc, pos, scores, out };
     vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
@@ -164,7 +167,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
     for (u64 q0 = 0; q0 < T; q0 += Q) {      /* queries q0 .. q0 + n - 1 */
         u32 nq = (u32)MIN(Q, T - q0);
-        struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
+        AttnPush push =
             { (u32)hd, n_head, n_head_kv, nc, (u32)n_ctx, window, scale, softcap, (u32)q0 };
         if (q0) vk_barrier(vk);              /* part is reused */
         vk_dispatch(vk, ps, t1, 5, &push, sizeof push, n_head, nc, nq);
@@ -194,7 +197,7 @@ void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     u64 qb = attn_flash_qb(hd);
     need(n_head <= 65535 && (T + qb - 1) / qb <= 65535, n, q, "more than 65535 heads or query blocks");
     VkPipe *p = op_pipe(vk, OP_ATTN_FLASH, PH_PREFILL, kc->dtype, q->dtype, out->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window; f32 scale, softcap; u32 q0; } push =
+    AttnPush push =
         { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
     const Tensor *ts[5] = { q, kc, vc, pos, out };
     vk_dispatch(vk, p, ts, 5, &push, sizeof push, n_head, (u32)((T + qb - 1) / qb), 1);
