@@ -36,6 +36,8 @@ VK_GLOBAL_FUNCS(VK_DECL)
 VK_INSTANCE_FUNCS(VK_DECL)
 VK_DEVICE_FUNCS(VK_DECL)
 static PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr_;
+static PFN_vkGetPipelineExecutablePropertiesKHR vkGetPipelineExecutablePropertiesKHR_;   /* EDGE_PIPE_STATS only */
+static PFN_vkGetPipelineExecutableStatisticsKHR vkGetPipelineExecutableStatisticsKHR_;
 static PFN_vkCreateDebugUtilsMessengerEXT  vkCreateDebugUtilsMessengerEXT_;
 static PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT_;
 static PFN_vkSetDebugUtilsObjectNameEXT    vkSetDebugUtilsObjectNameEXT_;
@@ -437,12 +439,25 @@ bool vk_init(Vk *vk, Err *e) {
     if (want_f16 || want_i8) { en_f16.pNext = chain; chain = &en_f16; }
     const char *dexts[4]; u32 n_dexts = 0;
     if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
+    /* EDGE_PIPE_STATS=1: the driver's statistics of every pipeline (registers, spills, ...) on stderr,
+       where it offers VK_KHR_pipeline_executable_properties */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR en_pe = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, 0, 1 };
+    if (env_flag("EDGE_PIPE_STATS") && has_ext(dext, ne, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        dexts[n_dexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        en_pe.pNext = chain; chain = &en_pe;
+        vk->pipe_stats = true;
+    }
     free(dext);
     VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, chain, 0, 1, &qci, 0, 0, n_dexts, dexts, 0 };
     r = vkCreateDevice(vk->phys, &dci, 0, &vk->dev);
     if (r != VK_SUCCESS) return err_set(e, EXIT_DEVICE, "vkCreateDevice failed on '%s': %s", vk->props.deviceName, vk_result_name(r));
 #define VK_LOAD_D(f) f = (PFN_##f)vkGetDeviceProcAddr(vk->dev, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan device lacks %s", #f);
     VK_DEVICE_FUNCS(VK_LOAD_D)
+    if (vk->pipe_stats) {
+        vkGetPipelineExecutablePropertiesKHR_ = (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(vk->dev, "vkGetPipelineExecutablePropertiesKHR");
+        vkGetPipelineExecutableStatisticsKHR_ = (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(vk->dev, "vkGetPipelineExecutableStatisticsKHR");
+        if (!vkGetPipelineExecutablePropertiesKHR_ || !vkGetPipelineExecutableStatisticsKHR_) vk->pipe_stats = false;
+    }
     vkGetDeviceQueue(vk->dev, vk->qfam, 0, &vk->queue);
 
     VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, 0, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, vk->qfam };
@@ -660,6 +675,31 @@ bool vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e) {
     return true;
 }
 
+
+/* EDGE_PIPE_STATS=1: one stderr line per pipeline with the driver's statistics (what a
+   driver reports varies: NVIDIA gives registers per thread, spills and the binary size). */
+static void vk_pipe_stats(Vk *vk, VkPipe *p) {
+    VkPipelineInfoKHR pi = { VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, 0, p->pipe };
+    VkPipelineExecutablePropertiesKHR ep[4]; u32 ne = 4;
+    for (u32 i = 0; i < 4; i++) ep[i] = (VkPipelineExecutablePropertiesKHR){ .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR };
+    if (vkGetPipelineExecutablePropertiesKHR_(vk->dev, &pi, &ne, ep) < 0) return;
+    for (u32 x = 0; x < ne; x++) {
+        VkPipelineExecutableInfoKHR ei = { VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, 0, p->pipe, x };
+        VkPipelineExecutableStatisticKHR st[32]; u32 ns = 32;
+        for (u32 i = 0; i < 32; i++) st[i] = (VkPipelineExecutableStatisticKHR){ .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR };
+        if (vkGetPipelineExecutableStatisticsKHR_(vk->dev, &ei, &ns, st) < 0) continue;
+        char line[1024]; u32 at = 0;
+        for (u32 i = 0; i < ns && at < sizeof line - 80; i++) {
+            const VkPipelineExecutableStatisticKHR *t = &st[i];
+            if (t->format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR) at += (u32)fmt_buf(line + at, sizeof line - at, " %s=%u", t->name, t->value.b32);
+            else if (t->format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR) at += (u32)fmt_buf(line + at, sizeof line - at, " %s=%lld", t->name, (long long)t->value.i64);
+            else if (t->format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR) at += (u32)fmt_buf(line + at, sizeof line - at, " %s=%llu", t->name, (unsigned long long)t->value.u64);
+            else at += (u32)fmt_buf(line + at, sizeof line - at, " %s=%g", t->name, t->value.f64);
+        }
+        errf("edge: pipeline stats %s [%s]:%s\n", p->k->name, ep[x].name, line);
+    }
+}
+
 VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     if (ki < 0 || ki >= KERNEL_TABLE_COUNT) die(EXIT_USAGE, "vk_pipeline: kernel index %d out of range (%d kernels)", ki, KERNEL_TABLE_COUNT);
     VkPipe *p = &vk->pipes[ki];
@@ -685,12 +725,14 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
     VkComputePipelineCreateInfo cpi = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, 0, 0,
         { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, 0, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, k->entry, 0 },
         p->layout, 0, -1 };
+    if (vk->pipe_stats) cpi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     f64 t0 = now_sec();
     VkResult r = vk_fault_hit(VKF_PIPELINE_FAIL) ? VK_ERROR_INITIALIZATION_FAILED : vkCreateComputePipelines(vk->dev, vk->pcache, 1, &cpi, 0, &p->pipe);
     if (vk_verbose()) errf("edge: pipeline %s: %.1f ms\n", k->name, (now_sec() - t0) * 1e3);   /* cold-start work: which compiles cost */
     vkDestroyShaderModule(vk->dev, sm, 0);
     if (r != VK_SUCCESS) die(EXIT_DEVICE, "vkCreateComputePipelines failed for kernel '%s' (%s:%s): %s", k->name, k->file, k->entry, vk_result_name(r));
     vk_name(vk, VK_OBJECT_TYPE_PIPELINE, (u64)p->pipe, k->name);
+    if (vk->pipe_stats) vk_pipe_stats(vk, p);
     return p;
 }
 

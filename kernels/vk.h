@@ -162,6 +162,7 @@ typedef struct Vk {
     VkPipelineCache       pcache;     /* persisted pipeline cache (0: disabled) */
     char                  pcache_path[512];
     bool                  pcache_loaded; /* a valid cache file was read at vk_init */
+    bool                  pipe_stats;    /* EDGE_PIPE_STATS=1 and the driver offers pipeline statistics */
     u64                   pcache_bytes, pcache_hash;  /* what was read: written back only when different */
     VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
     VkDescriptorPool      cur_pool;
