@@ -93,12 +93,27 @@
 //! variant matmul_q6_k_a32_y32 matmul WT=8
 //! variant matmul_q6_k_a16_y32 matmul WT=8 alias:A=f16
 //! variant matmul_q6_k_a16_y16 matmul WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_split_f32_a32 matmul WT=0 KSPLIT=1 alias:W=f32
+//! variant matmul_split_f32_a16 matmul WT=0 KSPLIT=1 alias:W=f32 alias:A=f16
+//! variant matmul_split_f16_a32 matmul WT=1 KSPLIT=1
+//! variant matmul_split_f16_a16 matmul WT=1 KSPLIT=1 alias:A=f16
+//! variant matmul_split_bf16_a32 matmul WT=2 KSPLIT=1
+//! variant matmul_split_bf16_a16 matmul WT=2 KSPLIT=1 alias:A=f16
+//! variant matmul_split_q8_0_a32 matmul WT=5 KSPLIT=1
+//! variant matmul_split_q8_0_a16 matmul WT=5 KSPLIT=1 alias:A=f16
+//! variant matmul_split_q4_0_a32 matmul WT=6 KSPLIT=1
+//! variant matmul_split_q4_0_a16 matmul WT=6 KSPLIT=1 alias:A=f16
+//! variant matmul_split_q4_k_a32 matmul WT=7 KSPLIT=1
+//! variant matmul_split_q4_k_a16 matmul WT=7 KSPLIT=1 alias:A=f16
+//! variant matmul_split_q6_k_a32 matmul WT=8 KSPLIT=1
+//! variant matmul_split_q6_k_a16 matmul WT=8 KSPLIT=1 alias:A=f16
 
 alias W = u32;
 alias A = f32;
 alias O = f32;
 alias C = f32;                         // matvec_k_rope: the KV cache dtype
 override WT: u32 = 7u;                 // weight type: the C enum DType (0 f32, 1 f16, 2 bf16, 5 q8_0, 6 q4_0, 7 q4_k, 8 q6_k)
+override KSPLIT: u32 = 0u;              // matmul_split_*: split-k (grid z = k slice of p.kc, f32 partials)
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
 override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are clamped to +-CMAX
 
@@ -110,7 +125,7 @@ override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are cla
 // rbase = the first row's index in the rows of q, k and v. eps: the *_norm entries' RMSNorm epsilon.
 struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32,
                 hd: u32, n_head: u32, n_head_kv: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32,
-                n_ctx: u32, bias: u32, rbase: u32, eps: f32 }
+                n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
@@ -668,16 +683,19 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
     for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
     let wr = l / 4u;                    // weight tile: row wr, k 4 (l % 4) .. +3
     let wk = (l % 4u) * 4u;
-    for (var k0 = 0u; k0 < p.k; k0 = k0 + TK) {
+    // matmul_split_*: grid z = the k slice (p.kc elements), the partial sums go to y's z-th (m, t) slice
+    var kb = 0u; var ke = p.k; var yo = 0u;
+    if (KSPLIT != 0u) { kb = wid.z * p.kc; ke = min(kb + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    for (var k0 = kb; k0 < ke; k0 = k0 + TK) {
         var v = vec4<f32>(0.0);
-        if (row0 + wr < p.rows && k0 + wk < p.k) { v = dq4((row0 + wr) * rbytes, k0 + wk, p.k); }
+        if (row0 + wr < p.rows && k0 + wk < ke) { v = dq4((row0 + wr) * rbytes, k0 + wk, p.k); }
         ws[wk * TS + wr] = v.x; ws[(wk + 1u) * TS + wr] = v.y; ws[(wk + 2u) * TS + wr] = v.z; ws[(wk + 3u) * TS + wr] = v.w;
         for (var q = 0u; q < 4u; q = q + 1u) {
             let it = l + q * 256u;
             let tt = it / TK;
             let xk = it % TK;
             var xv = 0.0;
-            if (t0 + tt < p.t && k0 + xk < p.k) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
+            if (t0 + tt < p.t && k0 + xk < ke) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
             xs[xk * TS + tt] = xv;
         }
         workgroupBarrier();
@@ -695,7 +713,7 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
         let r = row0 + rg + i;
         for (var j = 0u; j < 4u; j = j + 1u) {
             let t = t0 + tc + j;
-            if (r < p.rows && t < p.t) { store(t * p.m + p.r0 + r, acc[i][j]); }
+            if (r < p.rows && t < p.t) { store(yo + t * p.m + p.r0 + r, acc[i][j]); }
         }
     }
 }

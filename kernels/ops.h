@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_MATMUL_SPLIT, OP_SPLITK_SUM,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -117,6 +117,14 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
 void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool gelu);
      /* y act (n, T) = act(gate) * up; gelu = GELU-tanh (argument clamped, NaN-safe) else SiLU */
 void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
+extern u64 op_split_products;   /* products recorded split (a count for tests) */
+u32  op_matmul_split_slices(Vk *vk, const Tensor *W, u64 T);  /* 1 (no split), 2 or 4 by the tiles and the device's compute units */
+/* prefill split-k (ops_matmul.c): begin (partials into scratch at *used), a barrier, end (the sum into Y) */
+typedef struct OpSplit { Tensor part, y; u32 s; bool acc; } OpSplit;
+bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc,
+                           const Tensor *scratch, u64 *used, u32 s, OpSplit *sp);
+void op_matmul_split_end(Vk *vk, const OpSplit *sp);
+bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);   /* begin, barrier, end */
      /* y f32 = cap * tanh(x / cap) */
 void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
      /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */

@@ -27,6 +27,7 @@ typedef struct WqPush {
     u32 k, rows, r0, m, t; f32 scale; u32 acc, act, ll;
     u32 hd, n_head, n_head_kv, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias, rbase;   /* matvec_k_rope */
     f32 eps;                                                                                    /* *_norm entries */
+    u32 kc;                                                                                     /* matmul split-k: k per grid-z slice (0 = whole rows) */
 } WqPush;
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
@@ -145,6 +146,75 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
 }
 
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
+u64 op_split_products;      /* products recorded through op_matmul_split (tests: the split path ran) */
+
+/* The k slices a prefill product over W (K, M) for T tokens should take: 1, 2 or 4, the fewest
+   that give at least 8 workgroups per compute unit, where the driver reports the unit count (none:
+   1, no split). EDGE_SPLITK=N forces N (1 = never split). Measured on the H200 (132 SMs),
+   pp512 against no split: llama-3.2-1b +1.6%, qwen2.5-1.5b +14%, gemma-2-2b +9% with 4 slices
+   for attn_out and ffn_down (192-288 tiles of 64 x 64); 3 slices are slower than 2 or 4 there
+   (a second, mostly empty wave), 6 and 8 no faster than 4. */
+u32 op_matmul_split_slices(Vk *vk, const Tensor *W, u64 T) {
+    const char *e = getenv("EDGE_SPLITK");
+    if (e && *e && atoi(e) >= 1) return (u32)MIN(atoi(e), 64);
+    u64 K = W->ne[0], M = W->nelem / K, units = vk->caps.compute_units;
+    if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    u64 tiles = (M + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM * ((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), want = 8 * units;
+    u32 s = 1;
+    while (s < 4 && tiles * s < want) s *= 2;
+    return s;
+}
+
+/* Prefill Y (M, T) (+)= W . X in s k-slices of kc elements (a multiple of 256) side by side:
+   op_matmul_split_begin records one matmul_split dispatch (grid z = slice) that writes the f32
+   partial products to a part carved from `scratch` at *used (any buffer whose bytes are free until
+   the end; *used advances), op_matmul_split_end (after a barrier) records splitk_sum, which adds
+   the slices (and Y when acc) into Y. Several begins may share one barrier. begin returns false,
+   recording nothing, when the product does not split: s < 2, K under two slices, W bound in row
+   chunks, too little scratch, a part over the binding limit. */
+bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc,
+                           const Tensor *scratch, u64 *used, u32 s, OpSplit *sp) {
+    const char *op = "matmul_split";
+    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
+    if (s < 2) return false;
+    u64 kc = align_up((K + s - 1) / s, 256);
+    s = (u32)((K + kc - 1) / kc);
+    u64 rb = dtype_bytes(W->dtype, K), off = align_up(*used, vk->caps.min_offset_align), pb = (u64)s * M * T * 4;
+    if (s < 2 || !rb || wq_chunk_rows(vk, op, W, rb, M) < M || off + pb > scratch->nbytes || pb > vk->caps.max_storage_range) return false;
+    need(!acc || Y->dtype == DT_F32, op, Y, "an accumulated output must be f32");
+    need(X->ne[0] == K && X->nelem % K == 0 && Y->nelem == M * T, op, Y, "shapes differ from W (K, M) . X (K, T)");
+    need(T >= 1 && T <= 65535 && (u64)s * M * T <= 0xffffffffu, op, X, "tokens must be 1..65535 and the slices under 2^32 elements");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_SPLIT, PH_PREFILL, W->dtype, X->dtype, DT_F32);
+    Tensor v = wq_view(op, W, 0, M, rb), pv = *scratch;
+    pv.name = "split-k partials"; pv.dtype = DT_F32; pv.ndim = 1; pv.ne[0] = (u64)s * M * T; pv.ne[1] = pv.ne[2] = pv.ne[3] = 1;
+    pv.nelem = pv.ne[0]; pv.nbytes = pb; pv.offset = scratch->offset + off;
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .r0 = 0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .kc = (u32)kc };
+    const Tensor *ts[3] = { &v, X, &pv };
+    u64 gx = (M + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
+    need(gx <= 65535, op, W, "more than 65535 x 64 rows");
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), s);
+    *used = off + pb;
+    *sp = (OpSplit){ pv, *Y, s, acc };
+    return true;
+}
+
+void op_matmul_split_end(Vk *vk, const OpSplit *sp) {
+    VkPipe *ps = op_pipe(vk, OP_SPLITK_SUM, PH_PREFILL, DT_F32, DT_F32, sp->y.dtype);
+    struct { u32 n, s, acc; } push = { (u32)sp->y.nelem, sp->s, sp->acc ? 1u : 0u };
+    const Tensor *ts[2] = { &sp->part, &sp->y };
+    u32 sx, sy; rows_grid((sp->y.nelem + 255) / 256, &sx, &sy);
+    vk_dispatch(vk, ps, ts, 2, &push, sizeof push, sx, sy, 1);
+    op_split_products++;
+}
+
+bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s) {
+    u64 used = 0; OpSplit sp;
+    if (!op_matmul_split_begin(vk, W, X, Y, acc, scratch, &used, s, &sp)) return false;
+    vk_barrier(vk);
+    op_matmul_split_end(vk, &sp);
+    return true;
+}
+
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }
 
 /* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena

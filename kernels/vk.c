@@ -366,6 +366,12 @@ bool vk_init(Vk *vk, Err *e) {
     vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, dext);
     bool has_drv = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_driver_properties");
     if (has_drv) sub.pNext = &drv;
+    /* the number of compute units, where the driver tells it (NVIDIA SMs, Arm Mali shader cores) */
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV, 0, 0, 0 };
+    VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM cores = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM, 0, 0, 0, 0 };
+    bool has_sm = has_ext(dext, ne, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME), has_cores = has_ext(dext, ne, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME);
+    if (has_sm) { sm.pNext = sub.pNext; sub.pNext = &sm; }
+    if (has_cores) { cores.pNext = sub.pNext; sub.pNext = &cores; }
     VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub, {0} };
     vkGetPhysicalDeviceProperties2(vk->phys, &p2);
     if (has_drv) { fmt_buf(vk->driver_name, sizeof vk->driver_name, "%s", drv.driverName); fmt_buf(vk->driver_info, sizeof vk->driver_info, "%s", drv.driverInfo); }
@@ -395,6 +401,7 @@ bool vk_init(Vk *vk, Err *e) {
     c->max_wg_invocations = vk->props.limits.maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; i++) c->max_wg_size[i] = vk->props.limits.maxComputeWorkGroupSize[i];
     c->max_push           = vk->props.limits.maxPushConstantsSize;
+    c->compute_units      = has_sm ? sm.shaderSMCount : has_cores ? cores.shaderCoreCount : 0;
     VkPhysicalDeviceMaintenance3Properties m3 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, 0, 0, 0 };
     VkPhysicalDeviceProperties2 p3 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3, {0} };
     vkGetPhysicalDeviceProperties2(vk->phys, &p3);
@@ -933,6 +940,8 @@ static void vk_print_info(Vk *vk) {
     out("shared memory per workgroup: %u\n", c->max_shared);
     out("max workgroup:     %u invocations, size %u x %u x %u\n", c->max_wg_invocations, c->max_wg_size[0], c->max_wg_size[1], c->max_wg_size[2]);
     out("unified memory:    %s\n", c->unified ? "yes (device-local memory is host-visible)" : "no (staging copies)");
+    if (c->compute_units) out("compute units:     %u (the driver's SM / shader core count)\n", c->compute_units);
+    else out("compute units:     not reported by the driver\n");
     for (u32 i = 0; i < vk->mem.memoryHeapCount; i++)
         out("memory heap %u:     %llu MiB%s\n", i, (unsigned long long)(vk->mem.memoryHeaps[i].size >> 20),
             vk->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? " device-local" : "");

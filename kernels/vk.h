@@ -62,6 +62,8 @@ typedef struct VkCaps {
     u32  max_wg_size[3];
     u32  max_push;              /* maxPushConstantsSize */
     bool unified;               /* device-local memory is also host-visible (lavapipe, most ARM boards) */
+    u32  compute_units;         /* SMs / shader cores where the driver reports them (VK_NV_shader_sm_builtins,
+                                   VK_ARM_shader_core_builtins), else 0 */
     const char *profile;        /* EDGE_PROFILE applied to these caps, 0 for none */
 } VkCaps;
 

@@ -228,6 +228,15 @@ static void xf_rec_start(Xf *xf, u32 T, u32 p0);
    (--check-nan, --trace of values, EDGE_INJECT_NAN): those see the unfused ops, one output each. */
 static bool xf_fused(const Xf *xf) { return !xf->step && !xf_debug.inject; }
 
+/* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
+   f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
+   of the pass, so free while the layers run). */
+static void xf_matmul_prefill(Xf *xf, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
+    u32 s = op_matmul_split_slices(xf->vk, W, X->nelem / X->ne[0]);
+    if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->logits, s)) return;
+    if (acc) op_matmul_acc(xf->vk, PH_PREFILL, W, X, Y); else op_matmul(xf->vk, PH_PREFILL, W, X, Y);
+}
+
 /* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer.
    Each op is bracketed by xf_op (site name, trace category, injection class, layer, output,
    activation inputs) and xf_done. */
@@ -291,6 +300,25 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         } else if (fuse_qkv) {
             Tensor qkv = xf->qkv;
             xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &h, 0, 0); op_matmul(vk, ph, &wqkv, &h, &qkv); xf_done(xf);
+        } else if (ph == PH_PREFILL && !fuse_qk && xf_fused(xf)) {
+            /* q, k and v: the split-k products' partials side by side (logits scratch), one barrier, the sums */
+            const Tensor *wts[3] = { &L->wq, &L->wk, &L->wv }, *ys[3] = { &q, &k, &v };
+            static const char *const nm[3] = { "attn_q", "attn_k", "attn_v" };
+            OpSplit sp[3]; bool split[3]; u64 used = 0; u32 n_split = 0;
+            for (u32 i = 0; i < 3; i++) {
+                xf_op(xf, nm[i], XT_ATTN, "matmul", l, ys[i], &h, 0, 0);
+                u32 s = op_matmul_split_slices(vk, wts[i], T);
+                split[i] = s >= 2 && op_matmul_split_begin(vk, wts[i], &h, ys[i], false, &xf->logits, &used, s, &sp[i]);
+                if (!split[i]) op_matmul(vk, ph, wts[i], &h, ys[i]);
+                n_split += split[i];
+                xf_done(xf);
+            }
+            if (n_split) {
+                vk_barrier(vk);
+                xf_op(xf, "attn_qkv_sum", XT_ATTN, "matmul", l, &q, &h, 0, 0);
+                for (u32 i = 0; i < 3; i++) if (split[i]) op_matmul_split_end(vk, &sp[i]);
+                xf_done(xf);
+            }
         } else {
             if (fuse_qk) {
                 Tensor qk = xf->qkv; qk.ne[0] = q.nelem + k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
@@ -347,7 +375,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         xf_done(xf);
         vk_barrier(vk);
         if (c->post_norms) {
-            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0); op_matmul(vk, ph, &L->wo, &att, &o); xf_done(xf);
+            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0);
+            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &o, false); else op_matmul(vk, ph, &L->wo, &att, &o);
+            xf_done(xf);
             vk_barrier(vk);
             if (xf_fused(xf) && op_rmsnorm_add_norm_fits(&o)) {
                 xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
@@ -359,7 +389,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
             }
             xf_done(xf);
         } else {            /* x += Wo . att: the residual add fused into the product's store */
-            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0); op_matmul_acc(vk, ph, &L->wo, &att, &x); xf_done(xf);
+            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0);
+            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &x, true); else op_matmul_acc(vk, ph, &L->wo, &att, &x);
+            xf_done(xf);
         }
         vk_barrier(vk);
         Tensor gu;
@@ -383,7 +415,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         }
         vk_barrier(vk);
         if (c->post_norms) {
-            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0); op_matmul(vk, ph, &L->w_down, &ff, &o); xf_done(xf);
+            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0);
+            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->w_down, &ff, &o, false); else op_matmul(vk, ph, &L->w_down, &ff, &o);
+            xf_done(xf);
             vk_barrier(vk);
             if (xf_fused(xf) && il + 1 < c->n_layer && op_rmsnorm_add_norm_fits(&o)) {
                 xf_op(xf, "ffn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
@@ -395,7 +429,9 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
             }
             xf_done(xf);
         } else {            /* x += Wd . ff */
-            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &x, &ff, 0, 0); op_matmul_acc(vk, ph, &L->w_down, &ff, &x); xf_done(xf);
+            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &x, &ff, 0, 0);
+            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->w_down, &ff, &x, true); else op_matmul_acc(vk, ph, &L->w_down, &ff, &x);
+            xf_done(xf);
         }
         vk_barrier(vk);
     }

@@ -134,24 +134,33 @@ static void fat_weights(DType t, u64 rows, u64 k, u8 *b) {
 }
 
 /* ---- matmul / matvec (every weight type, decode and prefill) --------------------------- */
-static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
+/* Y = W . X against f64 products. split > 0: through op_matmul_split in `split` k slices (the
+   matmul_split_* kernel of k->d, or for splitk_sum_* Q4_K weights with an output of its dtype),
+   acc: Y starts random and the product is added to it. */
+static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, bool acc) {
     Vk *vk = &k->f->vk;
     const KernelDef *d = k->d;
     DType wt = d->wtype, at = d->atype, ot = d->otype;
+    if (d->op == OP_SPLITK_SUM) { wt = DT_Q4_K; at = ot == DT_F16 ? DT_F16 : DT_F32; }
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T))) return;
-    u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T };
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T) + (split ? fat_tbytes(DT_F32, split * M * T) : 0))) return;
+    u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T }, np[1] = { split ? split * M * T : 1 };
     Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
+    Tensor tp = split ? vk_tensor(&a, "partials", DT_F32, 1, np) : tw;
     u8 *wb = malloc(dtype_bytes(wt, M * K));
-    f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4);
+    f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4), *y0 = calloc(M * T, 4);
     f64 *want = malloc(M * T * 8), *mag = malloc(M * T * 8);
-    fat_seed(M * 31 + K * 7 + T + (u64)wt * 1000);
+    fat_seed(M * 31 + K * 7 + T + (u64)wt * 1000 + split);
     fat_weights(wt, M, K, wb);
     for (u64 i = 0; i < K * T; i++) { x[i] = fat_normal() * xs; if (at == DT_F16) x[i] = MAX(-60000.f, MIN(60000.f, x[i])); }
     fat_round(at, x, K * T);
+    if (acc) { for (u64 i = 0; i < M * T; i++) y0[i] = fat_normal() * 3; fat_up(vk, &ty, y0); }
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
     vk_begin(vk);
-    op_matmul(vk, d->phase, &tw, &tx, &ty);
+    if (!split) op_matmul(vk, d->phase, &tw, &tx, &ty);
+    else if (!op_matmul_split(vk, &tw, &tx, &ty, acc, &tp, split)) {
+        k->bad++; fmt_buf(k->where, sizeof k->where, "M=%llu K=%llu T=%llu: op_matmul_split refused %u slices", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, split);
+    }
     vk_submit_wait(vk);
     fat_down(vk, &ty, y);
     u64 rb = dtype_bytes(wt, K);
@@ -161,14 +170,16 @@ static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) {
         for (u64 t = 0; t < T; t++) {
             f64 s = 0, sa = 0;
             for (u64 i = 0; i < K; i++) { f64 p = (f64)row[i] * x[t * K + i]; s += p; sa += fabs(p); }
+            s += y0[t * M + m]; sa += fabs(y0[t * M + m]);
             want[t * M + m] = MAX(-ymax, MIN(ymax, s)); mag[t * M + m] = sa + 1e-30;
         }
     }
-    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu T=%llu x*%g", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xs);
+    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu T=%llu x*%g%s split %u", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xs, acc ? " acc" : "", split);
     fat_cmp(k, cs, y, want, mag, M * T, at == DT_F16 || ot == DT_F16 ? 1e-3 : 1e-5);
-    free(wb); free(x); free(y); free(row); free(want); free(mag);
+    free(wb); free(x); free(y); free(row); free(want); free(mag); free(y0);
     vk_arena_free(&a);
 }
+static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) { fat_matmul_mode(k, M, K, T, xs, 0, false); }
 
 /* matvec_glu: act(gate . x) * (up . x) with gate and up stored back to back, against the f64
    products rounded to the output dtype (as the kernel does) and the f64 activation. */
@@ -850,6 +861,10 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
     case OP_MATMUL:   fat_matmul_cases(&k); break;
+    case OP_MATMUL_SPLIT: case OP_SPLITK_SUM:         /* uneven last slice, a ragged row tile and token tile, the fused add */
+        fat_matmul_mode(&k, 70, 2304, 7, 1, 2, false); fat_matmul_mode(&k, 9, 1792, 67, 1, 3, false);
+        if (k.d->op == OP_SPLITK_SUM && k.d->otype == DT_F32) fat_matmul_mode(&k, 66, 2048, 9, 1, 4, true);
+        break;
     case OP_GET_ROWS: {
         bool blk = d->wtype == DT_Q4_K || d->wtype == DT_Q6_K;
         fat_get_rows(&k, 2304, 9, 48.0f);

@@ -133,6 +133,17 @@ static void gput_logits(const GpuPath *p, bool chunked) {
 }
 
 TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false); }
+/* every prefill attn_out / ffn_down product split over k (EDGE_SPLITK=4: as many slices as the row
+   length allows, at most 4), which the device would only choose with many compute units */
+TEST(gpu_fixture_logits_split_k) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    u64 before = op_split_products;
+    setenv("EDGE_SPLITK", "4", 1);
+    gput_logits(&gpu_paths[0], false);
+    unsetenv("EDGE_SPLITK");
+    CHECKF(op_split_products > before, "no product was split (%llu)", (unsigned long long)(op_split_products - before));
+    out("    %llu products split\n", (unsigned long long)(op_split_products - before));
+}
 TEST(gpu_fixture_logits_act_f16) {
     if (!gput_device_ok()) SKIP("no Vulkan device");
     Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
