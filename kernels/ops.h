@@ -119,12 +119,9 @@ void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool 
 void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
 extern u64 op_split_products;   /* products recorded split (a count for tests) */
 u32  op_matmul_split_slices(Vk *vk, const Tensor *W, u64 T);  /* 1 (no split), 2 or 4 by the tiles and the device's compute units */
-/* prefill split-k (ops_matmul.c): begin (partials into scratch at *used), a barrier, end (the sum into Y) */
-typedef struct OpSplit { Tensor part, y; u32 s; bool acc; } OpSplit;
-bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc,
-                           const Tensor *scratch, u64 *used, u32 s, OpSplit *sp);
-void op_matmul_split_end(Vk *vk, const OpSplit *sp);
-bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);   /* begin, barrier, end */
+/* prefill Y (+)= W . X in s k slices: f32 partials in scratch (free bytes), a barrier, their sum into Y;
+   false (nothing recorded) when the product does not split (ops_matmul.c) */
+bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);
      /* y f32 = cap * tanh(x / cap) */
 void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
      /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */

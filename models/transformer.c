@@ -300,25 +300,6 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         } else if (fuse_qkv) {
             Tensor qkv = xf->qkv;
             xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &h, 0, 0); op_matmul(vk, ph, &wqkv, &h, &qkv); xf_done(xf);
-        } else if (ph == PH_PREFILL && !fuse_qk && xf_fused(xf)) {
-            /* q, k and v: the split-k products' partials side by side (logits scratch), one barrier, the sums */
-            const Tensor *wts[3] = { &L->wq, &L->wk, &L->wv }, *ys[3] = { &q, &k, &v };
-            static const char *const nm[3] = { "attn_q", "attn_k", "attn_v" };
-            OpSplit sp[3]; bool split[3]; u64 used = 0; u32 n_split = 0;
-            for (u32 i = 0; i < 3; i++) {
-                xf_op(xf, nm[i], XT_ATTN, "matmul", l, ys[i], &h, 0, 0);
-                u32 s = op_matmul_split_slices(vk, wts[i], T);
-                split[i] = s >= 2 && op_matmul_split_begin(vk, wts[i], &h, ys[i], false, &xf->logits, &used, s, &sp[i]);
-                if (!split[i]) op_matmul(vk, ph, wts[i], &h, ys[i]);
-                n_split += split[i];
-                xf_done(xf);
-            }
-            if (n_split) {
-                vk_barrier(vk);
-                xf_op(xf, "attn_qkv_sum", XT_ATTN, "matmul", l, &q, &h, 0, 0);
-                for (u32 i = 0; i < 3; i++) if (split[i]) op_matmul_split_end(vk, &sp[i]);
-                xf_done(xf);
-            }
         } else {
             if (fuse_qk) {
                 Tensor qk = xf->qkv; qk.ne[0] = q.nelem + k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
