@@ -166,6 +166,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 
 void xf_free(Xf *xf) {
     if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
+    if (xf->pre.cmd) vk_rec_free(xf->vk, &xf->pre);
     if (xf->wa.vk) vk_arena_free(&xf->wa);
     if (xf->sa.vk) vk_arena_free(&xf->sa);
     xf_debug_free(xf);
@@ -460,6 +461,8 @@ bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e) {
     return true;
 }
 
+u64 xf_prefill_replays;
+
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e) {
     if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
     if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
@@ -481,10 +484,22 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         }
         xf->n_dispatch_last = xf->dec.n_dispatch;
         vk_rec_submit(xf->vk, &xf->dec);
+    } else if (!xf->step) {
+        /* prefill: as decode, the recording does not depend on p0 (positions come from pos), so a
+           batch of the last batch's size replays it (a prompt's full batches, bench repetitions) */
+        if (!xf->pre.cmd) vk_rec_init(xf->vk, &xf->pre);
+        if (!xf->pre.ready || xf->pre_t != T || xf->pre_last != xf->want_last) {
+            vk_rec_begin(xf->vk, &xf->pre);
+            xf_record(xf, T, p0);
+            vk_rec_end(xf->vk, &xf->pre);
+            xf->pre_t = T; xf->pre_last = xf->want_last;
+        } else xf_prefill_replays++;
+        xf->n_dispatch_last = xf->pre.n_dispatch;
+        vk_rec_submit(xf->vk, &xf->pre);
     } else {
         vk_begin(xf->vk);
         xf_record(xf, T, p0);
-        xf->n_dispatch_last = xf->step ? xf->rec_dispatch : xf->vk->n_dispatch;
+        xf->n_dispatch_last = xf->rec_dispatch;
         vk_submit_wait(xf->vk);
     }
     if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);

@@ -142,6 +142,9 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and want_last stay */
+    u32     pre_t;
+    bool    pre_last;
     bool    want_last;          /* prefill: only the last position's logits are needed (generation) */
     bool    attn_flash;         /* batches run attention through attn_flash (op_attention_flash_fits, decided at plan time) */
     bool    head_last;          /* the last recording computed the LM head for the last row only */
@@ -164,6 +167,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
+extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 void xf_plan_print(const Xf *xf);

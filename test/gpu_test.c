@@ -133,6 +133,18 @@ static void gput_logits(const GpuPath *p, bool chunked) {
 }
 
 TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false); }
+/* prompts in batches of 16 tokens: the prefill recording of the first batch is replayed for the
+   next ones at later positions (xf_forward keeps it while the batch size stays) */
+TEST(gpu_fixture_logits_batches_of_16) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    u32 saved = eng_prefill_batch;
+    u64 before = xf_prefill_replays;
+    eng_prefill_batch = 16;
+    gput_logits(&gpu_paths[0], false);
+    eng_prefill_batch = saved;
+    CHECKF(xf_prefill_replays - before > 0, "%llu replayed batches", (unsigned long long)(xf_prefill_replays - before));
+    out("    %llu batches replayed\n", (unsigned long long)(xf_prefill_replays - before));
+}
 /* every prefill attn_out / ffn_down product split over k (EDGE_SPLITK=4: as many slices as the row
    length allows, at most 4), which the device would only choose with many compute units */
 TEST(gpu_fixture_logits_split_k) {
