@@ -28,6 +28,10 @@
 //! variant attn_flash_f32_f16c attn_flash alias:C=f16
 //! variant attn_flash_f16_f32c attn_flash alias:A=f16
 //! variant attn_flash_f16_f16c attn_flash alias:A=f16 alias:C=f16
+//! variant attn_flash_w_f32_f32c attn_flash QFV=1024 QACC=8
+//! variant attn_flash_w_f32_f16c attn_flash QFV=1024 QACC=8 alias:C=f16
+//! variant attn_flash_w_f16_f32c attn_flash QFV=1024 QACC=8 alias:A=f16
+//! variant attn_flash_w_f16_f16c attn_flash QFV=1024 QACC=8 alias:A=f16 alias:C=f16
 //! variant attn_merge_f32 attn_merge
 //! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
@@ -312,19 +316,21 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     }
 }
 
-// ---- attn_flash (prefill): qb queries of one head per workgroup (16; 8 for head_dim 256), every key
+// ---- attn_flash (prefill): qb queries of one head per workgroup (16; 8 for head_dim 256, 16 in the
+// attn_flash_w_* variants, which take twice the shared memory for q: 18.5 KiB), every key
 // of the block in one pass with a running max (online softmax), no scratch and no merge dispatch.
 // Grid (n_head, ceil(T / qb)). Per chunk of 32 keys: scores (invocation l: key l % 32 against
 // queries l / 32 + 4m, 16-byte key loads shared by them; q pre-scaled in shared memory). The loops are
 // plain: unrolled 4 / 8 loads in flight cost lavapipe ~0.5 s more of cold start (LLVM compiles it
-// at first use) for a few % of gemma's attention on the H200., the per-query max m
+// at first use) for a few % of gemma's attention on the H200. Then the per-query max m
 // and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
 // causal and window ranges as attention), the running sum, and acc = acc * factor + sum e v with
 // invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
 // Keys run from the block's first query's lo to its last query's hi. head_dim: a multiple of 4
 // with head_dim / 4 dividing 128, <= 256. out = acc / sum (a NaN sum stays NaN, as attention).
-const QBM = 16u;                       // queries per workgroup: qb = min(16, 512 / (head_dim / 4)): 16, or 8 for
-const QFV = 512u;                      // head_dim 256 (q's 8 KiB of shared memory fit the 16 KiB boards)
+const QBM = 16u;                       // queries per workgroup: qb = min(16, QFV / (head_dim / 4)): 16, or 8 for
+override QFV: u32 = 512u;              // head_dim 256 (q's 8 KiB of shared memory fit the 16 KiB boards); the
+override QACC: u32 = 4u;               // attn_flash_w_* variants hold 16 of head_dim 256 (16 KiB) and 8 output vectors
 @group(0) @binding(4) var<storage, read_write> outf: array<A>;     // attn_flash: (head_dim, n_head, T)
 var<workgroup> qf: array<vec4<f32>, QFV>;        // [qb][head_dim / 4], scaled
 var<workgroup> sf: array<f32, 512>;              // [qb][32]: the chunk's scores, then weights
@@ -362,8 +368,8 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let qg = 128u / d4;                          // output: vector ov of queries oq + qg i
     let ov = l % d4;
     let oq = l / d4;
-    var acc: array<vec4<f32>, 4>;               // queries oq + qg i (qb / qg <= 4)
-    for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+    var acc: array<vec4<f32>, 8>;               // queries oq + qg i (qb / qg <= QACC)
+    for (var i = 0u; i < QACC; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
     workgroupBarrier();
     for (var j0 = jlo; j0 <= jhi; j0 = j0 + 32u) {
         let kj = j0 + l % 32u;
@@ -408,15 +414,15 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             for (var j = 0u; j < 32u; j = j + 1u) { sm = sm + sf[l * 32u + j]; }
             lf[l] = lf[l] * af[l] + sm;
         }
-        for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
+        for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
         for (var j = 0u; j < nk; j = j + 1u) {
             let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
-            for (var i = 0u; i < 4u; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
+            for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < 4u; i = i + 1u) {
+    for (var i = 0u; i < QACC; i = i + 1u) {
         let qi = oq + qg * i;
         if (qi < nq) {
             let tot = lf[qi];

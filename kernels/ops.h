@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_MATMUL_SPLIT, OP_SPLITK_SUM,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -95,10 +95,13 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
 u32 op_attn_chunks(u64 n_ctx);
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256) a
-        workgroup (attn_flash) over every key of those queries with a running max. Only where
-        op_attention_flash_fits. */
+     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256,
+        16 through attn_flash_w where its 18.5 KiB of shared memory fit) a workgroup (attn_flash) over every key
+        of those queries with a running max. Only where op_attention_flash_fits. */
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim / 4 divides 128, <= 256; the kernel fits the device */
+Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
+void op_attention_flash_with(Vk *vk, Op kernel, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
+                             const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);   /* that kernel (fat) */
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
                 const Tensor *bq, const Tensor *bk, const Tensor *bv);

@@ -603,7 +603,7 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     u32 pos[2] = { c->p0, c->T };
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
     vk_begin(vk);
-    if (d->op == OP_ATTN_FLASH) op_attention_flash(vk, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
@@ -783,9 +783,10 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window ? 7 : 0;
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, flash = k->d->op == OP_ATTN_FLASH;
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
         if (flash && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
+        if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
         fat_attention(k, &pre);
         if (flash) {                               /* several query blocks and key chunks, a window across them */
@@ -874,7 +875,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
-    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: fat_attention_cases(&k); break;
+    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: fat_attention_cases(&k); break;
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
     case OP_MATMUL_GLU_NORM:        /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
@@ -961,6 +962,8 @@ static void fat_trap_attention(Fat *f, i32 di) {
     char name[64]; fmt_buf(name, sizeof name, "trap.%s", d->kernel);
     FatCheck *c = fat_check_begin(f, name);
     if ((d->atype == DT_F16 || d->wtype == DT_F16) && !f->f16) { fat_check_end(f, c, FAT_SKIP, "device lacks f16"); return; }
+    i32 ki = vk_kernel_find(d->kernel); Err ke;
+    if (ki < 0 || !vk_kernel_check(&f->vk.caps, &kernel_table[ki], &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ki < 0 ? "kernel not embedded" : ke.msg); return; }
     f32 *sw = malloc(65600 * 4);
     u64 n = fat_sweep(sw, d->atype == DT_F32);
     FatAttn a = { 256, 1, 1, 0, 32, 0, 0, 0, 1 };          /* gemma's head dim: 256 sweep values per query */
@@ -991,7 +994,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W) fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }
