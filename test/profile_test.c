@@ -137,13 +137,25 @@ TEST(profile_refuses_kernels_over_shared_memory_and_workgroup_limits) {
     CHECK(died && code == EXIT_DEVICE);
     if (died) CHECKF(strstr(die_trap_msg, "rmsnorm_f32") && strstr(die_trap_msg, "3072") && strstr(die_trap_msg, "512"), "message: %s", die_trap_msg);
     CHECK(vk_pipeline(vk, ki) != 0);
-    /* every profile keeps every embedded kernel runnable except for the features it removes */
+    /* every profile keeps every embedded kernel runnable except for the features it removes, and
+       for the optional wide attn_flash (OP_ATTN_FLASH_W), which the host picks only where it fits:
+       where it does not, op_attention_flash_kernel must fall back to the plain kernel */
     for (u32 p = 0; p < PROF_COUNT; p++) {
         VkCaps pc = vk->caps;
         vk_profile_apply(&pc, &dev_profiles[p]);
         for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
             const KernelInfo *k = &kernel_table[i];
             if (k->cap_f16 || k->cap_s16 || k->cap_subgroup) continue;
+            i32 d = -1;
+            for (i32 j = 0; j < KDEF_COUNT; j++) if (!strcmp(kdefs[j].kernel, k->name)) d = j;
+            if (d >= 0 && kdefs[d].op == OP_ATTN_FLASH_W && !vk_kernel_check(&pc, k, &e)) {
+                VkCaps keep = vk->caps;
+                vk->caps = pc;
+                Op got = op_attention_flash_kernel(vk, 256, kdefs[d].wtype, kdefs[d].atype);
+                vk->caps = keep;
+                CHECKF(got == OP_ATTN_FLASH, "profile %s: %s does not fit, but the host still picks it", dev_profiles[p].name, k->name);
+                continue;
+            }
             CHECKF(vk_kernel_check(&pc, k, &e), "profile %s: %s", dev_profiles[p].name, e.msg);
         }
     }
