@@ -24,6 +24,7 @@ typedef struct KernelInfo {
     u32             push_size;  /* push-constant bytes (var<immediate>) */
     u32             shared_bytes; /* workgroup memory: sum of the var<workgroup> sizes (vs maxComputeSharedMemorySize) */
     u8              cap_f16, cap_s16, cap_subgroup, cap_sub_arith, cap_sub_ballot, cap_sub_shuffle;
+    u8              cap_coopmat;  /* cooperative matrices and the Vulkan memory model (matmul_cm.wgsl) */
     u32             n_bindings;
     KBinding        bindings[16];
 } KernelInfo;

@@ -10,7 +10,7 @@ static const char *const op_name[OP_COUNT] = {
     [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm",
     [OP_GET_ROWS] = "get_rows", [OP_MATMUL] = "matmul",
     [OP_ADD_BIAS] = "add_bias", [OP_RMSNORM_ADD] = "rmsnorm_add", [OP_ROPE] = "rope", [OP_KV_STORE] = "kv_store",
-    [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk", [OP_ARGMAX_CHECK] = "argmax_check", [OP_ARGMAX_PART] = "argmax_part", [OP_ARGMAX_MERGE] = "argmax_merge", [OP_ATTN_SPLIT] = "attn_split", [OP_ATTN_MERGE] = "attn_merge", [OP_ROPE_KV] = "rope_kv", [OP_MATMUL_GLU] = "matmul_glu", [OP_RMSNORM_ADD_NORM] = "rmsnorm_add_norm", [OP_MATMUL_ROPE] = "matmul_rope", [OP_MATMUL_ROPE_NORM] = "matmul_rope_norm", [OP_MATMUL_GLU_NORM] = "matmul_glu_norm", [OP_ATTN_FLASH] = "attn_flash", [OP_ATTN_FLASH_W] = "attn_flash_w", [OP_MATMUL_SPLIT] = "matmul_split", [OP_SPLITK_SUM] = "splitk_sum",
+    [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk", [OP_ARGMAX_CHECK] = "argmax_check", [OP_ARGMAX_PART] = "argmax_part", [OP_ARGMAX_MERGE] = "argmax_merge", [OP_ATTN_SPLIT] = "attn_split", [OP_ATTN_MERGE] = "attn_merge", [OP_ROPE_KV] = "rope_kv", [OP_MATMUL_GLU] = "matmul_glu", [OP_RMSNORM_ADD_NORM] = "rmsnorm_add_norm", [OP_MATMUL_ROPE] = "matmul_rope", [OP_MATMUL_ROPE_NORM] = "matmul_rope_norm", [OP_MATMUL_GLU_NORM] = "matmul_glu_norm", [OP_ATTN_FLASH] = "attn_flash", [OP_ATTN_FLASH_W] = "attn_flash_w", [OP_MATMUL_SPLIT] = "matmul_split", [OP_SPLITK_SUM] = "splitk_sum", [OP_MATMUL_CM] = "matmul_cm", [OP_MATMUL_CM_SPLIT] = "matmul_cm_split",
 };
 static const char *const phase_name[PH_COUNT] = { "any", "prefill", "decode" };
 

@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -64,6 +64,9 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
    row and the product takes rmsnorm(X) * nw (eps) made in the kernel's prologue (op_matmul_norm_fits). */
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X);
+extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
+extern u64 op_cm_products;      /* products recorded on matmul_cm */
+bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);   /* prefill on cooperative matrices (matmul_cm.wgsl)? */
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
@@ -121,7 +124,7 @@ void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool 
      /* y act (n, T) = act(gate) * up; gelu = GELU-tanh (argument clamped, NaN-safe) else SiLU */
 void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
 extern u64 op_split_products;   /* products recorded split (a count for tests) */
-u32  op_matmul_split_slices(Vk *vk, const Tensor *W, u64 T);  /* 1 (no split), 2 or 4 by the tiles and the device's compute units */
+u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);  /* 1 (no split), 2 or 4 by the tiles and the device's compute units */
 /* prefill Y (+)= W . X in s k slices: f32 partials in scratch (free bytes), a barrier, their sum into Y;
    false (nothing recorded) when the product does not split (ops_matmul.c) */
 bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);

@@ -32,6 +32,12 @@ typedef struct WqPush {
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
+#ifndef WQ_CM_TN
+#define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
+#endif
+#ifndef WQ_CM_TM
+#define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
+#endif
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
@@ -114,6 +120,26 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
     }
 }
 
+/* Does a prefill product run on the cooperative-matrix kernel (matmul_cm.wgsl)? On devices that
+   have the 16x16x16 f16 configuration (caps.coopmat), for Q4_K / Q6_K weights and f16 activations. */
+bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
+u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
+bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
+    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && W->ne[0] % 256 == 0;
+}
+
+/* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's
+   arena block ends before that). */
+static bool cm_view(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X, Tensor *xw) {
+    *xw = *X;
+    if (!op_matmul_cm_fits(vk, ph, W, X)) return false;
+    u64 K = W->ne[0], T = X->nelem / K;
+    u64 nb = dtype_bytes(X->dtype, K * ((T + WQ_CM_TN - 1) / WQ_CM_TN * WQ_CM_TN));
+    if (!X->arena->planning && X->offset + nb > X->arena->blocks[X->block].size) return false;
+    xw->nbytes = nb;
+    return true;
+}
+
 static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
     const char *op = acc ? "matmul_acc" : "matmul";
     need(!acc || Y->dtype == DT_F32, op, Y, "an accumulated output must be f32");
@@ -124,19 +150,27 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     need(T >= 1 && T <= 65535, op, X, "tokens must be 1..65535");
     need(Y->nelem <= 0xffffffffu && X->nelem <= 0xffffffffu, op, Y, "more than 2^32 elements");
     need(ph == PH_DECODE || ph == PH_PREFILL, op, W, "phase must be decode or prefill");
-    VkPipe *p = op_pipe(vk, OP_MATMUL, ph, W->dtype, X->dtype, Y->dtype);
+    Tensor xw;
+    bool cm = cm_view(vk, ph, W, X, &xw);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM : OP_MATMUL, ph, W->dtype, X->dtype, Y->dtype);
     u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
         Tensor v = wq_view(op, W, r0, nr, rb);
         WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .acc = acc ? 1u : 0u };
-        const Tensor *ts[3] = { &v, X, Y };
+        const Tensor *ts[3] = { &v, cm ? &xw : X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
             push.ll = mv_lanes(W->dtype, K, M, 7);
             u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
+        } else if (cm) {                /* 64 rows x 128 tokens per workgroup of 4 subgroups */
+            need(p->k->wg[0] == 128, op, W, "the matmul_cm kernel's workgroup size differs from 128");
+            u64 gx = (nr + WQ_CM_TM - 1) / WQ_CM_TM;
+            need(gx <= 65535, op, W, "more than 65535 tiles of rows in one chunk");
+            vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_CM_TN - 1) / WQ_CM_TN), 1);
+            op_cm_products++;
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
             need(gx <= 65535, op, W, "more than 65535 x 64 rows in one chunk");
@@ -148,17 +182,31 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
 u64 op_split_products;      /* products recorded through op_matmul_split (tests: the split path ran) */
 
-/* The k slices a prefill product over W (K, M) for T tokens should take: 1, 2 or 4, the fewest
-   that give at least 8 workgroups per compute unit, where the driver reports the unit count (none:
-   1, no split). EDGE_SPLITK=N forces N (1 = never split). Measured on the H200 (132 SMs),
-   pp512 against no split: llama-3.2-1b +1.6%, qwen2.5-1.5b +14%, gemma-2-2b +9% with 4 slices
-   for attn_out and ffn_down (192-288 tiles of 64 x 64); 3 slices are slower than 2 or 4 there
-   (a second, mostly empty wave), 6 and 8 no faster than 4. */
-u32 op_matmul_split_slices(Vk *vk, const Tensor *W, u64 T) {
+/* The k slices a prefill product over W (K, M) . X (K, T) should take: 1, 2 or 4, where the driver
+   reports the compute unit count (none: 1, no split). EDGE_SPLITK=N forces N (1 = never split).
+   - The f32 tiles: the fewest slices that give at least 8 workgroups per unit. Measured on the H200
+     (132 SMs), pp512 against no split: llama-3.2-1b +1.6%, qwen2.5-1.5b +14%, gemma-2-2b +9% with 4
+     slices for attn_out and ffn_down (192-288 tiles of 64 x 64); 3 slices are slower than 2 or 4
+     there (a second, mostly empty wave), 6 and 8 no faster than 4.
+   - matmul_cm: 2 workgroups fit a unit (~180 registers per invocation), so the slices that take
+     the fewest waves of 2 x units workgroups per k element, the fewer slices on a tie. Measured on
+     the H200 (pp512, slices 1 / 2 / 4): llama-3.2-1b 17,781 / 18,800 / 18,572 (128 tiles of
+     64 x 128), qwen2.5-1.5b 11,990 / 13,305 / 12,929 (96), gemma-2-2b 8,390 / 8,744 / 9,161 (144). */
+u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     const char *e = getenv("EDGE_SPLITK");
     if (e && *e && atoi(e) >= 1) return (u32)MIN(atoi(e), 64);
-    u64 K = W->ne[0], M = W->nelem / K, units = vk->caps.compute_units;
+    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K, units = vk->caps.compute_units;
     if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    Tensor xw;
+    if (cm_view(vk, PH_PREFILL, W, X, &xw)) {
+        u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), cap = 2 * units;
+        u32 best = 1; f64 cost = (f64)((tiles + cap - 1) / cap);
+        for (u32 s = 2; s <= 4; s *= 2) {
+            f64 c = (f64)((tiles * s + cap - 1) / cap) / s;
+            if (c < cost) { cost = c; best = s; }
+        }
+        return best;
+    }
     u64 tiles = (M + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM * ((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), want = 8 * units;
     u32 s = 1;
     while (s < 4 && tiles * s < want) s *= 2;
@@ -186,15 +234,19 @@ static bool split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *
     need(!acc || Y->dtype == DT_F32, op, Y, "an accumulated output must be f32");
     need(X->ne[0] == K && X->nelem % K == 0 && Y->nelem == M * T, op, Y, "shapes differ from W (K, M) . X (K, T)");
     need(T >= 1 && T <= 65535 && (u64)s * M * T <= 0xffffffffu, op, X, "tokens must be 1..65535 and the slices under 2^32 elements");
-    VkPipe *p = op_pipe(vk, OP_MATMUL_SPLIT, PH_PREFILL, W->dtype, X->dtype, DT_F32);
+    Tensor xw;
+    bool cm = cm_view(vk, PH_PREFILL, W, X, &xw);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM_SPLIT : OP_MATMUL_SPLIT, PH_PREFILL, W->dtype, X->dtype, DT_F32);
     Tensor v = wq_view(op, W, 0, M, rb), pv = *scratch;
     pv.name = "split-k partials"; pv.dtype = DT_F32; pv.ndim = 1; pv.ne[0] = (u64)s * M * T; pv.ne[1] = pv.ne[2] = pv.ne[3] = 1;
     pv.nelem = pv.ne[0]; pv.nbytes = pb; pv.offset = scratch->offset + off;
     WqPush push = { .k = (u32)K, .rows = (u32)M, .r0 = 0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .kc = (u32)kc };
-    const Tensor *ts[3] = { &v, X, &pv };
-    u64 gx = (M + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
-    need(gx <= 65535, op, W, "more than 65535 x 64 rows");
-    vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), s);
+    const Tensor *ts[3] = { &v, &xw, &pv };
+    u64 tm = cm ? WQ_CM_TM : WQ_MATMUL_TM, tn = cm ? WQ_CM_TN : WQ_MATMUL_TN, gx = (M + tm - 1) / tm;
+    need(gx <= 65535, op, W, "more than 65535 tiles of rows");
+    need(p->k->wg[0] == (cm ? 128u : 256u), op, W, "the split kernel's workgroup size differs from its tile's");
+    vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + tn - 1) / tn), s);
+    if (cm) op_cm_products++;
     *used = off + pb;
     *sp = (OpSplit){ pv, *Y, s, acc };
     return true;

@@ -176,7 +176,33 @@ void vk_profile_apply(VkCaps *c, const DevProfile *p) {
     c->max_storage_range  = MIN(c->max_storage_range, p->max_storage_range);
     c->max_wg_invocations = MIN(c->max_wg_invocations, p->max_wg_invocations);
     for (int i = 0; i < 3; i++) c->max_wg_size[i] = MIN(c->max_wg_size[i], p->max_wg_invocations);
+    c->coopmat            = false;   /* no profile source reports cooperative matrices */
     c->profile            = p->name;
+}
+
+/* ---- VK_KHR_cooperative_matrix (newer than Debian 12's Vulkan headers: the spec's values) ---- */
+typedef struct EdgeCoopMatFeatures { VkStructureType sType; void *pNext; VkBool32 cooperativeMatrix, robust; } EdgeCoopMatFeatures;
+typedef struct EdgeCoopMatProps {
+    VkStructureType sType; void *pNext; u32 m, n, k; u32 a, b, c, result; VkBool32 saturating; u32 scope;
+} EdgeCoopMatProps;
+typedef VkResult (VKAPI_PTR *EdgePfnCoopMatProps)(VkPhysicalDevice, u32 *, EdgeCoopMatProps *);
+#define EDGE_STYPE_COOPMAT_FEATURES ((VkStructureType)1000506000)
+#define EDGE_STYPE_COOPMAT_PROPS    ((VkStructureType)1000506001)
+
+/* Does the device list M = N = K = 16, f16 x f16 + f32 -> f32 at subgroup scope (what matmul_cm.wgsl uses)? */
+static bool vk_coopmat_16(Vk *vk) {
+    EdgePfnCoopMatProps f = (EdgePfnCoopMatProps)vkGetInstanceProcAddr_(vk->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    if (!f) return false;
+    u32 n = 0;
+    if (f(vk->phys, &n, 0) != VK_SUCCESS || !n) return false;
+    EdgeCoopMatProps *p = calloc(n, sizeof *p);
+    for (u32 i = 0; i < n; i++) p[i].sType = EDGE_STYPE_COOPMAT_PROPS;
+    bool ok = false;
+    if (f(vk->phys, &n, p) == VK_SUCCESS)
+        for (u32 i = 0; i < n; i++)
+            if (p[i].m == 16 && p[i].n == 16 && p[i].k == 16 && p[i].a == 0 && p[i].b == 0 && p[i].c == 1 && p[i].result == 1 && p[i].scope == 3) ok = true;
+    free(p);
+    return ok;
 }
 
 /* ---- pipeline cache ------------------------------------------------------------------ */
@@ -381,10 +407,16 @@ bool vk_init(Vk *vk, Err *e) {
     VkPhysicalDevice16BitStorageFeatures s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, 0, 0, 0, 0 };
     bool f16_ext = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_shader_float16_int8");
     if (f16_ext) s16.pNext = &f16i8;
+    EdgeCoopMatFeatures cmf = { EDGE_STYPE_COOPMAT_FEATURES, 0, 0, 0 };
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, 0, 0, 0 };
+    bool cm_ext = has_ext(dext, ne, "VK_KHR_cooperative_matrix") && has_ext(dext, ne, "VK_KHR_vulkan_memory_model");
+    if (cm_ext) { vmm.pNext = s16.pNext; cmf.pNext = &vmm; s16.pNext = &cmf; }
     VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0} };
     vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
     bool want_f16 = f16_ext && f16i8.shaderFloat16, want_s16 = s16.storageBuffer16BitAccess;
     bool want_i8 = f16_ext && f16i8.shaderInt8;
+    bool want_cm = cm_ext && cmf.cooperativeMatrix && vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope && want_f16 && want_s16 &&
+                   sub.subgroupSize == 32 && vk_coopmat_16(vk) && !env_flag("EDGE_NO_COOPMAT");
 
     VkCaps *c = &vk->caps;
     c->api_version        = vk->props.apiVersion;
@@ -393,6 +425,7 @@ bool vk_init(Vk *vk, Err *e) {
     c->f16_arith          = want_f16;
     c->storage16          = want_s16;
     c->int8_arith         = want_i8;
+    c->coopmat            = want_cm;
     c->timestamps         = vk->props.limits.timestampComputeAndGraphics;
     c->timestamp_period_ns = vk->props.limits.timestampPeriod;
     c->max_storage_range  = vk->props.limits.maxStorageBufferRange;
@@ -416,7 +449,7 @@ bool vk_init(Vk *vk, Err *e) {
     if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
     if (prof) {                         /* the profile removes; what it removes is not enabled on the device */
         vk_profile_apply(c, prof);
-        want_f16 = c->f16_arith; want_s16 = c->storage16;
+        want_f16 = c->f16_arith; want_s16 = c->storage16; want_cm = c->coopmat;
     }
     for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
         VkMemoryPropertyFlags fl = vk->mem.memoryTypes[i].propertyFlags, want =
@@ -444,7 +477,11 @@ bool vk_init(Vk *vk, Err *e) {
     void *chain = 0;
     if (want_s16) { en_s16.pNext = chain; chain = &en_s16; }
     if (want_f16 || want_i8) { en_f16.pNext = chain; chain = &en_f16; }
+    EdgeCoopMatFeatures en_cm = { EDGE_STYPE_COOPMAT_FEATURES, 0, VK_TRUE, VK_FALSE };
+    VkPhysicalDeviceVulkanMemoryModelFeatures en_vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, VK_TRUE, VK_TRUE, VK_FALSE };
+    if (want_cm) { en_vmm.pNext = chain; en_cm.pNext = &en_vmm; chain = &en_cm; }
     const char *dexts[4]; u32 n_dexts = 0;
+    if (want_cm) { dexts[n_dexts++] = "VK_KHR_cooperative_matrix"; dexts[n_dexts++] = "VK_KHR_vulkan_memory_model"; }
     if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
     /* EDGE_PIPE_STATS=1: the driver's statistics of every pipeline (registers, spills, ...) on stderr,
        where it offers VK_KHR_pipeline_executable_properties */
@@ -656,6 +693,9 @@ bool vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e) {
     const char *dev = c->profile ? "the device" : "this device";
     if (k->cap_f16 && !c->f16_arith)
         return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs shaderFloat16 (f16 arithmetic), which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_coopmat && !c->coopmat)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs cooperative matrices (16x16x16 f16, subgroups of 32) and the Vulkan memory model, which %s%s lacks",
+                       k->name, k->file, dev, who);
     if (k->cap_s16 && !c->storage16)
         return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs storageBuffer16BitAccess (16-bit storage), which %s%s lacks", k->name, k->file, dev, who);
     if (k->cap_subgroup && !(c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT))
@@ -932,6 +972,7 @@ static void vk_print_info(Vk *vk) {
         c->subgroup_ops & VK_SUBGROUP_FEATURE_QUAD_BIT ? "quad" : "");
     out("f16 arithmetic:    %s\n", c->f16_arith ? "yes" : "no");
     out("int8 arithmetic:   %s\n", c->int8_arith ? "yes" : "no");
+    out("coop. matrices:    %s\n", c->coopmat ? "yes (16x16x16 f16 -> f32, prefill products)" : "no");
     out("16-bit storage:    %s\n", c->storage16 ? "yes" : "no");
     out("timestamps:        %s (period %.3f ns)\n", c->timestamps ? "yes" : "no", (f64)c->timestamp_period_ns);
     out("maxStorageBufferRange:     %llu\n", (unsigned long long)c->max_storage_range);

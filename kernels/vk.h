@@ -51,6 +51,7 @@ typedef struct VkCaps {
     bool f16_arith;             /* shaderFloat16 enabled */
     bool storage16;             /* storageBuffer16BitAccess enabled */
     bool int8_arith;            /* shaderInt8 */
+    bool coopmat;               /* cooperative matrices 16x16x16 f16 -> f32 in subgroups of 32, Vulkan memory model (matmul_cm.wgsl) */
     bool timestamps;            /* timestampComputeAndGraphics */
     f32  timestamp_period_ns;
     u64  timestamp_mask;        /* valid bits of the queue's timestamps */

@@ -233,7 +233,7 @@ static bool xf_fused(const Xf *xf) { return !xf->step && !xf_debug.inject; }
    f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
    of the pass, so free while the layers run). */
 static void xf_matmul_prefill(Xf *xf, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
-    u32 s = op_matmul_split_slices(xf->vk, W, X->nelem / X->ne[0]);
+    u32 s = op_matmul_split_slices(xf->vk, W, X);
     if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->logits, s)) return;
     if (acc) op_matmul_acc(xf->vk, PH_PREFILL, W, X, Y); else op_matmul(xf->vk, PH_PREFILL, W, X, Y);
 }

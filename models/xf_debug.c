@@ -268,8 +268,8 @@ static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: return PC_MATMUL;
-            case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: return PC_ATTN;
+            case OP_MATMUL: case OP_MATMUL_CM: case OP_MATMUL_SPLIT: case OP_MATMUL_CM_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: return PC_MATMUL;
+            case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: return PC_ATTN;
             case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
             case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;
             case OP_ARGMAX: case OP_ARGMAX_CHECK: case OP_TOPK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE: return PC_SAMPLE;

@@ -143,7 +143,8 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
     DType wt = d->wtype, at = d->atype, ot = d->otype;
     if (d->op == OP_SPLITK_SUM) { wt = DT_Q4_K; at = ot == DT_F16 ? DT_F16 : DT_F32; }
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T) + (split ? fat_tbytes(DT_F32, split * M * T) : 0))) return;
+    /* + 128 tokens of room: matmul_cm binds X up to a whole tile of tokens */
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T) + (split ? fat_tbytes(DT_F32, split * M * T) : 0) + fat_tbytes(at, K * 128))) return;
     u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T }, np[1] = { split ? split * M * T : 1 };
     Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
     Tensor tp = split ? vk_tensor(&a, "partials", DT_F32, 1, np) : tw;
@@ -157,7 +158,8 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
     if (acc) { for (u64 i = 0; i < M * T; i++) y0[i] = fat_normal() * 3; fat_up(vk, &ty, y0); }
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
     vk_begin(vk);
-    if (!split) op_matmul(vk, d->phase, &tw, &tx, &ty);
+    if (!split && acc) op_matmul_acc(vk, d->phase, &tw, &tx, &ty);
+    else if (!split) op_matmul(vk, d->phase, &tw, &tx, &ty);
     else if (!op_matmul_split(vk, &tw, &tx, &ty, acc, &tp, split)) {
         k->bad++; fmt_buf(k->where, sizeof k->where, "M=%llu K=%llu T=%llu: op_matmul_split refused %u slices", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, split);
     }
@@ -175,7 +177,10 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
         }
     }
     char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu T=%llu x*%g%s split %u", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xs, acc ? " acc" : "", split);
-    fat_cmp(k, cs, y, want, mag, M * T, at == DT_F16 || ot == DT_F16 ? 1e-3 : 1e-5);
+    /* matmul_cm's f32 outputs are held to the f32 bound: its weights' f16 hi + lo parts must carry all
+       their bits (f16 weights alone are ~7e-5 off) */
+    bool cm = d->op == OP_MATMUL_CM || d->op == OP_MATMUL_CM_SPLIT;
+    fat_cmp(k, cs, y, want, mag, M * T, ot == DT_F16 || (at == DT_F16 && !cm) ? 1e-3 : 1e-5);
     free(wb); free(x); free(y); free(row); free(want); free(mag); free(y0);
     vk_arena_free(&a);
 }
@@ -861,11 +866,24 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
-    case OP_MATMUL:   fat_matmul_cases(&k); break;
-    case OP_MATMUL_SPLIT: case OP_SPLITK_SUM:         /* uneven last slice, a ragged row tile and token tile, the fused add */
-        fat_matmul_mode(&k, 70, 2304, 7, 1, 2, false); fat_matmul_mode(&k, 9, 1792, 67, 1, 3, false);
-        if (k.d->op == OP_SPLITK_SUM && k.d->otype == DT_F32) fat_matmul_mode(&k, 66, 2048, 9, 1, 4, true);
+    case OP_MATMUL:   op_matmul_cm_off = true; fat_matmul_cases(&k); op_matmul_cm_off = false; break;   /* the plain tiles, also where matmul_cm would run */
+    case OP_MATMUL_CM: {                                  /* ragged row and token tiles over 4 x 2 tiles, the fused add */
+        u64 n0 = op_cm_products;
+        fat_matmul_cases(&k); fat_matmul_mode(&k, 200, 512, 130, 1, 0, false);
+        if (d->otype == DT_F32) fat_matmul_mode(&k, 70, 768, 9, 1, 0, true);
+        if (op_cm_products == n0) { k.bad++; fmt_buf(k.where, sizeof k.where, "op_matmul recorded no matmul_cm dispatch"); }
         break;
+    }
+    case OP_MATMUL_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_CM_SPLIT: {   /* uneven last slice, a ragged row tile and token tile, the fused add */
+        u64 n0 = op_cm_products;
+        op_matmul_cm_off = d->op != OP_MATMUL_CM_SPLIT;   /* the plain split kernels also where matmul_cm_split would run */
+        fat_matmul_mode(&k, 70, 2304, 7, 1, 2, false); fat_matmul_mode(&k, 9, 1792, 67, 1, 3, false);
+        if ((k.d->op == OP_SPLITK_SUM && k.d->otype == DT_F32) || k.d->op == OP_MATMUL_CM_SPLIT) fat_matmul_mode(&k, 66, 2048, 9, 1, 4, true);
+        if (k.d->op == OP_MATMUL_CM_SPLIT) fat_matmul_mode(&k, 200, 1024, 130, 1, 4, false);
+        op_matmul_cm_off = false;
+        if (d->op == OP_MATMUL_CM_SPLIT && op_cm_products == n0) { k.bad++; fmt_buf(k.where, sizeof k.where, "op_matmul_split recorded no matmul_cm_split dispatch"); }
+        break;
+    }
     case OP_GET_ROWS: {
         bool blk = d->wtype == DT_Q4_K || d->wtype == DT_Q6_K;
         fat_get_rows(&k, 2304, 9, 48.0f);

@@ -1,0 +1,239 @@
+// matmul_cm.wgsl — the prefill product Y (M, T) = W (K, M) . X (K, T) on the GPU's matrix units
+// (Tint's subgroup matrices -> SPIR-V cooperative matrices, VK_KHR_cooperative_matrix), for
+// Q4_K and Q6_K weights and f16 activations. A workgroup is 4 subgroups of 32 and computes a
+// 64-row x 128-token tile. Per 32-wide k step (one sub-block of Q4_K scales) all 128 invocations
+// dequantize the 64 x 32 weight tile into shared memory (invocation l: row l / 2, weights
+// 16 (l % 2) .. +15); subgroup s multiplies its 32 tokens (tokens 32 s .. +31 of the tile, loaded
+// straight from the activation buffer) with all 64 rows as 2 x 4 products of 16x16x16 (f16 in,
+// f32 accumulation). The weight tile is double-buffered (one barrier per step: step s multiplies
+// one buffer while it dequantizes step s + 1 into the other), the weight words are loaded two
+// steps ahead and the activations one. The subgroup's offsets come from @builtin(subgroup_id),
+// which is subgroup-uniform as the matrix operations require (an offset derived from the
+// invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
+// are read, multiplied and never stored: a token's products do not mix with another token's).
+// Measured on the H200 (docs/performance.md #65-#68): prefill 1.7-1.9x the f32 tiles.
+// Exactness: each dequantized weight w (f32, as matmul.wgsl's dq4) is split into hi (w with its
+// mantissa cut to f16's 10 bits) and lo = f16(w - hi), and both are multiplied: hi + lo carries 22
+// bits of w, so the product matches the f32 kernel to accumulation order (f16 x f16 products are
+// exact in f32). A weight beyond the f16 range (|w| > 65504) turns NaN: its outputs are NaN, never
+// silently wrong. The host (ops_matmul.c) uses it only on devices with a 16x16x16 f16/f32
+// subgroup-scope configuration and subgroups of 32, for k a multiple of 256. matmul_cm_split_*
+// (KSPLIT) run a k slice per grid z and write f32 partial slices, as matmul.wgsl's matmul_split_*.
+// Bounds: weight rows past p.rows are read as zeros and tokens past p.t are not stored, k is a
+// whole number of super-blocks (host check). So the robustness transform is off:
+//! norobust
+//! tintvalidate
+//! variant matmul_cm_q4_k_a16_y32 matmul_cm WT=7 alias:A=f16
+//! variant matmul_cm_q4_k_a16_y16 matmul_cm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_cm_q6_k_a16_y32 matmul_cm WT=8 alias:A=f16
+//! variant matmul_cm_q6_k_a16_y16 matmul_cm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matmul_cm_split_q4_k_a16 matmul_cm WT=7 KSPLIT=1 alias:A=f16
+//! variant matmul_cm_split_q6_k_a16 matmul_cm WT=8 KSPLIT=1 alias:A=f16
+enable f16;
+enable chromium_experimental_subgroup_matrix;
+
+alias A = f16;
+alias O = f32;
+override WT: u32 = 7u;                 // 7 q4_k, 8 q6_k (the C enum DType)
+override YMAX: f32 = 0x1.fffffep+127f;
+override KSPLIT: u32 = 0u;             // matmul_cm_split_*: split-k (grid z = k slice of p.kc, f32 partials), as matmul.wgsl
+
+// the push-constant block of matmul.wgsl (ops_matmul.c WqPush); this kernel reads k, rows, r0, m, t, acc
+struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32,
+                hd: u32, n_head: u32, n_head_kv: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32,
+                n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
+var<immediate> p: Params;
+
+@group(0) @binding(0) var<storage, read> w: array<u32>;          // weight rows (GGUF bytes)
+@group(0) @binding(1) var<storage, read> xa: array<A>;           // (k, t) activations, bound to a whole tile of tokens
+@group(0) @binding(2) var<storage, read_write> y: array<O>;      // (m, t)
+
+const NSG = 4u;                                  // subgroups per workgroup (128 invocations)
+const RB = 4u;                                   // row blocks of 16 per tile: 64 rows (c<i><j> below)
+const TB = 2u;                                   // token blocks of 16 per subgroup: 32 tokens (c<i><j> below)
+const TM = 16u * RB;
+const TN = 16u * TB * NSG;                       // 128 tokens per tile (ops_matmul.c WQ_CM_TN)
+const TK = 32u;                                  // k per step (one sub-block of Q4_K scales)
+const TS = TK + 8u;                              // row stride of the weight tiles (16-byte aligned rows, padded)
+var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k], hi parts
+var<workgroup> wl: array<f16, 2 * TM * TS>;      // lo parts
+var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
+
+fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+fn f16v(h: u32) -> f32 { return f32(bitcast<vec2<f16>>(h & 0xffffu).x); }
+
+// (scale, min) of Q4_K sub-block j from the 12 scale bytes in words s0, s4, s8
+fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
+    if (j < 4u) { return vec2<f32>(f32((s0 >> (8u * j)) & 63u), f32((s4 >> (8u * j)) & 63u)); }
+    let sh = 8u * (j - 4u);                      // j >= 4: low 4 bits in byte j + 4, high 2 in the top of bytes j - 4, j
+    let q = (s8 >> sh) & 0xffu;
+    return vec2<f32>(f32((q & 0xfu) | ((((s0 >> sh) >> 6u) & 3u) << 4u)), f32((q >> 4u) | ((((s4 >> sh) >> 6u) & 3u) << 4u)));
+}
+
+// The words row r needs for its weights 16 h .. 16 h + 15 of the 32 from element k0 (a multiple
+// of 32), loaded one step ahead of their use (their latency overlaps the step before):
+//   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
+//   Q6_K (210-byte blocks, 2-byte aligned): the 9 words over the 32 ql bytes, the 9 over the 32 qh
+//   bytes, the word with the 2 scale bytes, the word with d.
+fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
+    var raw: array<u32, 20>;
+    let nsb = p.k / 256u;
+    let j = (k0 % 256u) / 32u;
+    if (WT == 7u) {
+        let ow = (r * nsb + k0 / 256u) * 36u;
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = w[ow + i]; }
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[4u + i] = w[ow + 4u + 8u * (j / 2u) + 4u * h + i]; }
+        return raw;
+    }
+    let o = (r * nsb + k0 / 256u) * 210u;
+    let qa = (o + 64u * (j / 4u) + 32u * (j % 2u)) / 4u;
+    let qb = (o + 128u + 32u * (j / 4u)) / 4u;
+    for (var i = 0u; i < 9u; i = i + 1u) { raw[i] = w[qa + i]; raw[9u + i] = w[qb + i]; }
+    raw[18] = w[(o + 192u + 8u * (j / 4u) + 2u * (j % 4u)) / 4u];
+    raw[19] = w[(o + 208u) / 4u];
+    return raw;
+}
+
+// Weights 16 h .. 16 h + 15 of those 32, from raw (as matmul.wgsl's dq4), and a bound on their
+// magnitude (from the block's scales: the f16 range check is per step, not per weight).
+struct Dq { v: array<f32, 16>, bound: f32 }
+fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
+    var d: Dq;
+    let j = (k0 % 256u) / 32u;                   // sub-block
+    if (WT == 7u) {                              // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
+        let sm = q4k_sm(raw[1], raw[2], raw[3], j);
+        let dl = f16v(raw[0]) * sm.x;
+        let ml = f16v(raw[0] >> 16u) * sm.y;
+        for (var i = 0u; i < 4u; i = i + 1u) {
+            let q = raw[4u + i] >> (4u * (j % 2u));
+            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dl * f32((q >> (8u * c)) & 0xfu) - ml; }
+        }
+        d.bound = 15.0 * abs(dl) + abs(ml);
+        return d;
+    }
+    // Q6_K: element e = 32 j + 16 h + i of the super-block: quarter qq = j % 4, l = 16 h + i; the block
+    // starts at byte 0 or 2 of its words (sh), so 4 bytes come from two words by a funnel shift
+    let o = (r * (p.k / 256u) + k0 / 256u) * 210u;
+    let sh = (o % 4u) * 8u;
+    let qq = j % 4u;
+    let sc = (raw[18] >> (8u * ((o + 2u * qq) % 4u) + 8u * h)) & 0xffu;
+    let ds = f16v(raw[19] >> sh) * f32(bitcast<i32>(sc << 24u) >> 24u);
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let wi = 4u * h + i;                     // word of bytes l = 16 h + 4 i
+        let ql = select((raw[wi] >> sh) | (raw[wi + 1u] << (32u - sh)), raw[wi], sh == 0u) >> (4u * (qq >> 1u));
+        let qh = select((raw[9u + wi] >> sh) | (raw[10u + wi] << (32u - sh)), raw[9u + wi], sh == 0u) >> (2u * qq);
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
+            d.v[4u * i + c] = ds * f32(i32(q) - 32);
+        }
+    }
+    d.bound = 32.0 * abs(ds);
+    return d;
+}
+
+// Dequantize row r's 16 weights into tile buffer b as hi and lo parts. A block whose bound
+// leaves the f16 range (or is NaN) takes the per-weight path: a weight beyond it becomes NaN.
+fn put16(b: u32, dr: u32, dh: u32, raw: array<u32, 20>, r: u32, k0: u32) {
+    let d = dq16(raw, r, k0, dh);
+    let fo = b * TM * TS + dr * TS + 16u * dh;
+    if (d.bound <= 65504.0) {
+        // hi: w with its mantissa cut to f16's 10 bits (exact in f16 in the normal range), lo: the
+        // exact f32 remainder. (hi = f16(w), lo = f16(w - f32(hi)) is not safe: a driver may fold the
+        // f32 -> f16 -> f32 round trip away, leaving lo = 0; measured on the H200.)
+        for (var i = 0u; i < 16u; i = i + 1u) {
+            let hf = bitcast<f32>(bitcast<u32>(d.v[i]) & 0xffffe000u);
+            wh[fo + i] = f16(hf);
+            wl[fo + i] = f16(d.v[i] - hf);
+        }
+        return;
+    }
+    let nanh = bitcast<vec2<f16>>(0x7e007e00u | (p.acc & 0u)).x;   // a runtime NaN (a constant one is a WGSL error)
+    for (var i = 0u; i < 16u; i = i + 1u) {
+        let ok = abs(d.v[i]) <= 65504.0;
+        let hf = bitcast<f32>(bitcast<u32>(clamp(d.v[i], -65504.0, 65504.0)) & 0xffffe000u);
+        wh[fo + i] = select(nanh, f16(hf), ok);
+        wl[fo + i] = select(nanh, f16(d.v[i] - hf), ok);
+    }
+}
+
+fn store(idx: u32, s: f32) {
+    var v = s;
+    if (p.acc != 0u) { v = v + f32(y[idx]); }
+    y[idx] = O(clampn(v, YMAX));
+}
+
+alias ML = subgroup_matrix_left<f16, 16, 16>;
+alias MR = subgroup_matrix_right<f16, 16, 16>;
+alias MC = subgroup_matrix_result<f32, 16, 16>;
+// Every matrix is a named variable, not an array element: an array of matrices indexed in loops
+// can be kept in local memory by the driver.
+fn lda(t: u32, k: u32) -> ML { return subgroupMatrixLoad<ML>(&xa, t * p.k + k, false, p.k); }       // tokens t .. +15, k .. +15
+fn ldh(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wh, o, true, TS); }
+fn ldl(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wl, o, true, TS); }
+fn mm2(a: ML, bh: MR, bl: MR, c: MC) -> MC { return subgroupMatrixMultiplyAccumulate(a, bl, subgroupMatrixMultiplyAccumulate(a, bh, c)); }
+// one 16x16 result (tokens t .. +15, rows r .. +15) through the subgroup's staging square
+fn out16(c: MC, so: u32, ln: u32, yo: u32, t: u32, r: u32) {
+    subgroupMatrixStore(&os, so, c, false, 16u);
+    workgroupBarrier();
+    for (var e = ln; e < 256u; e = e + 32u) {
+        let te = t + e / 16u;
+        let re = r + e % 16u;
+        if (te < p.t && re < p.rows) { store(yo + te * p.m + p.r0 + re, os[so + e]); }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(128)
+fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+             @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) ln: u32) {
+    let l = lid.x;
+    let row0 = wid.x * TM;
+    let tq = wid.y * TN + sg * 32u;              // this subgroup's tokens tq .. tq + 31 (2 blocks of 16)
+    let dr = l / 2u;                             // dequantization: row dr, weights 16 dh .. +15 of each step
+    let dh = l % 2u;
+    let live = row0 + dr < p.rows;
+    // matmul_cm_split_*: grid z = the k slice [k0, ke) (p.kc a multiple of 256), the partial sums
+    // go to y's z-th (m, t) slice
+    var k0 = 0u; var ke = p.k; var yo = 0u;
+    if (KSPLIT != 0u) { k0 = wid.z * p.kc; ke = min(k0 + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    // c<i><j>: token block i, row block j
+    var c00: MC; var c01: MC; var c02: MC; var c03: MC; var c10: MC; var c11: MC; var c12: MC; var c13: MC;
+    // Two weight tile buffers: step s multiplies buffer s % 2 while it dequantizes step s + 1 into
+    // the other (one barrier per step); the raw words run two steps ahead, the activations one.
+    var raw: array<u32, 20>;
+    if (live) { raw = ld_raw(row0 + dr, k0, dh); }
+    put16(0u, dr, dh, raw, row0 + dr, k0);
+    if (live && k0 + TK < ke) { raw = ld_raw(row0 + dr, k0 + TK, dh); }
+    // a<i><h>: token block i, k half h of the step
+    var a00 = lda(tq, k0); var a01 = lda(tq, k0 + 16u); var a10 = lda(tq + 16u, k0); var a11 = lda(tq + 16u, k0 + 16u);
+    workgroupBarrier();
+    for (var kb = k0; kb < ke; kb = kb + TK) {
+        let cur = (kb - k0) / TK % 2u;
+        let bo = cur * TM * TS;
+        let kn = min(kb + TK, ke - TK);          // the next step's activations (the last step reloads its own)
+        let n00 = lda(tq, kn); let n01 = lda(tq, kn + 16u); let n10 = lda(tq + 16u, kn); let n11 = lda(tq + 16u, kn + 16u);
+        { let bh = ldh(bo + 0u * TS + 0u); let bl = ldl(bo + 0u * TS + 0u); c00 = mm2(a00, bh, bl, c00); c10 = mm2(a10, bh, bl, c10); }
+        { let bh = ldh(bo + 16u * TS + 0u); let bl = ldl(bo + 16u * TS + 0u); c01 = mm2(a00, bh, bl, c01); c11 = mm2(a10, bh, bl, c11); }
+        { let bh = ldh(bo + 32u * TS + 0u); let bl = ldl(bo + 32u * TS + 0u); c02 = mm2(a00, bh, bl, c02); c12 = mm2(a10, bh, bl, c12); }
+        { let bh = ldh(bo + 48u * TS + 0u); let bl = ldl(bo + 48u * TS + 0u); c03 = mm2(a00, bh, bl, c03); c13 = mm2(a10, bh, bl, c13); }
+        { let bh = ldh(bo + 0u * TS + 16u); let bl = ldl(bo + 0u * TS + 16u); c00 = mm2(a01, bh, bl, c00); c10 = mm2(a11, bh, bl, c10); }
+        { let bh = ldh(bo + 16u * TS + 16u); let bl = ldl(bo + 16u * TS + 16u); c01 = mm2(a01, bh, bl, c01); c11 = mm2(a11, bh, bl, c11); }
+        { let bh = ldh(bo + 32u * TS + 16u); let bl = ldl(bo + 32u * TS + 16u); c02 = mm2(a01, bh, bl, c02); c12 = mm2(a11, bh, bl, c12); }
+        { let bh = ldh(bo + 48u * TS + 16u); let bl = ldl(bo + 48u * TS + 16u); c03 = mm2(a01, bh, bl, c03); c13 = mm2(a11, bh, bl, c13); }
+        if (kb + TK < ke) {
+            put16(1u - cur, dr, dh, raw, row0 + dr, kb + TK);
+            if (live && kb + 2u * TK < ke) { raw = ld_raw(row0 + dr, kb + 2u * TK, dh); }
+        }
+        a00 = n00; a01 = n01; a10 = n10; a11 = n11;
+        workgroupBarrier();
+    }
+    let so = sg * 256u;
+    out16(c00, so, ln, yo, tq + 0u, row0 + 0u);
+    out16(c01, so, ln, yo, tq + 0u, row0 + 16u);
+    out16(c02, so, ln, yo, tq + 0u, row0 + 32u);
+    out16(c03, so, ln, yo, tq + 0u, row0 + 48u);
+    out16(c10, so, ln, yo, tq + 16u, row0 + 0u);
+    out16(c11, so, ln, yo, tq + 16u, row0 + 16u);
+    out16(c12, so, ln, yo, tq + 16u, row0 + 32u);
+    out16(c13, so, ln, yo, tq + 16u, row0 + 48u);
+}
