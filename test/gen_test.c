@@ -348,3 +348,59 @@ TEST(gen_model_real_shapes_split_k_prefill_matches_reference) {
     rmdir(dir);
     gent_dir[0] = 0;
 }
+
+/* The same layer with f16 activations, 40 tokens, slices by the device's own rule: on a device
+   with cooperative matrices (caps.coopmat) every Q4_K / Q6_K prefill product runs on matmul_cm
+   (or matmul_cm_split), which must then have run; elsewhere on the f16 tiles. Against the f32 CPU
+   reference, so the bound is the f16 activations' (measured: lavapipe 4.7e-3 of max |logit| 4.75,
+   the H200: 4.9e-3, 7 products on matmul_cm). */
+TEST(gen_model_real_shapes_f16_prefill_matches_reference) {
+    Vk *vk = test_vk();
+    if (!vk) SKIP("no Vulkan device");
+    if (!vk->caps.f16_arith || !vk->caps.storage16) SKIP("the device has no f16 arithmetic and 16-bit storage");
+    const char *dir = gent_tmpdir();
+    REQUIRE(dir);
+    const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
+    REQUIRE(real);
+    ModelEntry row = *real;
+    row.n_vocab = 8192;
+    char path[256];
+    fmt_buf(path, sizeof path, "%s/f16.gguf", dir);
+    Err e = {0};
+    REQUIRE(gen_model_write(path, &row, 1, 15, 12, &e));
+    Arena a;
+    arena_init(&a, "gen test", 32u << 20);
+    Model m;
+    if (!model_open(&m, path, true, &a, &e)) { CHECKF(0, "%s", e.msg); arena_free(&a); gent_rm(path); return; }
+    enum { T = 40 };
+    i32 toks[T];
+    for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2654435761u) % 8192u);
+    u32 V = m.cfg.n_vocab;
+    f32 *ref = malloc((u64)T * V * 4), *got = malloc((u64)T * V * 4);
+    Engine r, g;
+    REQUIRE(eng_open(&r, &m, ENG_REF, T, DT_F32, &e));
+    CHECKF(eng_feed(&r, toks, T, ref, &e), "reference: %s", e.msg);
+    eng_close(&r);
+    u64 before = op_cm_products;
+    if (eng_open(&g, &m, ENG_GPU, T, DT_F16, &e)) {
+        CHECKF(eng_feed(&g, toks, T, got, &e), "gpu: %s", e.msg);
+        eng_close(&g);
+        f64 worst = 0, mx = 0;
+        u64 bad = 0;
+        for (u64 i = 0; i < (u64)T * V; i++) {
+            if (!isfinite(got[i])) bad++;
+            worst = MAX(worst, fabs((f64)got[i] - ref[i]));
+            mx = MAX(mx, fabs((f64)ref[i]));
+        }
+        CHECKF(bad == 0, "%llu non-finite GPU logits", (unsigned long long)bad);
+        CHECKF(worst <= 3e-3 * (1 + mx), "|gpu - ref| = %g (max |logit| %g)", worst, mx);
+        if (vk->caps.coopmat) CHECKF(op_cm_products > before, "the device has cooperative matrices, but no product ran on matmul_cm");
+        out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_cm\n", worst, mx, (unsigned long long)(op_cm_products - before));
+    } else CHECKF(e.code == EXIT_DEVICE, "%s", e.msg);
+    free(ref); free(got);
+    model_close(&m);
+    arena_free(&a);
+    gent_rm(path);
+    rmdir(dir);
+    gent_dir[0] = 0;
+}
