@@ -295,58 +295,69 @@ TEST(plan_overhead_of_real_configs_is_under_2_percent) {
     vk->caps.max_alloc = saved_alloc;
 }
 
-/* Split-k prefill on real shapes (the fixtures' rows are too short to split): one layer of
-   qwen2.5-1.5b (k = 1536 and 8960: 3 and 4 slices, Q4_K and Q6_K weights; 8,192 tokens of
-   vocabulary), 6 tokens with every logit row, EDGE_SPLITK=4 on the GPU against the CPU
-   reference; attn_out and ffn_down must have gone through op_matmul_split. */
-TEST(gen_model_real_shapes_split_k_prefill_matches_reference) {
-    if (!test_vk()) SKIP("no Vulkan device");
+/* One layer of qwen2.5-1.5b's real shapes (k = 1536 and 8960, Q4_K and Q6_K weights) with an
+   8,192-token vocabulary (the product shapes are real; a short vocabulary keeps the LM head cheap
+   and still holds every split-k partial: the logits buffer is the scratch), `T` tokens with every
+   logit row through the CPU reference and the GPU with activations `act`, in the environment the
+   caller set. Fails the test on a load or feed error; ran = false when the GPU engine could not
+   open for lack of a device feature. */
+typedef struct GentCmp { f64 worst, mx; u64 bad; bool ran; } GentCmp;
+static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 T, DType act) {
+    GentCmp r = {0};
     const char *dir = gent_tmpdir();
     REQUIRE(dir);
     const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
     REQUIRE(real);
     ModelEntry row = *real;
-    row.n_vocab = 8192;                 /* the product shapes are real; a short vocabulary keeps the LM head cheap (and still holds every partial: the logits buffer is the scratch) */
+    row.n_vocab = 8192;
     char path[256];
-    fmt_buf(path, sizeof path, "%s/split-k.gguf", dir);
+    fmt_buf(path, sizeof path, "%s/%s", dir, file);
     Err e = {0};
-    REQUIRE(gen_model_write(path, &row, 1, 15, 11, &e));
+    REQUIRE(gen_model_write(path, &row, 1, 15, seed, &e));
     Arena a;
     arena_init(&a, "gen test", 32u << 20);
     Model m;
-    if (!model_open(&m, path, true, &a, &e)) { CHECKF(0, "%s", e.msg); arena_free(&a); gent_rm(path); return; }
-    enum { T = 6 };
-    i32 toks[T] = { 1, 17, 2042, 99, 1500, 7 };
+    if (!model_open(&m, path, true, &a, &e)) { CHECKF(0, "%s", e.msg); arena_free(&a); gent_rm(path); return r; }
     u32 V = m.cfg.n_vocab;
     f32 *ref = malloc((u64)T * V * 4), *got = malloc((u64)T * V * 4);
-    Engine r, g;
-    REQUIRE(eng_open(&r, &m, ENG_REF, T, DT_F32, &e));
-    CHECKF(eng_feed(&r, toks, T, ref, &e), "reference: %s", e.msg);
-    eng_close(&r);
-    u64 before = op_split_products;
-    setenv("EDGE_SPLITK", "4", 1);
-    if (eng_open(&g, &m, ENG_GPU, T, DT_F32, &e)) {
-        CHECKF(eng_feed(&g, toks, T, got, &e), "gpu: %s", e.msg);
-        eng_close(&g);
-        f64 worst = 0, mx = 0;
-        u64 bad = 0;
+    Engine er, eg;
+    REQUIRE(eng_open(&er, &m, ENG_REF, T, DT_F32, &e));
+    CHECKF(eng_feed(&er, toks, T, ref, &e), "reference: %s", e.msg);
+    eng_close(&er);
+    if (eng_open(&eg, &m, ENG_GPU, T, act, &e)) {
+        CHECKF(eng_feed(&eg, toks, T, got, &e), "gpu: %s", e.msg);
+        eng_close(&eg);
+        r.ran = true;
         for (u64 i = 0; i < (u64)T * V; i++) {
-            if (!isfinite(got[i])) bad++;
-            worst = MAX(worst, fabs((f64)got[i] - ref[i]));
-            mx = MAX(mx, fabs((f64)ref[i]));
+            if (!isfinite(got[i])) r.bad++;
+            r.worst = MAX(r.worst, fabs((f64)got[i] - ref[i]));
+            r.mx = MAX(r.mx, fabs((f64)ref[i]));
         }
-        CHECKF(bad == 0, "%llu non-finite GPU logits", (unsigned long long)bad);
-        CHECKF(worst <= 1e-3 * (1 + mx), "|gpu - ref| = %g (max |logit| %g)", worst, mx);
-        CHECKF(op_split_products - before == 2, "%llu products split, expected attn_out and ffn_down", (unsigned long long)(op_split_products - before));
-        out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products split\n", worst, mx, (unsigned long long)(op_split_products - before));
+        CHECKF(r.bad == 0, "%llu non-finite GPU logits", (unsigned long long)r.bad);
     } else CHECKF(e.code == EXIT_DEVICE, "%s", e.msg);
-    unsetenv("EDGE_SPLITK");
     free(ref); free(got);
     model_close(&m);
     arena_free(&a);
     gent_rm(path);
     rmdir(dir);
     gent_dir[0] = 0;
+    return r;
+}
+
+/* Split-k prefill on real shapes (the fixtures' rows are too short to split): 6 tokens,
+   EDGE_SPLITK=4 on the GPU (k = 1536 and 8960: 3 and 4 slices) against the CPU reference;
+   attn_out and ffn_down must have gone through op_matmul_split. */
+TEST(gen_model_real_shapes_split_k_prefill_matches_reference) {
+    if (!test_vk()) SKIP("no Vulkan device");
+    const i32 toks[6] = { 1, 17, 2042, 99, 1500, 7 };
+    u64 before = op_split_products;
+    setenv("EDGE_SPLITK", "4", 1);
+    GentCmp r = gent_real_layer("split-k.gguf", 11, toks, 6, DT_F32);
+    unsetenv("EDGE_SPLITK");
+    if (!r.ran) return;
+    CHECKF(r.worst <= 1e-3 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
+    CHECKF(op_split_products - before == 2, "%llu products split, expected attn_out and ffn_down", (unsigned long long)(op_split_products - before));
+    out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products split\n", r.worst, r.mx, (unsigned long long)(op_split_products - before));
 }
 
 /* The same layer with f16 activations, 40 tokens, slices by the device's own rule: on a device
@@ -358,49 +369,13 @@ TEST(gen_model_real_shapes_f16_prefill_matches_reference) {
     Vk *vk = test_vk();
     if (!vk) SKIP("no Vulkan device");
     if (!vk->caps.f16_arith || !vk->caps.storage16) SKIP("the device has no f16 arithmetic and 16-bit storage");
-    const char *dir = gent_tmpdir();
-    REQUIRE(dir);
-    const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
-    REQUIRE(real);
-    ModelEntry row = *real;
-    row.n_vocab = 8192;
-    char path[256];
-    fmt_buf(path, sizeof path, "%s/f16.gguf", dir);
-    Err e = {0};
-    REQUIRE(gen_model_write(path, &row, 1, 15, 12, &e));
-    Arena a;
-    arena_init(&a, "gen test", 32u << 20);
-    Model m;
-    if (!model_open(&m, path, true, &a, &e)) { CHECKF(0, "%s", e.msg); arena_free(&a); gent_rm(path); return; }
     enum { T = 40 };
     i32 toks[T];
     for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2654435761u) % 8192u);
-    u32 V = m.cfg.n_vocab;
-    f32 *ref = malloc((u64)T * V * 4), *got = malloc((u64)T * V * 4);
-    Engine r, g;
-    REQUIRE(eng_open(&r, &m, ENG_REF, T, DT_F32, &e));
-    CHECKF(eng_feed(&r, toks, T, ref, &e), "reference: %s", e.msg);
-    eng_close(&r);
     u64 before = op_cm_products;
-    if (eng_open(&g, &m, ENG_GPU, T, DT_F16, &e)) {
-        CHECKF(eng_feed(&g, toks, T, got, &e), "gpu: %s", e.msg);
-        eng_close(&g);
-        f64 worst = 0, mx = 0;
-        u64 bad = 0;
-        for (u64 i = 0; i < (u64)T * V; i++) {
-            if (!isfinite(got[i])) bad++;
-            worst = MAX(worst, fabs((f64)got[i] - ref[i]));
-            mx = MAX(mx, fabs((f64)ref[i]));
-        }
-        CHECKF(bad == 0, "%llu non-finite GPU logits", (unsigned long long)bad);
-        CHECKF(worst <= 3e-3 * (1 + mx), "|gpu - ref| = %g (max |logit| %g)", worst, mx);
-        if (vk->caps.coopmat) CHECKF(op_cm_products > before, "the device has cooperative matrices, but no product ran on matmul_cm");
-        out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_cm\n", worst, mx, (unsigned long long)(op_cm_products - before));
-    } else CHECKF(e.code == EXIT_DEVICE, "%s", e.msg);
-    free(ref); free(got);
-    model_close(&m);
-    arena_free(&a);
-    gent_rm(path);
-    rmdir(dir);
-    gent_dir[0] = 0;
+    GentCmp r = gent_real_layer("f16.gguf", 12, toks, T, DT_F16);
+    if (!r.ran) return;
+    CHECKF(r.worst <= 3e-3 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
+    if (vk->caps.coopmat) CHECKF(op_cm_products > before, "the device has cooperative matrices, but no product ran on matmul_cm");
+    out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_cm\n", r.worst, r.mx, (unsigned long long)(op_cm_products - before));
 }
