@@ -35,6 +35,9 @@ typedef struct WqPush {
 #ifndef WQ_CM_TN
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
 #endif
+#ifndef WQ_CM_PER_UNIT
+#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
+#endif
 #ifndef WQ_CM_TM
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #endif
@@ -188,10 +191,8 @@ u64 op_split_products;      /* products recorded through op_matmul_split (tests:
      (132 SMs), pp512 against no split: llama-3.2-1b +1.6%, qwen2.5-1.5b +14%, gemma-2-2b +9% with 4
      slices for attn_out and ffn_down (192-288 tiles of 64 x 64); 3 slices are slower than 2 or 4
      there (a second, mostly empty wave), 6 and 8 no faster than 4.
-   - matmul_cm: 2 workgroups fit a unit (~180 registers per invocation), so the slices that take
-     the fewest waves of 2 x units workgroups per k element, the fewer slices on a tie. Measured on
-     the H200 (pp512, slices 1 / 2 / 4): llama-3.2-1b 17,781 / 18,800 / 18,572 (128 tiles of
-     64 x 128), qwen2.5-1.5b 11,990 / 13,305 / 12,929 (96), gemma-2-2b 8,390 / 8,744 / 9,161 (144). */
+   - matmul_cm: WQ_CM_PER_UNIT workgroups fit a unit, so the slices that take the fewest waves of
+     WQ_CM_PER_UNIT x units workgroups per k element, the fewer slices on a tie. */
 u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     const char *e = getenv("EDGE_SPLITK");
     if (e && *e && atoi(e) >= 1) return (u32)MIN(atoi(e), 64);
@@ -199,7 +200,7 @@ u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
     Tensor xw;
     if (cm_view(vk, PH_PREFILL, W, X, &xw)) {
-        u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), cap = 2 * units;
+        u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), cap = WQ_CM_PER_UNIT * units;
         u32 best = 1; f64 cost = (f64)((tiles + cap - 1) / cap);
         for (u32 s = 2; s <= 4; s *= 2) {
             f64 c = (f64)((tiles * s + cap - 1) / cap) / s;
