@@ -49,11 +49,10 @@ var<immediate> p: Params;
 @group(0) @binding(1) var<storage, read> xa: array<A>;           // (k, t) activations, bound to a whole tile of tokens
 @group(0) @binding(2) var<storage, read_write> y: array<O>;      // (m, t)
 
+// The tile is written out for 4 subgroups x (2 token blocks x 4 row blocks of 16) (c<i><j> below).
 const NSG = 4u;                                  // subgroups per workgroup (128 invocations)
-const RB = 4u;                                   // row blocks of 16 per tile: 64 rows (c<i><j> below)
-const TB = 2u;                                   // token blocks of 16 per subgroup: 32 tokens (c<i><j> below)
-const TM = 16u * RB;
-const TN = 16u * TB * NSG;                       // 128 tokens per tile (ops_matmul.c WQ_CM_TN)
+const TM = 64u;                                  // rows per tile (ops_matmul.c WQ_CM_TM)
+const TN = 128u;                                 // tokens per tile, 32 per subgroup (ops_matmul.c WQ_CM_TN)
 const TK = 32u;                                  // k per step (one sub-block of Q4_K scales)
 const TS = TK + 8u;                              // row stride of the weight tiles (16-byte aligned rows, padded)
 var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k], hi parts
@@ -72,7 +71,7 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 }
 
 // The words row r needs for its weights 16 h .. 16 h + 15 of the 32 from element k0 (a multiple
-// of 32), loaded one step ahead of their use (their latency overlaps the step before):
+// of 32), loaded two steps ahead of their use (their latency overlaps the steps before):
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
 //   Q6_K (210-byte blocks, 2-byte aligned): the 9 words over the 32 ql bytes, the 9 over the 32 qh
 //   bytes, the word with the 2 scale bytes, the word with d.
@@ -211,11 +210,11 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         let bo = cur * TM * TS;
         // a<i><h>: token block i, k half h of the step
         let a00 = lda(tq, kb); let a01 = lda(tq, kb + 16u); let a10 = lda(tq + 16u, kb); let a11 = lda(tq + 16u, kb + 16u);
-        { let bh = ldh(bo + 0u * TS + 0u); let bl = ldl(bo + 0u * TS + 0u); c00 = mm2(a00, bh, bl, c00); c10 = mm2(a10, bh, bl, c10); }
-        { let bh = ldh(bo + 16u * TS + 0u); let bl = ldl(bo + 16u * TS + 0u); c01 = mm2(a00, bh, bl, c01); c11 = mm2(a10, bh, bl, c11); }
-        { let bh = ldh(bo + 32u * TS + 0u); let bl = ldl(bo + 32u * TS + 0u); c02 = mm2(a00, bh, bl, c02); c12 = mm2(a10, bh, bl, c12); }
-        { let bh = ldh(bo + 48u * TS + 0u); let bl = ldl(bo + 48u * TS + 0u); c03 = mm2(a00, bh, bl, c03); c13 = mm2(a10, bh, bl, c13); }
-        { let bh = ldh(bo + 0u * TS + 16u); let bl = ldl(bo + 0u * TS + 16u); c00 = mm2(a01, bh, bl, c00); c10 = mm2(a11, bh, bl, c10); }
+        { let bh = ldh(bo); let bl = ldl(bo); c00 = mm2(a00, bh, bl, c00); c10 = mm2(a10, bh, bl, c10); }
+        { let bh = ldh(bo + 16u * TS); let bl = ldl(bo + 16u * TS); c01 = mm2(a00, bh, bl, c01); c11 = mm2(a10, bh, bl, c11); }
+        { let bh = ldh(bo + 32u * TS); let bl = ldl(bo + 32u * TS); c02 = mm2(a00, bh, bl, c02); c12 = mm2(a10, bh, bl, c12); }
+        { let bh = ldh(bo + 48u * TS); let bl = ldl(bo + 48u * TS); c03 = mm2(a00, bh, bl, c03); c13 = mm2(a10, bh, bl, c13); }
+        { let bh = ldh(bo + 16u); let bl = ldl(bo + 16u); c00 = mm2(a01, bh, bl, c00); c10 = mm2(a11, bh, bl, c10); }
         { let bh = ldh(bo + 16u * TS + 16u); let bl = ldl(bo + 16u * TS + 16u); c01 = mm2(a01, bh, bl, c01); c11 = mm2(a11, bh, bl, c11); }
         { let bh = ldh(bo + 32u * TS + 16u); let bl = ldl(bo + 32u * TS + 16u); c02 = mm2(a01, bh, bl, c02); c12 = mm2(a11, bh, bl, c12); }
         { let bh = ldh(bo + 48u * TS + 16u); let bl = ldl(bo + 48u * TS + 16u); c03 = mm2(a01, bh, bl, c03); c13 = mm2(a11, bh, bl, c13); }
@@ -226,11 +225,11 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         workgroupBarrier();
     }
     let so = sg * 256u;
-    out16(c00, so, ln, yo, tq + 0u, row0 + 0u);
-    out16(c01, so, ln, yo, tq + 0u, row0 + 16u);
-    out16(c02, so, ln, yo, tq + 0u, row0 + 32u);
-    out16(c03, so, ln, yo, tq + 0u, row0 + 48u);
-    out16(c10, so, ln, yo, tq + 16u, row0 + 0u);
+    out16(c00, so, ln, yo, tq, row0);
+    out16(c01, so, ln, yo, tq, row0 + 16u);
+    out16(c02, so, ln, yo, tq, row0 + 32u);
+    out16(c03, so, ln, yo, tq, row0 + 48u);
+    out16(c10, so, ln, yo, tq + 16u, row0);
     out16(c11, so, ln, yo, tq + 16u, row0 + 16u);
     out16(c12, so, ln, yo, tq + 16u, row0 + 32u);
     out16(c13, so, ln, yo, tq + 16u, row0 + 48u);

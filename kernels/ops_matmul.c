@@ -32,15 +32,9 @@ typedef struct WqPush {
 
 #define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
-#ifndef WQ_CM_TN
-#define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
-#endif
-#ifndef WQ_CM_PER_UNIT
-#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
-#endif
-#ifndef WQ_CM_TM
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
-#endif
+#define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
+#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */

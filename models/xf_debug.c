@@ -569,6 +569,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         const KernelDef *kd = &kdefs[op->kdef];
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
         if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? "; decode matvec (8..128 lanes per row by shape)" : "; prefill tiles 64x64");
+        if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT) out("; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
         if (k && k->cap_s16) out("; 16-bit storage (device has it)");
         if (k && k->cap_sub_arith) out("; subgroup arithmetic (device has it)");
@@ -631,8 +632,8 @@ static int xf_cmd_paths(int argc, char **argv) {
     int rc = EXIT_OK;
     const ModelConfig *c = &m.cfg;
     out("kernel path of %s (%s, %u layers) on %s\n", c->name, model_arch_name(c->arch), c->n_layer, vk.props.deviceName);
-    out("device features: f16 arithmetic %s, 16-bit storage %s, subgroup arithmetic %s, timestamps %s, maxStorageBufferRange %llu\n",
-        vk.caps.f16_arith ? "yes" : "no", vk.caps.storage16 ? "yes" : "no",
+    out("device features: f16 arithmetic %s, 16-bit storage %s, cooperative matrices %s, subgroup arithmetic %s, timestamps %s, maxStorageBufferRange %llu\n",
+        vk.caps.f16_arith ? "yes" : "no", vk.caps.storage16 ? "yes" : "no", vk.caps.coopmat ? "yes" : "no",
         vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "yes" : "no", vk.caps.timestamps ? "yes" : "no",
         (unsigned long long)vk.caps.max_storage_range);
     if (act == DT_F16 && !vk.caps.f16_arith) {
