@@ -10,6 +10,8 @@
 // pass a block's end (rd32's second word) is clamped to the binding. So the robustness
 // transform is off (measured on the H200: decode 4-10% faster):
 //! norobust
+// The A = f16 variants of the Q4_K decode entries run the *_h entries (f16-pair lanes, below).
+enable f16;
 //! variant get_rows_f32   get_rows WT=0 alias:W=f32
 //! variant get_rows_f16   get_rows WT=1
 //! variant get_rows_bf16  get_rows WT=2
@@ -33,8 +35,8 @@
 //! variant matvec_q4_0_a16_y32 matvec WT=6 alias:A=f16
 //! variant matvec_q4_0_a16_y16 matvec WT=6 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_q4_k_a32_y32 matvec_k WT=7
-//! variant matvec_q4_k_a16_y32 matvec_k WT=7 alias:A=f16
-//! variant matvec_q4_k_a16_y16 matvec_k WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q4_k_a16_y32 matvec_k_h WT=7 alias:A=f16
+//! variant matvec_q4_k_a16_y16 matvec_k_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_q6_k_a32_y32 matvec_k WT=8
 //! variant matvec_q6_k_a16_y32 matvec_k WT=8 alias:A=f16
 //! variant matvec_q6_k_a16_y16 matvec_k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
@@ -49,23 +51,23 @@
 //! variant matvec_glu_q4_0_a32_y32 matvec_glu WT=6
 //! variant matvec_glu_q4_0_a16_y16 matvec_glu WT=6 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_q4_k_a32_y32 matvec_k_glu WT=7
-//! variant matvec_glu_q4_k_a16_y16 matvec_k_glu WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q4_k_a16_y16 matvec_k_glu_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_q6_k_a32_y32 matvec_k_glu WT=8
 //! variant matvec_glu_q6_k_a16_y16 matvec_k_glu WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_q4_k_a32_c32 matvec_k_rope WT=7
 //! variant matvec_rope_q4_k_a32_c16 matvec_k_rope WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q4_k_a16_c32 matvec_k_rope WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q4_k_a16_c16 matvec_k_rope WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_q4_k_a16_c32 matvec_k_rope_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_q4_k_a16_c16 matvec_k_rope_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_rope_q6_k_a32_c32 matvec_k_rope WT=8
 //! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
 //! variant matvec_rope_q6_k_a16_c32 matvec_k_rope WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_q6_k_a16_c16 matvec_k_rope WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_rope_norm_q4_k_a32_c32 matvec_k_rope_norm WT=7
 //! variant matvec_rope_norm_q4_k_a32_c16 matvec_k_rope_norm WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q4_k_a16_c16 matvec_k_rope_norm WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_norm_q4_k_a16_c16 matvec_k_rope_norm_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_glu_norm_q4_k_a32_y32 matvec_k_glu_norm WT=7
-//! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_norm_q6_k_a32_c32 matvec_k_rope_norm WT=8
 //! variant matvec_rope_norm_q6_k_a32_c16 matvec_k_rope_norm WT=8 CMAX=65504 alias:C=f16
 //! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
@@ -461,12 +463,13 @@ var<workgroup> xn: array<vec4<f32>, 768>;
 var<workgroup> red2: array<vec2<f32>, 128>;
 @group(0) @binding(1) var<storage, read> xr: array<vec4<f32>>;      // *_norm: the residual row (k)
 
-// xn = rmsnorm(x) * g as rmsnorm.wgsl computes it (max and sum of squares in one pass, a second
+// 1 / rms of the row as rmsnorm.wgsl computes it (max and sum of squares in one pass, a second
 // pass pre-scaled by 1/max only when the squares could overflow), from this invocation's share of
-// the row already in registers: elements 4 (l + MVT j) .. +3 in xv[j], the weight in gv[j], so the
-// prologue waits for memory once. Ends on a barrier (xn complete).
+// the row already in registers: elements 4 (l + MVT j) .. +3 in xv[j], so the prologue waits for
+// memory once. mv_norm_store then writes rmsnorm(x) * g (the weight in gv[j], rounded to O as
+// rmsnorm.wgsl's output would be) into xn, mv_norm_store_h into xh / xsm; both end on a barrier.
 const XV = 6u;                                     // k <= 4 x MVT x XV = 3072
-fn mv_norm_fill(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
     var m = 0.0;
     var s = 0.0;
     for (var j = 0u; j < XV; j = j + 1u) {
@@ -495,13 +498,15 @@ fn mv_norm_fill(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function
         let t = workgroupUniformLoad(&red[0]);
         inv = sc / sqrt(t / f32(p.k) + p.eps * sc * sc);
     }
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) {
-            let v = (*xv)[j] * inv * (*gv)[j];
-            xn[i] = vec4<f32>(f32(O(clampn(v.x, YMAX))), f32(O(clampn(v.y, YMAX))), f32(O(clampn(v.z, YMAX))), f32(O(clampn(v.w, YMAX))));
-        }
-    }
+    return inv;
+}
+// the normalized values j of this invocation, rounded to O
+fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
+    let v = (*xv)[j] * inv * (*gv)[j];
+    return vec4<f32>(f32(O(clampn(v.x, YMAX))), f32(O(clampn(v.y, YMAX))), f32(O(clampn(v.z, YMAX))), f32(O(clampn(v.w, YMAX))));
+}
+fn mv_norm_store(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
+    for (var j = 0u; j < XV; j = j + 1u) { let i = l + MVT * j; if (i < p.k / 4u) { xn[i] = mv_norm_val(xv, gv, j, inv); } }
     workgroupBarrier();
 }
 
@@ -550,7 +555,7 @@ fn matvec_k_glu_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         let i = l + MVT * j;
         if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
     }
-    mv_norm_fill(l, &xv, &gv);
+    mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
     let r = mv_row(wid, nw, l, true);
     var s = 0.0;
     if (r < p.rows) { s = dot_kn(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u)); }
@@ -649,10 +654,160 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         let i = l + MVT * j;
         if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = rnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
     }
-    mv_norm_fill(l, &xv, &gv);
+    mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
     let pr = rope_pair(wid, nw, l);
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_kn(pr.y, l & ((1u << p.ll) - 1u)); }
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+}
+
+// ---- the *_h entries: Q4_K decode lanes on f16 pairs (the A = f16 variants) -----------------
+// Each entry is its f32 namesake with the lane below (they cannot share code: a function that
+// uses f16 makes every entry that calls it need shaderFloat16). The f32 lanes are bound by the
+// integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
+// conversion unit to it made decode 2-4% slower). Here a quant becomes an f16 with half an integer
+// op: 0x6400 | q is the f16 1024 + q exactly, so (w & 0x000f000f) | 0x64006400 minus 1024 is two
+// quants, and one f16 fma takes two products. The 16 scales and minimums of a super-block are
+// decoded as the bytes of four words (9 integer ops instead of ~50). Activations are f16 pairs
+// (x0, x2), (x1, x3) of each 4 consecutive values, scaled by 2^-6 so that two products of a quant
+// and any f16 value stay finite, and the f32 sum of each 4 (the minimum term); the lane rounds each
+// product to f16 and adds two before converting to f32 (an error of ~2^-11 of each product,
+// within the a16 kernels' tolerance; fat checks it).
+const HS = 0.015625;                   // 2^-6
+const HSH = 0.015625h;
+var<workgroup> xh: array<vec2<u32>, 768>;    // *_norm_h: the normalized row as scaled f16 pairs
+var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the f32 sum of each 4
+
+fn h_pair(v: vec4<A>) -> vec2<u32> { return vec2<u32>(bitcast<u32>(vec2<f16>(v.xz) * HSH), bitcast<u32>(vec2<f16>(v.yw) * HSH)); }
+
+// q4k_lane on f16 pairs: xa[j], xsum[j] the activations of sb_x(c, j)
+fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    let dd = wword(ow);
+    let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
+    let d = f16v(dd & 0xffffu) / HS; let dm = f16v(dd >> 16u);
+    let sc03 = s0 & 0x3f3f3f3fu;                                   // sub-blocks 0..3: 6 bits each
+    let mn03 = s4 & 0x3f3f3f3fu;
+    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);     // 4..7: low 4 bits, high 2 from bytes 0..3 / 4..7
+    let mn47 = ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u);
+    let one = vec2<f16>(1024.0h);
+    var acc = 0.0;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let sl = 16u * (k & 1u);
+        let scw = select(sc03, sc47, k >= 2u);
+        let mnw = select(mn03, mn47, k >= 2u);
+        let q = wword(ow + 4u + c + 8u * k);
+        let a = xa[2u * k];
+        let b = xa[2u * k + 1u];
+        let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x64006400u) - one;
+        let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x64006400u) - one;
+        let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x64006400u) - one;
+        let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x64006400u) - one;
+        let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
+        let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * (pl.x + pl.y) - (dm * f32((mnw >> sl) & 0xffu)) * xsum[2u * k]
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * (ph.x + ph.y) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * xsum[2u * k + 1u];
+    }
+    return acc;
+}
+
+// dot_k / dot_kn on f16 pairs (Q4_K)
+fn dot_k_h(row: u32, i: u32, z: u32) -> f32 {
+    let c = i % 8u;
+    let xv = z * p.k / 4u;
+    let nsb = p.k / 256u;
+    var s = 0.0;
+    for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
+        for (var j = 0u; j < 8u; j = j + 1u) { let v = x4[xv + 64u * b + sb_x(c, j)]; xa[j] = h_pair(v); xsum[j] = hsum(vec4<f32>(v)); }
+        s = s + q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum);
+    }
+    return s;
+}
+fn dot_kn_h(row: u32, i: u32) -> f32 {
+    let c = i % 8u;
+    let nsb = p.k / 256u;
+    var s = 0.0;
+    for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
+        for (var j = 0u; j < 8u; j = j + 1u) { let e = 64u * b + sb_x(c, j); xa[j] = xh[e]; xsum[j] = xsm[e]; }
+        s = s + q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum);
+    }
+    return s;
+}
+fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) {
+            let r = mv_norm_val(xv, gv, j, inv);
+            xsm[i] = hsum(r);
+            xh[i] = vec2<u32>(pack2x16float(r.xz * HS), pack2x16float(r.yw * HS));
+        }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+              @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let row = mv_row(wid, nw, l, false);
+    var s = 0.0;
+    if (row < p.rows) { s = dot_k_h(row, l & ((1u << p.ll) - 1u), wid.z); }
+    let t = mv_reduce(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                  @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let r = mv_row(wid, nw, l, true);
+    var s = 0.0;
+    if (r < p.rows) { s = dot_k_h(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
+    let t = mv_reduce(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                       @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
+    }
+    mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
+    let r = mv_row(wid, nw, l, true);
+    var s = 0.0;
+    if (r < p.rows) { s = dot_kn_h(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(r, t, red[l + MVT / 2u]); }
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                   @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let pr = rope_pair(wid, nw, l);
+    var s = 0.0;
+    if (pr.y < p.rows) { s = dot_k_h(pr.y, l & ((1u << p.ll) - 1u), 0u); }
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = rnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
+    }
+    mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
+    let pr = rope_pair(wid, nw, l);
+    var s = 0.0;
+    if (pr.y < p.rows) { s = dot_kn_h(pr.y, l & ((1u << p.ll) - 1u)); }
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
