@@ -10,7 +10,7 @@
 // pass a block's end (rd32's second word) is clamped to the binding. So the robustness
 // transform is off (measured on the H200: decode 4-10% faster):
 //! norobust
-// The A = f16 variants of the Q4_K decode entries run the *_h entries (f16-pair lanes, below).
+// The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).
 enable f16;
 //! variant get_rows_f32   get_rows WT=0 alias:W=f32
 //! variant get_rows_f16   get_rows WT=1
@@ -38,8 +38,8 @@ enable f16;
 //! variant matvec_q4_k_a16_y32 matvec_k_h WT=7 alias:A=f16
 //! variant matvec_q4_k_a16_y16 matvec_k_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_q6_k_a32_y32 matvec_k WT=8
-//! variant matvec_q6_k_a16_y32 matvec_k WT=8 alias:A=f16
-//! variant matvec_q6_k_a16_y16 matvec_k WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_q6_k_a16_y32 matvec_k_h WT=8 alias:A=f16
+//! variant matvec_q6_k_a16_y16 matvec_k_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_f32_a32_y32 matvec_glu WT=0 alias:W=f32
 //! variant matvec_glu_f32_a16_y16 matvec_glu WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
 //! variant matvec_glu_f16_a32_y32 matvec_glu WT=1
@@ -53,15 +53,15 @@ enable f16;
 //! variant matvec_glu_q4_k_a32_y32 matvec_k_glu WT=7
 //! variant matvec_glu_q4_k_a16_y16 matvec_k_glu_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_q6_k_a32_y32 matvec_k_glu WT=8
-//! variant matvec_glu_q6_k_a16_y16 matvec_k_glu WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_q6_k_a16_y16 matvec_k_glu_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_q4_k_a32_c32 matvec_k_rope WT=7
 //! variant matvec_rope_q4_k_a32_c16 matvec_k_rope WT=7 CMAX=65504 alias:C=f16
 //! variant matvec_rope_q4_k_a16_c32 matvec_k_rope_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_q4_k_a16_c16 matvec_k_rope_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_rope_q6_k_a32_c32 matvec_k_rope WT=8
 //! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q6_k_a16_c32 matvec_k_rope WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q6_k_a16_c16 matvec_k_rope WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_q6_k_a16_c32 matvec_k_rope_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_q6_k_a16_c16 matvec_k_rope_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_rope_norm_q4_k_a32_c32 matvec_k_rope_norm WT=7
 //! variant matvec_rope_norm_q4_k_a32_c16 matvec_k_rope_norm WT=7 CMAX=65504 alias:C=f16
 //! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
@@ -70,10 +70,10 @@ enable f16;
 //! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_rope_norm_q6_k_a32_c32 matvec_k_rope_norm WT=8
 //! variant matvec_rope_norm_q6_k_a32_c16 matvec_k_rope_norm WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
-//! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -661,7 +661,7 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
-// ---- the *_h entries: Q4_K decode lanes on f16 pairs (the A = f16 variants) -----------------
+// ---- the *_h entries: Q4_K and Q6_K decode lanes on f16 pairs (the A = f16 variants) ----------
 // Each entry is its f32 namesake with the lane below (they cannot share code: a function that
 // uses f16 makes every entry that calls it need shaderFloat16). The f32 lanes are bound by the
 // integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
@@ -710,7 +710,47 @@ fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
     return acc;
 }
 
-// dot_k / dot_kn on f16 pairs (Q4_K)
+// q6k_lane on f16 pairs: 0x6400 | q6 minus 1056 is the f16 q6 - 32 (Q6_K has no minimum term)
+fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
+    let wi = (o + 192u) >> 2u;
+    let sh = ((o + 192u) & 3u) * 8u;
+    let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
+    let ush = 32u - sh;
+    let sw0 = select((e0 >> sh) | (e1 << ush), e0, sh == 0u) >> (8u * (c / 4u));
+    let sw1 = select((e1 >> sh) | (e2 << ush), e1, sh == 0u) >> (8u * (c / 4u));
+    let sw2 = select((e2 >> sh) | (e3 << ush), e2, sh == 0u) >> (8u * (c / 4u));
+    let sw3 = select((e3 >> sh) | (e4 << ush), e3, sh == 0u) >> (8u * (c / 4u));
+    let d = f16v((e4 >> sh) & 0xffffu) / HS;
+    let qh0 = rd32(o + 128u + 4u * c);
+    let qh1 = rd32(o + 160u + 4u * c);
+    let off = vec2<f16>(1056.0h);
+    var acc = 0.0;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let h = k / 2u;
+        let qa = k % 2u;
+        let ql = rd32(o + 4u * c + 32u * k);
+        let qh = select(qh0, qh1, h == 1u);
+        let swa = select(sw0, sw2, h == 1u);
+        let swb = select(sw1, sw3, h == 1u);
+        let m0 = (ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u);
+        let m1 = ((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u);
+        let a = xa[2u * k];
+        let b = xa[2u * k + 1u];
+        let pa = vec2<f32>(fma(bitcast<vec2<f16>>(((m0 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(a.y),
+                               (bitcast<vec2<f16>>((m0 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(a.x)));
+        let pb = vec2<f32>(fma(bitcast<vec2<f16>>(((m1 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(b.y),
+                               (bitcast<vec2<f16>>((m1 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(b.x)));
+        acc = acc + f32(i8v((swa >> (16u * qa)) & 0xffu)) * (pa.x + pa.y) + f32(i8v((swb >> (16u * qa)) & 0xffu)) * (pb.x + pb.y);
+    }
+    return d * acc;
+}
+fn lane_k_h(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    let nsb = p.k / 256u;
+    if (WT == 7u) { return q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum); }
+    return q6k_lane_h((row * nsb + b) * 210u, c, xa);
+}
+
+// dot_k / dot_kn on f16 pairs
 fn dot_k_h(row: u32, i: u32, z: u32) -> f32 {
     let c = i % 8u;
     let xv = z * p.k / 4u;
@@ -719,7 +759,7 @@ fn dot_k_h(row: u32, i: u32, z: u32) -> f32 {
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
         for (var j = 0u; j < 8u; j = j + 1u) { let v = x4[xv + 64u * b + sb_x(c, j)]; xa[j] = h_pair(v); xsum[j] = hsum(vec4<f32>(v)); }
-        s = s + q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum);
+        s = s + lane_k_h(row, b, c, xa, xsum);
     }
     return s;
 }
@@ -730,7 +770,7 @@ fn dot_kn_h(row: u32, i: u32) -> f32 {
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
         for (var j = 0u; j < 8u; j = j + 1u) { let e = 64u * b + sb_x(c, j); xa[j] = xh[e]; xsum[j] = xsm[e]; }
-        s = s + q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum);
+        s = s + lane_k_h(row, b, c, xa, xsum);
     }
     return s;
 }
