@@ -151,6 +151,13 @@ fn rd32(o: u32) -> u32 {                                                        
     let hi = wword(min(i + 1u, arrayLength(&w) - 1u));
     return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
+// rd32 at an even byte offset (Q6_K blocks are 210 bytes: 0 or 2 past a word): constant shifts
+fn rd32e(o: u32) -> u32 {
+    let i = o >> 2u;
+    let lo = wword(i);
+    let hi = wword(min(i + 1u, arrayLength(&w) - 1u));
+    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
+}
 fn i8v(b: u32) -> i32 { return bitcast<i32>(b << 24u) >> 24u; }
 
 // IEEE half to f32 by bits (subnormals exact on every device, inf/NaN kept).
@@ -372,25 +379,22 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
     let d = f16v(dd & 0xffffu); let dm = f16v(dd >> 16u);
+    // the 8 scales and minimums as the bytes of four words: sub-blocks j < 4 have 6 bits in bytes
+    // j, j + 4; j >= 4 the low 4 bits in byte j + 4 and the high 2 in the top of bytes j - 4 / j
+    let sc03 = s0 & 0x3f3f3f3fu;
+    let mn03 = s4 & 0x3f3f3f3fu;
+    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);
+    let mn47 = ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u);
     var acc = 0.0;
-    for (var k = 0u; k < 4u; k = k + 1u) {
-        // sub-blocks j = 2k, 2k+1: j < 4: 6 bits in bytes j, j+4; else low 4 bits in byte j+4 and
-        // the high 2 in the top of bytes j-4 / j
+    for (var k = 0u; k < 4u; k = k + 1u) {     // sub-blocks 2k, 2k + 1
         let sl = 16u * (k & 1u);
-        var sc0: u32; var sc1: u32; var mn0: u32; var mn1: u32;
-        if (k < 2u) {
-            sc0 = (s0 >> sl) & 63u; sc1 = (s0 >> (sl + 8u)) & 63u;
-            mn0 = (s4 >> sl) & 63u; mn1 = (s4 >> (sl + 8u)) & 63u;
-        } else {
-            let b0 = s8 >> sl; let b1 = s8 >> (sl + 8u);
-            sc0 = (b0 & 0xfu) | ((((s0 >> sl) >> 6u) & 3u) << 4u); sc1 = (b1 & 0xfu) | ((((s0 >> (sl + 8u)) >> 6u) & 3u) << 4u);
-            mn0 = ((b0 >> 4u) & 0xfu) | ((((s4 >> sl) >> 6u) & 3u) << 4u); mn1 = ((b1 >> 4u) & 0xfu) | ((((s4 >> (sl + 8u)) >> 6u) & 3u) << 4u);
-        }
+        let scw = select(sc03, sc47, k >= 2u);
+        let mnw = select(mn03, mn47, k >= 2u);
         let q = wword(ow + 4u + c + 8u * k);
         let a = xa[2u * k];
         let b = xa[2u * k + 1u];
-        acc = acc + (d * f32(sc0)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32(mn0)) * hsum(a)
-                  + (d * f32(sc1)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32(mn1)) * hsum(b);
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
     }
     return acc;
 }
@@ -404,19 +408,19 @@ fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let wi = (o + 192u) >> 2u;
     let sh = ((o + 192u) & 3u) * 8u;
     let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
-    let ush = 32u - sh;
-    let sw0 = select((e0 >> sh) | (e1 << ush), e0, sh == 0u) >> (8u * (c / 4u));   // scale bytes (h = 0): quarter 0, -, 1, -
-    let sw1 = select((e1 >> sh) | (e2 << ush), e1, sh == 0u) >> (8u * (c / 4u));   //                      quarter 2, -, 3, -
-    let sw2 = select((e2 >> sh) | (e3 << ush), e2, sh == 0u) >> (8u * (c / 4u));   // h = 1
-    let sw3 = select((e3 >> sh) | (e4 << ush), e3, sh == 0u) >> (8u * (c / 4u));
+    let odd = sh != 0u;                          // sh is 0 or 16: constant shifts
+    let sw0 = select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> (8u * (c / 4u));   // scale bytes (h = 0): quarter 0, -, 1, -
+    let sw1 = select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> (8u * (c / 4u));   //                      quarter 2, -, 3, -
+    let sw2 = select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> (8u * (c / 4u));   // h = 1
+    let sw3 = select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> (8u * (c / 4u));
     let d = f16v((e4 >> sh) & 0xffffu);
-    let qh0 = rd32(o + 128u + 4u * c);           // h = 0
-    let qh1 = rd32(o + 160u + 4u * c);           // h = 1
+    let qh0 = rd32e(o + 128u + 4u * c);           // h = 0
+    let qh1 = rd32e(o + 160u + 4u * c);           // h = 1
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
         let qa = k % 2u;
-        let ql = rd32(o + 4u * c + 32u * k);
+        let ql = rd32e(o + 4u * c + 32u * k);
         let qh = select(qh0, qh1, h == 1u);
         let swa = select(sw0, sw2, h == 1u);     // already shifted to scale byte c / 4
         let swb = select(sw1, sw3, h == 1u);
@@ -685,9 +689,9 @@ fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
     let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
     let d = f16v(dd & 0xffffu) / HS; let dm = f16v(dd >> 16u);
-    let sc03 = s0 & 0x3f3f3f3fu;                                   // sub-blocks 0..3: 6 bits each
+    let sc03 = s0 & 0x3f3f3f3fu;                                   // as q4k_lane
     let mn03 = s4 & 0x3f3f3f3fu;
-    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);     // 4..7: low 4 bits, high 2 from bytes 0..3 / 4..7
+    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);
     let mn47 = ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u);
     let one = vec2<f16>(1024.0h);
     var acc = 0.0;
@@ -715,20 +719,20 @@ fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     let wi = (o + 192u) >> 2u;
     let sh = ((o + 192u) & 3u) * 8u;
     let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
-    let ush = 32u - sh;
-    let sw0 = select((e0 >> sh) | (e1 << ush), e0, sh == 0u) >> (8u * (c / 4u));
-    let sw1 = select((e1 >> sh) | (e2 << ush), e1, sh == 0u) >> (8u * (c / 4u));
-    let sw2 = select((e2 >> sh) | (e3 << ush), e2, sh == 0u) >> (8u * (c / 4u));
-    let sw3 = select((e3 >> sh) | (e4 << ush), e3, sh == 0u) >> (8u * (c / 4u));
+    let odd = sh != 0u;
+    let sw0 = select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> (8u * (c / 4u));
+    let sw1 = select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> (8u * (c / 4u));
+    let sw2 = select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> (8u * (c / 4u));
+    let sw3 = select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> (8u * (c / 4u));
     let d = f16v((e4 >> sh) & 0xffffu) / HS;
-    let qh0 = rd32(o + 128u + 4u * c);
-    let qh1 = rd32(o + 160u + 4u * c);
+    let qh0 = rd32e(o + 128u + 4u * c);
+    let qh1 = rd32e(o + 160u + 4u * c);
     let off = vec2<f16>(1056.0h);
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
         let qa = k % 2u;
-        let ql = rd32(o + 4u * c + 32u * k);
+        let ql = rd32e(o + 4u * c + 32u * k);
         let qh = select(qh0, qh1, h == 1u);
         let swa = select(sw0, sw2, h == 1u);
         let swb = select(sw1, sw3, h == 1u);
