@@ -41,19 +41,24 @@ typedef struct WqPush {
 #define WQ_NORM_MAX   3072u /* longest row of the *_norm entries (matmul.wgsl xn: 768 vec4) */
 static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
 #ifndef WQ_MV_THREADS
-#define WQ_MV_THREADS (1u << 18)   /* invocations a matvec aims for (H200: fewer leave loads idle) */
+#define WQ_MV_THREADS (1u << 17)   /* invocations a matvec aims for (H200: fewer leave loads idle) */
+#endif
+#ifndef WQ_MV_NORM_THREADS
+#define WQ_MV_NORM_THREADS (1u << 16)   /* the *_norm entries: every workgroup normalizes the whole row first */
 #endif
 
 /* log2 of the lanes per row of a matvec over `rows` rows of K elements (matmul.wgsl p.ll): the
-   fewest that give WQ_MV_THREADS invocations in all, at most one 4-element group (k-quants: one
-   super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at most max_ll.
-   Measured on the H200: llama's ffn_down (2,048 rows of 8,192) takes 19 us with 32 lanes and 52
-   with 8, its LM head (128,256 rows of 2,048) 149 us with 8 and 155 with 32. */
-static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll) {
+   fewest that give `target` invocations in all (WQ_MV_THREADS, or WQ_MV_NORM_THREADS for the
+   entries with the norm prologue, whose cost grows with the workgroups), at most one 4-element
+   group (k-quants: one super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at
+   most max_ll. Measured on the H200 with the f16-pair lanes (#73-#75): llama's q/k/v (3,072 rows of
+   2,048, norm prologue) takes 9.8 us with 32 lanes and 12.9 with 64; its ffn_down (2,048 rows of
+   8,192) 15.0 us with 64 and 16.0 with 32. */
+static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
     bool kq = wt == DT_Q4_K || wt == DT_Q6_K;
     u64 units = kq ? K / 256 * 8 : (K + 3) / 4;     /* lanes that each get work on the first pass */
     u32 ll = kq ? 3 : 0;
-    while (ll < max_ll && rows << ll < WQ_MV_THREADS && (2ull << ll) <= units) ll++;
+    while (ll < max_ll && rows << ll < target && (2ull << ll) <= units) ll++;
     return ll;
 }
 
@@ -158,7 +163,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         const Tensor *ts[3] = { &v, cm ? &xw : X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-            push.ll = mv_lanes(W->dtype, K, M, 7);
+            push.ll = mv_lanes(W->dtype, K, M, 7, WQ_MV_THREADS);
             u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
@@ -304,7 +309,7 @@ void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,
-                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6), .eps = eps };
+                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS), .eps = eps };
     const Tensor *ts[4] = { &v, X, Y, nw };
     u32 g = WQ_MV_WG / 2 >> push.ll;
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
@@ -322,7 +327,7 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
     VkPipe *p = op_pipe(vk, OP_MATMUL_GLU, PH_DECODE, GU->dtype, X->dtype, Y->dtype);
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .act = gelu ? 1u : 0u,
-                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6) };
+                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_THREADS) };
     const Tensor *ts[3] = { &v, X, Y };
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     u32 g = WQ_MV_WG / 2 >> push.ll;    /* a gate row and an up row per output row */
@@ -357,7 +362,7 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     VkPipe *p = op_pipe(vk, nw ? OP_MATMUL_ROPE_NORM : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
-    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6),
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6, nw ? WQ_MV_NORM_THREADS : WQ_MV_THREADS),
                     .hd = (u32)hd, .n_head = n_head, .n_head_kv = n_head_kv, .n_rot = n_rot, .log2_base = (f32)log2((f64)base),
                     .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)(kc->nelem / kvd), .bias = bias, .rbase = rbase,
                     .eps = eps };

@@ -8,6 +8,10 @@
      f16 activations: <= 1e-5 against the reference on the f16-rounded x (f32 output),
                       <= 1e-3 with f16 output (its own rounding is 2^-11 of |y|),
                       and <= 1e-3 against the unrounded x.
+                      Q4_K / Q6_K decode (matvec_*_h, f16-pair lanes): <= 5e-4 with f32 output:
+                      each product is rounded to f16 and added to one other in f16 before f32,
+                      at most 2^-10 of its |w x| (1e-3 of sum|w x| in the worst case, ~1e-4
+                      measured); the same class as the f16 rounding of x itself.
    Also: large magnitudes (no NaN/inf from finite inputs), rows past 65535 (grid y),
    weights bound as several row chunks (lowered maxStorageBufferRange), and the
    dequant fixtures (fixtures/dequant) against their stored f32 values. */
@@ -99,6 +103,11 @@ static u32 mt_cases[DT_COUNT][3];     /* random cases run per weight type x path
 
 static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32/y32" : ot == DT_F32 ? "a16/y32" : "a16/y16"; }
 
+/* The tolerance of a path (see the header). */
+#define MT_TOL_PAIRS 5e-4
+static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && (wt == DT_Q4_K || wt == DT_Q6_K); }
+static f64 mt_tol(DType wt, DType at, DType ot, Phase ph) { return ot == DT_F16 ? 1e-3 : mt_pairs(wt, at, ph) ? MT_TOL_PAIRS : 1e-5; }
+
 /* One random case: check the tolerances of the path. */
 static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T, f32 xscale, u64 seed) {
     u8 *wb = malloc(dtype_bytes(wt, M * K));
@@ -106,7 +115,7 @@ static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T,
     trng_seed(seed * 7919 + 1);
     mt_random_weights(wt, M, K, wb, wf);
     MtErr r = mt_run(wt, wb, wf, at, ot, ph, M, K, T, xscale, seed);
-    f64 tol = ot == DT_F16 ? 1e-3 : 1e-5;
+    f64 tol = mt_tol(wt, at, ot, ph);
     const char *pn = mt_path_name(at, ot), *phn = ph == PH_DECODE ? "decode" : "prefill";
     CHECKF(r.nans == 0, "%s %s %s M=%llu K=%llu T=%llu: %u NaN/inf outputs", mt_dn(wt), pn, phn,
            (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, r.nans);
@@ -307,7 +316,8 @@ TEST(kernel_matmul_dequant_fixtures) {
             MtErr r1 = mt_run(wt, t->data, wf, DT_F32, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 700 + n_checked);
             MtErr r2 = mt_run(wt, t->data, wf, DT_F16, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 710 + n_checked);
             CHECKF(r1.nans == 0 && r2.nans == 0, "%s %s: NaN/inf", file, name);
-            CHECKF(r1.worst <= 1e-5 && r2.worst <= 1e-5 && r2.worst_orig <= 1e-3, "%s %s %s: errors %g (f32 x) %g (f16 x) %g (f16 x vs f32 x)",
+            CHECKF(r1.worst <= 1e-5 && r2.worst <= mt_tol(wt, DT_F16, DT_F32, (Phase)ph) && r2.worst_orig <= 1e-3,
+                   "%s %s %s: errors %g (f32 x) %g (f16 x) %g (f16 x vs f32 x)",
                    file, name, ph == PH_DECODE ? "decode" : "prefill", r1.worst, r2.worst, r2.worst_orig);
         }
         n_checked++;
@@ -325,7 +335,8 @@ TEST(kernel_matmul_error_summary) {
              mt_max_err[wt][0], mt_max_err[wt][1], mt_max_err[wt][2], mt_cases[wt][0], mt_cases[wt][1], mt_cases[wt][2]);
         for (int pi = 0; pi < 3; pi++) {
             CHECKF(mt_cases[wt][pi] >= 10, "%s path %d: only %u cases ran", mt_dn(wt), pi, mt_cases[wt][pi]);
-            CHECKF(mt_max_err[wt][pi] <= (pi == 2 ? 1e-3 : 1e-5), "%s path %d: %g", mt_dn(wt), pi, mt_max_err[wt][pi]);
+            f64 tol = pi == 2 ? 1e-3 : pi == 1 && mt_pairs(wt, DT_F16, PH_DECODE) ? MT_TOL_PAIRS : 1e-5;   /* path 1: decode and prefill */
+            CHECKF(mt_max_err[wt][pi] <= tol, "%s path %d: %g", mt_dn(wt), pi, mt_max_err[wt][pi]);
         }
     }
 }
