@@ -755,28 +755,42 @@ fn lane_k_h(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 
 }
 
 // dot_k / dot_kn on f16 pairs
-fn dot_k_h(row: u32, i: u32, z: u32) -> f32 {
+// dot_k / dot_kn on f16 pairs; with two, also row2 (a glu entry's up row) on the same activations
+fn dot_k_h(row: u32, row2: u32, two: bool, i: u32, z: u32) -> vec2<f32> {
     let c = i % 8u;
     let xv = z * p.k / 4u;
     let nsb = p.k / 256u;
-    var s = 0.0;
+    var s = vec2<f32>(0.0);
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
         for (var j = 0u; j < 8u; j = j + 1u) { let v = x4[xv + 64u * b + sb_x(c, j)]; xa[j] = h_pair(v); xsum[j] = hsum(vec4<f32>(v)); }
-        s = s + lane_k_h(row, b, c, xa, xsum);
+        s.x = s.x + lane_k_h(row, b, c, xa, xsum);
+        if (two) { s.y = s.y + lane_k_h(row2, b, c, xa, xsum); }
     }
     return s;
 }
-fn dot_kn_h(row: u32, i: u32) -> f32 {
+fn dot_kn_h(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
     let c = i % 8u;
     let nsb = p.k / 256u;
-    var s = 0.0;
+    var s = vec2<f32>(0.0);
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
         for (var j = 0u; j < 8u; j = j + 1u) { let e = 64u * b + sb_x(c, j); xa[j] = xh[e]; xsum[j] = xsm[e]; }
-        s = s + lane_k_h(row, b, c, xa, xsum);
+        s.x = s.x + lane_k_h(row, b, c, xa, xsum);
+        if (two) { s.y = s.y + lane_k_h(row2, b, c, xa, xsum); }
     }
     return s;
+}
+// mv_reduce of two sums per invocation (red2 is free after the norm prologue)
+fn mv_reduce2(l: u32, s: vec2<f32>) -> vec2<f32> {
+    red2[l] = s;
+    workgroupBarrier();
+    let nl = 1u << p.ll;
+    for (var h = nl / 2u; h > 0u; h = h >> 1u) {
+        if ((l & (nl - 1u)) < h) { red2[l] = red2[l] + red2[l + h]; }
+        workgroupBarrier();
+    }
+    return red2[l & ~(nl - 1u)];
 }
 fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
     for (var j = 0u; j < XV; j = j + 1u) {
@@ -796,7 +810,7 @@ fn matvec_k_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let l = lid.x;
     let row = mv_row(wid, nw, l, false);
     var s = 0.0;
-    if (row < p.rows) { s = dot_k_h(row, l & ((1u << p.ll) - 1u), wid.z); }
+    if (row < p.rows) { s = dot_k_h(row, row, false, l & ((1u << p.ll) - 1u), wid.z).x; }
     let t = mv_reduce(l, s);
     if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
 }
@@ -805,11 +819,11 @@ fn matvec_k_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 fn matvec_k_glu_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                   @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let r = mv_row(wid, nw, l, true);
-    var s = 0.0;
-    if (r < p.rows) { s = dot_k_h(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
+    let r = mv_row(wid, nw, l, false);           // a gate row and its up row per invocation, one set of activations
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_k_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u), wid.z); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t.x, t.y); }
 }
 
 @compute @workgroup_size(MVT)
@@ -822,11 +836,11 @@ fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
         if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
     }
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let r = mv_row(wid, nw, l, true);
-    var s = 0.0;
-    if (r < p.rows) { s = dot_kn_h(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(r, t, red[l + MVT / 2u]); }
+    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
 }
 
 @compute @workgroup_size(MVT)
@@ -835,7 +849,7 @@ fn matvec_k_rope_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let l = lid.x;
     let pr = rope_pair(wid, nw, l);
     var s = 0.0;
-    if (pr.y < p.rows) { s = dot_k_h(pr.y, l & ((1u << p.ll) - 1u), 0u); }
+    if (pr.y < p.rows) { s = dot_k_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u), 0u).x; }
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
@@ -851,7 +865,7 @@ fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
     let pr = rope_pair(wid, nw, l);
     var s = 0.0;
-    if (pr.y < p.rows) { s = dot_kn_h(pr.y, l & ((1u << p.ll) - 1u)); }
+    if (pr.y < p.rows) { s = dot_kn_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u)).x; }
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
