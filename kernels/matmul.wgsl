@@ -375,16 +375,21 @@ fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // Q4_K super-block at word ow (d | dmin << 16, 12 scale bytes, qs[128]); qs word c + 8k holds
 // elements 64k + 4c .. +3 in its low nibbles (sub-block 2k) and 64k + 32 + 4c .. +3 in its high
 // nibbles (sub-block 2k + 1). xa: the lane's activations (sb_x).
-fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+// A Q4_K super-block's d, dmin and its 8 scales and minimums as the bytes of four words: sub-blocks
+// j < 4 have 6 bits in bytes j, j + 4; j >= 4 the low 4 bits in byte j + 4 and the high 2 in the top
+// of bytes j - 4 / j.
+struct Q4Head { d: f32, dm: f32, sc03: u32, mn03: u32, sc47: u32, mn47: u32 }
+fn q4k_head(ow: u32) -> Q4Head {
     let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
-    let d = f16v(dd & 0xffffu); let dm = f16v(dd >> 16u);
-    // the 8 scales and minimums as the bytes of four words: sub-blocks j < 4 have 6 bits in bytes
-    // j, j + 4; j >= 4 the low 4 bits in byte j + 4 and the high 2 in the top of bytes j - 4 / j
-    let sc03 = s0 & 0x3f3f3f3fu;
-    let mn03 = s4 & 0x3f3f3f3fu;
-    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);
-    let mn47 = ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u);
+    return Q4Head(f16v(dd & 0xffffu), f16v(dd >> 16u), s0 & 0x3f3f3f3fu, s4 & 0x3f3f3f3fu,
+                  (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u));
+}
+
+fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    let hd = q4k_head(ow);
+    let d = hd.d; let dm = hd.dm;
+    let sc03 = hd.sc03; let mn03 = hd.mn03; let sc47 = hd.sc47; let mn47 = hd.mn47;
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {     // sub-blocks 2k, 2k + 1
         let sl = 16u * (k & 1u);
@@ -402,20 +407,25 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
 // Q6_K super-block at byte o (ql[128], qh[64], i8 scales[16], f16 d); ql word c + 8k: half
 // h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h + 32qq + l0
 // .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
-fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
-    // the 16 scale bytes and d (bytes 192..209) from five words: the block starts at byte 0 or 2
-    // of the first one (o is even), the four scale words come out by funnel shifts
+// Lane c's share of a Q6_K super-block's head: the 16 scale bytes and d (bytes 192..209) from five
+// words (the block starts at byte 0 or 2 of the first one: o is even), the scale words shifted to
+// byte c / 4 (sw0: h = 0, quarters 0, -, 1, -; sw1: quarters 2, -, 3, -; sw2, sw3: h = 1), and
+// the high-bit words of both halves.
+struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32 }
+fn q6k_head(o: u32, c: u32) -> Q6Head {
     let wi = (o + 192u) >> 2u;
     let sh = ((o + 192u) & 3u) * 8u;
     let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
     let odd = sh != 0u;                          // sh is 0 or 16: constant shifts
-    let sw0 = select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> (8u * (c / 4u));   // scale bytes (h = 0): quarter 0, -, 1, -
-    let sw1 = select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> (8u * (c / 4u));   //                      quarter 2, -, 3, -
-    let sw2 = select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> (8u * (c / 4u));   // h = 1
-    let sw3 = select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> (8u * (c / 4u));
-    let d = f16v((e4 >> sh) & 0xffffu);
-    let qh0 = rd32e(o + 128u + 4u * c);           // h = 0
-    let qh1 = rd32e(o + 160u + 4u * c);           // h = 1
+    let bc = 8u * (c / 4u);
+    return Q6Head(select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> bc, select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> bc,
+                  select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> bc, select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> bc,
+                  f16v((e4 >> sh) & 0xffffu), rd32e(o + 128u + 4u * c), rd32e(o + 160u + 4u * c));
+}
+
+fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    let hd = q6k_head(o, c);
+    let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let d = hd.d; let qh0 = hd.qh0; let qh1 = hd.qh1;
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
@@ -504,6 +514,14 @@ fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
     }
     return inv;
 }
+// this invocation's share of the residual row and of the norm weight g (zeros past k)
+fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>,
+                g: ptr<storage, array<vec4<f32>>, read>) {
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { (*xv)[j] = xr[i]; (*gv)[j] = (*g)[i]; } else { (*xv)[j] = vec4<f32>(0.0); (*gv)[j] = vec4<f32>(0.0); }
+    }
+}
 // the normalized values j of this invocation, rounded to O
 fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
     let v = (*xv)[j] * inv * (*gv)[j];
@@ -555,10 +573,7 @@ fn matvec_k_glu_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
                      @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
-    }
+    mv_norm_load(l, &xv, &gv, &gnw);
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
     let r = mv_row(wid, nw, l, true);
     var s = 0.0;
@@ -654,10 +669,7 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
                       @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = rnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
-    }
+    mv_norm_load(l, &xv, &gv, &rnw);
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
     let pr = rope_pair(wid, nw, l);
     var s = 0.0;
@@ -686,13 +698,9 @@ fn h_pair(v: vec4<A>) -> vec2<u32> { return vec2<u32>(bitcast<u32>(vec2<f16>(v.x
 
 // q4k_lane on f16 pairs: xa[j], xsum[j] the activations of sb_x(c, j)
 fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
-    let dd = wword(ow);
-    let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
-    let d = f16v(dd & 0xffffu) / HS; let dm = f16v(dd >> 16u);
-    let sc03 = s0 & 0x3f3f3f3fu;                                   // as q4k_lane
-    let mn03 = s4 & 0x3f3f3f3fu;
-    let sc47 = (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u);
-    let mn47 = ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u);
+    let hd = q4k_head(ow);
+    let d = hd.d / HS; let dm = hd.dm;
+    let sc03 = hd.sc03; let mn03 = hd.mn03; let sc47 = hd.sc47; let mn47 = hd.mn47;
     let one = vec2<f16>(1024.0h);
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
@@ -716,17 +724,8 @@ fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
 
 // q6k_lane on f16 pairs: 0x6400 | q6 minus 1056 is the f16 q6 - 32 (Q6_K has no minimum term)
 fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
-    let wi = (o + 192u) >> 2u;
-    let sh = ((o + 192u) & 3u) * 8u;
-    let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
-    let odd = sh != 0u;
-    let sw0 = select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> (8u * (c / 4u));
-    let sw1 = select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> (8u * (c / 4u));
-    let sw2 = select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> (8u * (c / 4u));
-    let sw3 = select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> (8u * (c / 4u));
-    let d = f16v((e4 >> sh) & 0xffffu) / HS;
-    let qh0 = rd32e(o + 128u + 4u * c);
-    let qh1 = rd32e(o + 160u + 4u * c);
+    let hd = q6k_head(o, c);
+    let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let d = hd.d / HS; let qh0 = hd.qh0; let qh1 = hd.qh1;
     let off = vec2<f16>(1056.0h);
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
@@ -831,10 +830,7 @@ fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
                        @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = gnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
-    }
+    mv_norm_load(l, &xv, &gv, &gnw);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
     let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
     var s = vec2<f32>(0.0);
@@ -858,10 +854,7 @@ fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                         @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) { xv[j] = xr[i]; gv[j] = rnw[i]; } else { xv[j] = vec4<f32>(0.0); gv[j] = vec4<f32>(0.0); }
-    }
+    mv_norm_load(l, &xv, &gv, &rnw);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
     let pr = rope_pair(wid, nw, l);
     var s = 0.0;
