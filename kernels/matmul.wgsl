@@ -378,12 +378,12 @@ fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // A Q4_K super-block's d, dmin and its 8 scales and minimums as the bytes of four words: sub-blocks
 // j < 4 have 6 bits in bytes j, j + 4; j >= 4 the low 4 bits in byte j + 4 and the high 2 in the top
 // of bytes j - 4 / j.
-struct Q4Head { d: f32, dm: f32, sc03: u32, mn03: u32, sc47: u32, mn47: u32 }
+struct Q4Head { d: f32, dm: f32, sc03: u32, mn03: u32, sc47: u32, mn47: u32, dd: u32 }
 fn q4k_head(ow: u32) -> Q4Head {
     let dd = wword(ow);
     let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
     return Q4Head(f16v(dd & 0xffffu), f16v(dd >> 16u), s0 & 0x3f3f3f3fu, s4 & 0x3f3f3f3fu,
-                  (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u));
+                  (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u), dd);
 }
 
 fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
@@ -411,7 +411,7 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
 // words (the block starts at byte 0 or 2 of the first one: o is even), the scale words shifted to
 // byte c / 4 (sw0: h = 0, quarters 0, -, 1, -; sw1: quarters 2, -, 3, -; sw2, sw3: h = 1), and
 // the high-bit words of both halves.
-struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32 }
+struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32, db: u32 }
 fn q6k_head(o: u32, c: u32) -> Q6Head {
     let wi = (o + 192u) >> 2u;
     let sh = ((o + 192u) & 3u) * 8u;
@@ -420,7 +420,7 @@ fn q6k_head(o: u32, c: u32) -> Q6Head {
     let bc = 8u * (c / 4u);
     return Q6Head(select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> bc, select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> bc,
                   select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> bc, select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> bc,
-                  f16v((e4 >> sh) & 0xffffu), rd32e(o + 128u + 4u * c), rd32e(o + 160u + 4u * c));
+                  f16v((e4 >> sh) & 0xffffu), rd32e(o + 128u + 4u * c), rd32e(o + 160u + 4u * c), e4 >> sh);
 }
 
 fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
@@ -699,7 +699,8 @@ fn h_pair(v: vec4<A>) -> vec2<u32> { return vec2<u32>(bitcast<u32>(vec2<f16>(v.x
 // q4k_lane on f16 pairs: xa[j], xsum[j] the activations of sb_x(c, j)
 fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let hd = q4k_head(ow);
-    let d = hd.d / HS; let dm = hd.dm;
+    let dh = vec2<f32>(bitcast<vec2<f16>>(hd.dd));   // f16 d and dmin converted by the f16 hardware (f16v's bit work is for f32-only devices)
+    let d = dh.x / HS; let dm = dh.y;
     let sc03 = hd.sc03; let mn03 = hd.mn03; let sc47 = hd.sc47; let mn47 = hd.mn47;
     let one = vec2<f16>(1024.0h);
     var acc = 0.0;
@@ -725,7 +726,8 @@ fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
 // q6k_lane on f16 pairs: 0x6400 | q6 minus 1056 is the f16 q6 - 32 (Q6_K has no minimum term)
 fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     let hd = q6k_head(o, c);
-    let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let d = hd.d / HS; let qh0 = hd.qh0; let qh1 = hd.qh1;
+    let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let qh0 = hd.qh0; let qh1 = hd.qh1;
+    let d = f32(bitcast<vec2<f16>>(hd.db).x) / HS;
     let off = vec2<f16>(1056.0h);
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
