@@ -684,7 +684,8 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
 // conversion unit to it made decode 2-4% slower). Here a quant becomes an f16 with half an integer
 // op: 0x6400 | q is the f16 1024 + q exactly, so (w & 0x000f000f) | 0x64006400 minus 1024 is two
 // quants, and one f16 fma takes two products. The 16 scales and minimums of a super-block are
-// decoded as the bytes of four words (9 integer ops instead of ~50). Activations are f16 pairs
+// decoded as the bytes of four words (9 integer ops instead of ~50), d and dmin converted by the f16
+// hardware (f16v's bit work is for the f32 lanes, on devices without f16). Activations are f16 pairs
 // (x0, x2), (x1, x3) of each 4 consecutive values, scaled by 2^-6 so that two products of a quant
 // and any f16 value stay finite, and the f32 sum of each 4 (the minimum term); the lane rounds each
 // product to f16 and adds two before converting to f32 (an error of ~2^-11 of each product,

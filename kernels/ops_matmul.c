@@ -51,7 +51,7 @@ static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
    fewest that give `target` invocations in all (WQ_MV_THREADS, or WQ_MV_NORM_THREADS for the
    entries with the norm prologue, whose cost grows with the workgroups), at most one 4-element
    group (k-quants: one super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at
-   most max_ll. Measured on the H200 with the f16-pair lanes (#73-#75): llama's q/k/v (3,072 rows of
+   most max_ll. Measured on the H200 with the f16-pair lanes (docs/performance.md #77): llama's q/k/v (3,072 rows of
    2,048, norm prologue) takes 9.8 us with 32 lanes and 12.9 with 64; its ffn_down (2,048 rows of
    8,192) 15.0 us with 64 and 16.0 with 32. */
 static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {

@@ -356,6 +356,8 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
                          c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         xf_done(xf);
         vk_barrier(vk);
+        Tensor gu;          /* decode: gate and up lying back to back, one product */
+        bool glu_mm = ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu);
         if (c->post_norms) {
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0);
             if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &o, false); else op_matmul(vk, ph, &L->wo, &att, &o);
@@ -366,9 +368,7 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
                product's f16-pair lanes read the normalized row from shared memory instead of building
                their pairs from h per row (H200 gemma-2-2b: gate/up 26.4 -> 21.6 us, tg +2.5%, #83;
                with f32 activations level, so not there) */
-            Tensor gun;
-            bool glu_norm_next = T == 1 && xf->act == DT_F16 && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gun) &&
-                                 op_matmul_norm_fits(&gun, &x);
+            bool glu_norm_next = glu_mm && T == 1 && xf->act == DT_F16 && op_matmul_norm_fits(&gu, &x);
             if (xf_fused(xf) && !glu_norm_next && op_rmsnorm_add_norm_fits(&o)) {
                 xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
                 op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
@@ -384,8 +384,6 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
             xf_done(xf);
         }
         vk_barrier(vk);
-        Tensor gu;
-        bool glu_mm = ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu);
         bool glu_norm = glu_mm && !norm_ready && T == 1 && op_matmul_norm_fits(&gu, &x);
         if (!norm_ready && !glu_norm) {
             xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
