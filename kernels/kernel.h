@@ -25,6 +25,7 @@ typedef struct KernelInfo {
     u32             shared_bytes; /* workgroup memory: sum of the var<workgroup> sizes (vs maxComputeSharedMemorySize) */
     u8              cap_f16, cap_s16, cap_subgroup, cap_sub_arith, cap_sub_ballot, cap_sub_shuffle;
     u8              cap_coopmat;  /* cooperative matrices and the Vulkan memory model (matmul_cm.wgsl) */
+    u8              cap_idot;     /* integer dot products (shaderIntegerDotProduct: the *_q decode lanes) */
     u32             n_bindings;
     KBinding        bindings[16];
 } KernelInfo;

@@ -12,6 +12,7 @@
 //! norobust
 // The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).
 enable f16;
+enable subgroups;
 //! variant get_rows_f32   get_rows WT=0 alias:W=f32
 //! variant get_rows_f16   get_rows WT=1
 //! variant get_rows_bf16  get_rows WT=2
@@ -74,6 +75,9 @@ enable f16;
 //! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
 //! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_norm_q8_q4_k_a16_y16 matvec_k_glu_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_norm_q8_q4_k_a16_y32 matvec_k_norm_q WT=7 alias:A=f16
+//! variant matvec_norm_q8_q6_k_a16_y32 matvec_k_norm_q WT=8 alias:A=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
 //! variant matmul_f32_a16_y32 matmul WT=0 alias:W=f32 alias:A=f16
 //! variant matmul_f32_a16_y16 matmul WT=0 YMAX=65504 alias:W=f32 alias:A=f16 alias:O=f16
@@ -863,6 +867,189 @@ fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_kn_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u)).x; }
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+}
+
+// ---- the *_q entries: Q4_K decode lanes on the integer dot product (devices that accelerate it) ---
+// The *_norm_h entries with the normalized row quantized to int8 in the prologue (per block of 32:
+// q = round(127 x / max|x|), its scale max|x| / 127, and the sums of its q by 16 for the Q4_K
+// minimum and Q6_K's -32 terms),
+// and four lanes per super-block: lane c4 takes the 32 bytes of chunk c4 (sub-blocks 2 c4
+// and 2 c4 + 1, 64 weights), so a sub-block's scale and minimum are decoded once per 32 weights
+// instead of once per 4, and each word is two masks and two 4-way dot products (dot4I8Packed: the
+// nibbles 0..15 are the same bits as int8). The product is exactly W . Q8(x) up to f32 rounding,
+// Q8(x) = q max|x| / 127 per block (the minimum term uses the sum of the q too), which is what
+// fat checks; quantizing costs an error of at most max|x| / 254 per value (llama.cpp's CPU path
+// quantizes its k-quant activations the same way).
+var<workgroup> xq: array<u32, 768>;          // *_q: the normalized row as int8 x4
+var<workgroup> xqd: array<f32, 96>;          // *_q: the scale of each block of 32 (max|x| / 127)
+var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)
+
+// The prologue of the *_q entries: the residual row is loaded as mv_norm_load does (coalesced);
+// 1 / rms comes from subgroup sums (sg_reduce: one barrier and a uniform load instead of a
+// seven-step tree), with rmsnorm.wgsl's rescaled second pass when the squares could overflow; the
+// normalized values (in f32: rounding them to f16 first would only add an error, and one that
+// depends on the driver's f16 rounding mode) are quantized per block of 32 (the block's 8 vec4 are 8
+// neighbouring invocations: their maxima meet in xsm) and each block's sum of q is taken from xq.
+var<workgroup> redu: vec2<f32>;
+fn sg_reduce(l: u32, v: vec2<f32>, sg: u32, sgi: u32, sgs: u32) -> vec2<f32> {
+    let r = vec2<f32>(subgroupMax(v.x), subgroupAdd(v.y));
+    if (sgi == 0u) { red2[sg] = r; }
+    workgroupBarrier();
+    if (l == 0u) {
+        var t = red2[0];
+        for (var i = 1u; i < MVT / sgs; i = i + 1u) { let u = red2[i]; t = vec2<f32>(max(t.x, u.x), t.y + u.y); }
+        redu = t;
+    }
+    return workgroupUniformLoad(&redu);
+}
+fn mv_norm_q(l: u32, sg: u32, sgi: u32, sgs: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    mv_norm_load(l, &xv, &gv, g);
+    var m = 0.0;
+    var ss = 0.0;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let v = xv[j];
+        m = max(m, max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w))));
+        ss = ss + dot(v, v);
+    }
+    let r = sg_reduce(l, vec2<f32>(m, ss), sg, sgi, sgs);
+    var inv = 1.0 / sqrt(r.y / f32(p.k) + p.eps);
+    if (!(r.x < 1e15)) {
+        let sc = 1.0 / r.x;
+        var s2 = 0.0;
+        for (var j = 0u; j < XV; j = j + 1u) { let v = xv[j] * sc; s2 = s2 + dot(v, v); }
+        inv = sc / sqrt(sg_reduce(l, vec2<f32>(0.0, s2), sg, sgi, sgs).y / f32(p.k) + p.eps * sc * sc);
+    }
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        xv[j] = xv[j] * inv * gv[j];                      // (not rounded to O: quantized next)
+        let a = abs(xv[j]);
+        if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum(xv[j]); }   // (0 x the values: NaN stays NaN)
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) {
+            let b0 = i & ~7u;
+            var bm = 0.0;
+            var nan = 0.0;
+            for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
+            xq[i] = pack4xI8(vec4<i32>(round(clamp(xv[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
+            if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
+        }
+    }
+    workgroupBarrier();
+    for (var u = l; u < p.k / 16u; u = u + MVT) {
+        var qs = 0;
+        for (var t = 0u; t < 4u; t = t + 1u) { qs = qs + dot4I8Packed(xq[4u * u + t], 0x01010101u); }
+        xq16[u] = f32(qs);
+    }
+    workgroupBarrier();
+}
+
+// lane c4 (0..3) of the Q4_K super-block at word ow; xb: the vec4 index of its first activation
+fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
+    let hd = q4k_head(ow);
+    let dm = vec2<f32>(bitcast<vec2<f16>>(hd.dd));   // (not unpack2x16float: NVIDIA's flushes f16 subnormals)
+    let sl = 16u * (c4 & 1u);
+    let scw = select(hd.sc03, hd.sc47, c4 >= 2u);
+    let mnw = select(hd.mn03, hd.mn47, c4 >= 2u);
+    let ja = xb + 16u * c4;                       // sub-block 2 c4; 2 c4 + 1 at ja + 8
+    var da = 0i; var db = 0i;
+    for (var t = 0u; t < 8u; t = t + 1u) {
+        let q = wword(ow + 4u + 8u * c4 + t);
+        da = da + dot4I8Packed(q & 0x0f0f0f0fu, xq[ja + t]);
+        db = db + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xq[ja + 8u + t]);
+    }
+    let ba = ja / 8u;
+    return dm.x * (f32((scw >> sl) & 0xffu) * xqd[ba] * f32(da) + f32((scw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * f32(db))
+         - dm.y * (f32((mnw >> sl) & 0xffu) * xqd[ba] * (xq16[2u * ba] + xq16[2u * ba + 1u])
+                   + f32((mnw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * (xq16[2u * ba + 2u] + xq16[2u * ba + 3u]));
+}
+
+// lane i's share of Q4_K rows row (and row2 with two) over the quantized row
+
+// Q6_K on int8: lane c4 takes half h = c4 / 2 of the super-block at byte o, positions l0 = 16 (c4 % 2)
+// .. +15 of its four quarters qq (elements 128 h + 32 qq + l0 ..): ql words at 64 h + l0 (qq 0 low
+// nibbles, 2 high) and 64 h + 32 + l0 (qq 1, 3), high bits at 128 + 32 h + l0 (2 bits at 2 qq),
+// scale byte 8 h + c4 % 2 + 2 qq. The 6-bit values 0..63 enter the dot products as they are; the
+// -32 comes off with the sums of the q (xq16).
+fn q6k_lane_q(o: u32, c4: u32, xb: u32) -> f32 {
+    let h = c4 / 2u;
+    let e = c4 % 2u;
+    let ob = o + 64u * h + 16u * e;
+    var d0 = 0i; var d1 = 0i; var d2 = 0i; var d3 = 0i;
+    let xa = xb + 32u * h + 4u * e;              // vec4 index of quarter 0's first activation
+    for (var t = 0u; t < 4u; t = t + 1u) {
+        let qa = rd32e(ob + 4u * t);
+        let qb = rd32e(ob + 32u + 4u * t);
+        let qh = rd32e(o + 128u + 32u * h + 16u * e + 4u * t);
+        d0 = d0 + dot4I8Packed((qa & 0x0f0f0f0fu) | ((qh << 4u) & 0x30303030u), xq[xa + t]);
+        d1 = d1 + dot4I8Packed((qb & 0x0f0f0f0fu) | ((qh << 2u) & 0x30303030u), xq[xa + 8u + t]);
+        d2 = d2 + dot4I8Packed(((qa >> 4u) & 0x0f0f0f0fu) | (qh & 0x30303030u), xq[xa + 16u + t]);
+        d3 = d3 + dot4I8Packed(((qb >> 4u) & 0x0f0f0f0fu) | ((qh >> 2u) & 0x30303030u), xq[xa + 24u + t]);
+    }
+    let sw0 = rd32e(o + 192u + 8u * h) >> (8u * e);   // scale bytes of quarters 0 and 1 at bits 0, 16
+    let sw1 = rd32e(o + 196u + 8u * h) >> (8u * e);   // quarters 2, 3
+    let d = f32(bitcast<vec2<f16>>(rd32e(o + 208u)).x);
+    let g = xa / 4u;                             // quarter 0's 16 in xq16; its block of 32 is g / 2
+    return d * (f32(i8v(sw0 & 0xffu)) * xqd[g / 2u] * f32(d0 - 32i * i32(xq16[g]))
+              + f32(i8v((sw0 >> 16u) & 0xffu)) * xqd[g / 2u + 1u] * f32(d1 - 32i * i32(xq16[g + 2u]))
+              + f32(i8v(sw1 & 0xffu)) * xqd[g / 2u + 2u] * f32(d2 - 32i * i32(xq16[g + 4u]))
+              + f32(i8v((sw1 >> 16u) & 0xffu)) * xqd[g / 2u + 3u] * f32(d3 - 32i * i32(xq16[g + 6u])));
+}
+
+// lane c4 of super-block b of row `row` (Q4_K or Q6_K) over the quantized row
+fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    let nsb = p.k / 256u;
+    if (WT == 7u) { return q4k_lane_q((row * nsb + b) * 36u, c4, 64u * b); }
+    return q6k_lane_q((row * nsb + b) * 210u, c4, 64u * b);
+}
+
+// lane i's share of row `row` (and of row2 with two) over the quantized row
+fn dot_kn_q(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
+    var s = vec2<f32>(0.0);
+    for (var b = i / 4u; b < p.k / 256u; b = b + (1u << p.ll) / 4u) {
+        s.x = s.x + lane_q(row, b, i % 4u);
+        if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
+    }
+    return s;
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                       @builtin(local_invocation_id) lid: vec3<u32>, @builtin(subgroup_id) sg: u32,
+                       @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32) {
+    let l = lid.x;
+    mv_norm_q(l, sg, sgi, sgs, &gnw);
+    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+}
+
+@group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
+
+// The LM head in decode: rmsnorm of the f32 residual row (the output norm) and the product with
+// every row of the weight chunk, one dispatch. The prologue is the same work for every workgroup,
+// so the grid is capped (the host's choice, num_workgroups) and each workgroup takes groups of
+// MVT >> ll rows wid.x, wid.x + nw.x, ... after one prologue.
+@compute @workgroup_size(MVT)
+fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                   @builtin(local_invocation_id) lid: vec3<u32>, @builtin(subgroup_id) sg: u32,
+                   @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32) {
+    let l = lid.x;
+    mv_norm_q(l, sg, sgi, sgs, &onw);
+    let per = MVT >> p.ll;
+    for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
+        let row = g * per + (l >> p.ll);
+        var s = 0.0;
+        if (row < p.rows) { s = dot_kn_q(row, row, false, l & ((1u << p.ll) - 1u)).x; }
+        let t = mv_reduce(l, s);
+        if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(p.r0 + row, t); }
+        workgroupBarrier();                      // red is read before the next group writes it
+    }
 }
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it

@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT, OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_NORM_Q8,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -66,10 +66,16 @@ bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X);
 extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
 extern u64 op_cm_products;      /* products recorded on matmul_cm */
+extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */
+extern u64 op_q8_products;      /* products recorded on the int8 lanes */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);   /* prefill on cooperative matrices (matmul_cm.wgsl)? */
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
+/* one token: Y (M) f32 = W . (rmsnorm(X) * nw), X the f32 residual row, on int8 activations
+   (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
+bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act);
+void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y);
 /* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits) */
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;

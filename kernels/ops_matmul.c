@@ -67,7 +67,7 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
    put the gate rows on the first half of the invocations and the up rows on the second. */
 static u32 wq_glu_rows(const VkPipe *p, u32 ll) {
     const char *e = p->k->entry;
-    bool pairs = !strcmp(e, "matvec_k_glu_h") || !strcmp(e, "matvec_k_glu_norm_h");
+    bool pairs = !strcmp(e, "matvec_k_glu_h") || !strcmp(e, "matvec_k_glu_norm_h") || !strcmp(e, "matvec_k_glu_norm_q");
     return (pairs ? WQ_MV_WG : WQ_MV_WG / 2) >> ll;
 }
 
@@ -299,6 +299,17 @@ bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
     return true;
 }
 
+bool op_matmul_q8_off;       /* tests: the f16-pair lanes even where the int8 (*_q) lanes would run */
+u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the kernel ran) */
+/* Does the gate/up product with the FFN norm in its prologue run on int8 activations
+   (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype), on
+   devices that accelerate integer dot products and have subgroup arithmetic (the prologue's sums).
+   The q/k/v product measured slower this way (docs/performance.md #84) and keeps its f16 lanes. */
+static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
+    return vk->caps.idot && (vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && !op_matmul_q8_off &&
+           W->dtype == DT_Q4_K && out == DT_F16;
+}
+
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
     return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
 }
@@ -308,13 +319,48 @@ static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const
     need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
 }
 
+/* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run
+   (wq_q8's device conditions), f16 activations, Q4_K / Q6_K rows of k <= 3072 and one f32 row. */
+bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act) {
+    return vk->caps.idot && (vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && !op_matmul_q8_off &&
+           act == DT_F16 && op_matmul_norm_fits(W, X);
+}
+
+void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y) {
+    const char *op = "matmul_norm_q8";
+    u64 K = W->ne[0], M = W->nelem / K;
+    u64 rb = wq_row_bytes(op, W);
+    wq_need_norm(op, W, X, nw);
+    need(Y->nelem == M && Y->dtype == DT_F32, op, Y, "output must be (rows) f32");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_NORM_Q8, PH_DECODE, W->dtype, DT_F16, DT_F32);
+    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
+    for (u64 r0 = 0; r0 < M; r0 += chunk) {
+        u64 nr = MIN(chunk, M - r0);
+        Tensor v = wq_view(op, W, r0, nr, rb);
+        /* 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per workgroup, so each
+           workgroup's prologue serves more rows; the grid is capped at 32 workgroups per compute
+           unit (each then takes several groups of rows). Measured on the H200 (docs/performance.md
+           #85): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
+           workgroups than 32 per SM are slower (one per SM 137 us). */
+        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = 1, .scale = 1.0f, .eps = eps, .ll = 2 };
+        const Tensor *ts[4] = { &v, X, Y, nw };
+        u64 groups = (nr + (WQ_MV_WG >> push.ll) - 1) / (WQ_MV_WG >> push.ll);
+        u64 cap = vk->caps.compute_units ? (u64)vk->caps.compute_units * 32 : 65535;
+        vk_dispatch(vk, p, ts, 4, &push, sizeof push, (u32)MIN(groups, MIN(cap, 65535)), 1, 1);
+        op_q8_products++;
+    }
+}
+
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
     const char *op = "matmul_glu_norm";
     u64 K = GU->ne[0], M = GU->nelem / K / 2;
     wq_need_norm(op, GU, X, nw);
     need(Y->nelem == M && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff) f32 or f16");
     need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
-    VkPipe *p = op_pipe(vk, OP_MATMUL_GLU_NORM, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
+    bool q8 = wq_q8(vk, GU, Y->dtype);
+    VkPipe *p = op_pipe(vk, q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
+    op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,

@@ -177,6 +177,7 @@ void vk_profile_apply(VkCaps *c, const DevProfile *p) {
     c->max_wg_invocations = MIN(c->max_wg_invocations, p->max_wg_invocations);
     for (int i = 0; i < 3; i++) c->max_wg_size[i] = MIN(c->max_wg_size[i], p->max_wg_invocations);
     c->coopmat            = false;   /* no profile source reports cooperative matrices */
+    c->idot               = c->idot_ok = false;   /* nor integer dot products */
     c->profile            = p->name;
 }
 
@@ -411,10 +412,22 @@ bool vk_init(Vk *vk, Err *e) {
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, 0, 0, 0 };
     bool cm_ext = has_ext(dext, ne, "VK_KHR_cooperative_matrix") && has_ext(dext, ne, "VK_KHR_vulkan_memory_model");
     if (cm_ext) { vmm.pNext = s16.pNext; cmf.pNext = &vmm; s16.pNext = &cmf; }
+    /* integer dot products: Vulkan 1.3 or VK_KHR_shader_integer_dot_product, used only where the
+       driver says signed 4x8-bit packed dot products are accelerated */
+    VkPhysicalDeviceShaderIntegerDotProductFeatures idf = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, 0, 0 };
+    VkPhysicalDeviceShaderIntegerDotProductProperties idp; memset(&idp, 0, sizeof idp); idp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES;
+    bool id_core = vk->props.apiVersion >= VK_API_VERSION_1_3, id_ext = id_core || has_ext(dext, ne, "VK_KHR_shader_integer_dot_product");
+    if (id_ext) {
+        idf.pNext = s16.pNext; s16.pNext = &idf;
+        VkPhysicalDeviceProperties2 p4 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &idp, {0} };
+        vkGetPhysicalDeviceProperties2(vk->phys, &p4);
+    }
     VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0} };
     vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
     bool want_f16 = f16_ext && f16i8.shaderFloat16, want_s16 = s16.storageBuffer16BitAccess;
     bool want_i8 = f16_ext && f16i8.shaderInt8;
+    bool want_id = id_ext && idf.shaderIntegerDotProduct && !env_flag("EDGE_NO_IDOT");
+    bool use_id = want_id && (idp.integerDotProduct4x8BitPackedSignedAccelerated || env_flag("EDGE_IDOT"));   /* EDGE_IDOT=1: also unaccelerated (tests) */
     bool want_cm = cm_ext && cmf.cooperativeMatrix && vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope && want_f16 && want_s16 &&
                    sub.subgroupSize == 32 && vk_coopmat_16(vk) && !env_flag("EDGE_NO_COOPMAT");
 
@@ -426,6 +439,8 @@ bool vk_init(Vk *vk, Err *e) {
     c->storage16          = want_s16;
     c->int8_arith         = want_i8;
     c->coopmat            = want_cm;
+    c->idot               = use_id;
+    c->idot_ok            = want_id;
     c->timestamps         = vk->props.limits.timestampComputeAndGraphics;
     c->timestamp_period_ns = vk->props.limits.timestampPeriod;
     c->max_storage_range  = vk->props.limits.maxStorageBufferRange;
@@ -449,7 +464,7 @@ bool vk_init(Vk *vk, Err *e) {
     if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
     if (prof) {                         /* the profile removes; what it removes is not enabled on the device */
         vk_profile_apply(c, prof);
-        want_f16 = c->f16_arith; want_s16 = c->storage16; want_cm = c->coopmat;
+        want_f16 = c->f16_arith; want_s16 = c->storage16; want_cm = c->coopmat; want_id = c->idot_ok;
     }
     for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
         VkMemoryPropertyFlags fl = vk->mem.memoryTypes[i].propertyFlags, want =
@@ -480,7 +495,10 @@ bool vk_init(Vk *vk, Err *e) {
     EdgeCoopMatFeatures en_cm = { EDGE_STYPE_COOPMAT_FEATURES, 0, VK_TRUE, VK_FALSE };
     VkPhysicalDeviceVulkanMemoryModelFeatures en_vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, VK_TRUE, VK_TRUE, VK_FALSE };
     if (want_cm) { en_vmm.pNext = chain; en_cm.pNext = &en_vmm; chain = &en_cm; }
-    const char *dexts[4]; u32 n_dexts = 0;
+    VkPhysicalDeviceShaderIntegerDotProductFeatures en_id = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, 0, VK_TRUE };
+    if (want_id) { en_id.pNext = chain; chain = &en_id; }
+    const char *dexts[6]; u32 n_dexts = 0;
+    if (want_id && !id_core) dexts[n_dexts++] = "VK_KHR_shader_integer_dot_product";
     if (want_cm) { dexts[n_dexts++] = "VK_KHR_cooperative_matrix"; dexts[n_dexts++] = "VK_KHR_vulkan_memory_model"; }
     if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
     /* EDGE_PIPE_STATS=1: the driver's statistics of every pipeline (registers, spills, ...) on stderr,
@@ -693,6 +711,8 @@ bool vk_kernel_check(const VkCaps *c, const KernelInfo *k, Err *e) {
     const char *dev = c->profile ? "the device" : "this device";
     if (k->cap_f16 && !c->f16_arith)
         return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs shaderFloat16 (f16 arithmetic), which %s%s lacks", k->name, k->file, dev, who);
+    if (k->cap_idot && !c->idot_ok)
+        return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs integer dot products (shaderIntegerDotProduct), which %s%s lacks", k->name, k->file, dev, who);
     if (k->cap_coopmat && !c->coopmat)
         return err_set(e, EXIT_DEVICE, "kernel '%s' (%s) needs cooperative matrices (16x16x16 f16, subgroups of 32) and the Vulkan memory model, which %s%s lacks",
                        k->name, k->file, dev, who);
@@ -973,6 +993,8 @@ static void vk_print_info(Vk *vk) {
     out("f16 arithmetic:    %s\n", c->f16_arith ? "yes" : "no");
     out("int8 arithmetic:   %s\n", c->int8_arith ? "yes" : "no");
     out("coop. matrices:    %s\n", c->coopmat ? "yes (16x16x16 f16 -> f32, prefill products)" : "no");
+    out("int dot products:  %s\n", c->idot ? "yes (4x8-bit packed: the int8 gate/up decode lanes)" :
+        c->idot_ok ? "yes, not accelerated (unused; EDGE_IDOT=1 uses them)" : "no");
     out("16-bit storage:    %s\n", c->storage16 ? "yes" : "no");
     out("timestamps:        %s (period %.3f ns)\n", c->timestamps ? "yes" : "no", (f64)c->timestamp_period_ns);
     out("maxStorageBufferRange:     %llu\n", (unsigned long long)c->max_storage_range);

@@ -24,6 +24,9 @@
    EDGE_VULKAN_LIB=PATH loads the Vulkan loader from PATH; EDGE_MAX_BINDING=BYTES lowers maxStorageBufferRange;
    EDGE_NO_PIPELINE_CACHE=1 disables the pipeline cache ($XDG_CACHE_HOME/edge/pipelines-<vendor>-<device>-<uuid>.bin,
    ~/.cache/edge/... without XDG_CACHE_HOME); EDGE_VERBOSE=1 prints notes (e.g. an ignored cache file);
+   EDGE_NO_IDOT=1 leaves integer dot products off (the int8 decode lanes), EDGE_IDOT=1 uses them where
+   the device has them but does not call them accelerated (lavapipe: tests); EDGE_NO_COOPMAT=1 likewise
+   for cooperative matrices;
    EDGE_PROFILE=NAME restricts the capabilities to a board's (config/profiles.def: mali-g610 mali-g720
    adreno-740 adreno-750 adreno-6xx-turnip v3d-7.1 portable). A profile is applied right after the caps
    are read and before the device is created; it only removes: every limit becomes min(real, profile),
@@ -52,6 +55,8 @@ typedef struct VkCaps {
     bool storage16;             /* storageBuffer16BitAccess enabled */
     bool int8_arith;            /* shaderInt8 */
     bool coopmat;               /* cooperative matrices 16x16x16 f16 -> f32 in subgroups of 32, Vulkan memory model (matmul_cm.wgsl) */
+    bool idot;                  /* the *_q decode lanes run: shaderIntegerDotProduct with signed 4x8 packed dot products accelerated (or EDGE_IDOT=1) */
+    bool idot_ok;               /* shaderIntegerDotProduct is enabled on the device (EDGE_IDOT=1 may use it unaccelerated) */
     bool timestamps;            /* timestampComputeAndGraphics */
     f32  timestamp_period_ns;
     u64  timestamp_mask;        /* valid bits of the queue's timestamps */

@@ -435,16 +435,20 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
             hph = PH_DECODE; xf->head_last = true;
         }
     }
-    xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
-    vk_barrier(vk);
-    ph = hph;
+    /* one row (decode, or the last of a prefill): the output norm in the LM head's prologue where
+       the int8 lanes run (op_matmul_norm_q8_fits) */
+    bool head_norm = (T == 1 || xf->head_last) && xf_fused(xf) && op_matmul_norm_q8_fits(vk, &xf->output, &x, xf->act);
+    Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->zl, xf->head_last ? 1 : T) : logits, *head = &zl;   /* the LM head's output */
+    if (head_norm) {
+        xf_op(xf, "output_norm_lm_head", XT_LOGITS, "logits", -1, head, &x, 0, 0); op_matmul_norm(vk, &xf->output, &x, &xf->output_norm, c->eps, head); xf_done(xf);
+    } else {
+        xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
+        vk_barrier(vk);
+        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, head, &hn, 0, 0); op_matmul(vk, hph, &xf->output, &hn, head); xf_done(xf);
+    }
     if (c->final_softcap > 0) {
-        Tensor zl = xf_rows(&xf->zl, xf->head_last ? 1 : T);
-        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &zl, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &zl); xf_done(xf);
         vk_barrier(vk);
         xf_op(xf, "softcap", XT_LOGITS, "softcap", -1, &logits, &zl, 0, 0); op_softcap(vk, &zl, &logits, c->final_softcap); xf_done(xf);
-    } else {
-        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, &logits, &hn, 0, 0); op_matmul(vk, ph, &xf->output, &hn, &logits); xf_done(xf);
     }
     vk_barrier(vk);
     Tensor part = xf->argmax_part.nbytes ? xf_rows(&xf->argmax_part, xf->head_last ? 1 : T) : xf->argmax_part;

@@ -76,6 +76,16 @@ static void fat_cmp(FatK *k, const char *cs, f32 *got, const f64 *want, const f6
 static u64 fat_tbytes(DType t, u64 n) { return align_up(dtype_bytes(t, n), 4) + 256; }
 
 static void fat_round(DType t, f32 *x, u64 n) { if (t == DT_F16) for (u64 i = 0; i < n; i++) x[i] = f32_from_f16(f16_from_f32(x[i])); }
+/* what the *_q kernels compute with: each block of 32 as q max|x| / 127, q = round(127 x / max|x|)
+   (as the kernel rounds: x (1 / max) clamped to [-1, 1], times 127, rounded to even) */
+static void fat_q8(f32 *x, u64 n) {
+    for (u64 b = 0; b + 32 <= n; b += 32) {
+        f32 m = 0;
+        for (u64 i = b; i < b + 32; i++) m = MAX(m, fabsf(x[i]));
+        f32 inv = m == 0 ? 0.0f : 1.0f / m, d = m / 127.0f;
+        for (u64 i = b; i < b + 32; i++) { volatile f32 v = x[i] * inv; v = MAX(-1.0f, MIN(1.0f, v)); volatile f32 q = rintf(v * 127.0f); x[i] = q * d; }
+    }
+}
 
 static void fat_up(Vk *vk, const Tensor *t, const f32 *src) {
     if (t->dtype != DT_F16) { vk_upload(vk, t, src); return; }
@@ -204,7 +214,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     Vk *vk = &k->f->vk;
     const KernelDef *d = k->d;
     DType wt = d->wtype, at = d->atype, ot = d->otype;
-    bool norm = d->op == OP_MATMUL_GLU_NORM;        /* x is the f32 residual, normalized in the kernel */
+    bool norm = d->op == OP_MATMUL_GLU_NORM || d->op == OP_MATMUL_GLU_NORM_Q8;   /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
@@ -220,7 +230,9 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2 * xs;
     fat_round(xt, x, K);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
-    if (norm) { fat_norm_input(at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
+    bool q8 = d->op == OP_MATMUL_GLU_NORM_Q8;       /* the normalized row (f32, not rounded to A) as int8 blocks */
+    if (norm) { fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
+    if (q8) fat_q8(x, K);
     f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
     for (int gelu = 0; gelu < 2; gelu++) {
         vk_begin(vk);
@@ -243,6 +255,41 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
         char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu %s", (unsigned long long)M, (unsigned long long)K, gelu ? "gelu" : "silu");
         fat_cmp(k, cs, y, want, mag, M, ot == DT_F16 ? 1e-3 : 1e-5);
     }
+    free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
+    vk_arena_free(&a);
+}
+
+/* matvec_k_norm_q (the output norm + LM head on int8 activations): y (M) f32 = W . Q8(rmsnorm(x) * g),
+   against the f64 product with the same int8 rounding of the normalized row (fat_q8), so only
+   f32 rounding is left: 1e-4 of sum |w x| (a rounding step that flips one q costs ~1e-5 at K 2048) */
+static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
+    Vk *vk = &k->f->vk;
+    DType wt = k->d->wtype;
+    u64 rb = dtype_bytes(wt, K);
+    DevArena a;
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + 2 * fat_tbytes(DT_F32, K) + fat_tbytes(DT_F32, M))) return;
+    u64 nw[2] = { K, M }, nx[1] = { K }, ny[1] = { M };
+    Tensor tw = vk_tensor(&a, "w", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), tn = vk_tensor(&a, "norm", DT_F32, 1, nx);
+    Tensor ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    u8 *wb = malloc(M * rb);
+    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
+    f64 *want = malloc(M * 8), *mag = malloc(M * 8);
+    fat_seed(M * 29 + K + (u64)wt * 101);
+    fat_weights(wt, M, K, wb);
+    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2 * xs;
+    vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    fat_norm_input(DT_F32, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv);
+    fat_q8(x, K);
+    vk_begin(vk); op_matmul_norm(vk, &tw, &tx, &tn, 1e-6f, &ty); vk_submit_wait(vk);
+    fat_down(vk, &ty, y);
+    for (u64 m = 0; m < M; m++) {
+        dequant_row(fat_ggml(wt), wb + m * rb, row, K);
+        f64 sv = 0, s1 = 0;
+        for (u64 i = 0; i < K; i++) { sv += (f64)row[i] * x[i]; s1 += fabs((f64)row[i] * x[i]); }
+        want[m] = sv; mag[m] = s1 + 1e-30;
+    }
+    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu x~%g", (unsigned long long)M, (unsigned long long)K, (f64)xs);
+    fat_cmp(k, cs, y, want, mag, M, 1e-4);
     free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
     vk_arena_free(&a);
 }
@@ -862,6 +909,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
         fat_check_end(f, c, FAT_SKIP, "needs subgroup arithmetic, which this device lacks (portable variant used)"); return;
     }
     FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
+    bool idot = f->vk.caps.idot;
     switch (d->op) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
@@ -896,8 +944,15 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: fat_attention_cases(&k); break;
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
-    case OP_MATMUL_GLU_NORM:        /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
-        fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f); break;
+    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
+        op_matmul_q8_off = d->op == OP_MATMUL_GLU_NORM;    /* the f16-pair lanes also where the int8 lanes would run, */
+        if (d->op == OP_MATMUL_GLU_NORM_Q8) f->vk.caps.idot = true;   /* the int8 lanes also where unaccelerated (vk_kernel_check passed) */
+        fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f);
+        op_matmul_q8_off = false; f->vk.caps.idot = idot; break;
+    case OP_MATMUL_NORM_Q8:         /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
+        f->vk.caps.idot = true;     /* also where unaccelerated (vk_kernel_check passed) */
+        fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);
+        f->vk.caps.idot = idot; break;
     case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:           /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
         fat_matmul_rope(&k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 1536);
         fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256); break;

@@ -302,7 +302,7 @@ TEST(plan_overhead_of_real_configs_is_under_2_percent) {
    caller set. Fails the test on a load or feed error; ran = false when the GPU engine could not
    open for lack of a device feature. */
 typedef struct GentCmp { f64 worst, mx; u64 bad; bool ran; } GentCmp;
-static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 T, DType act) {
+static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
     GentCmp r = {0};
     const char *dir = gent_tmpdir();
     REQUIRE(dir);
@@ -325,7 +325,8 @@ static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 
     CHECKF(eng_feed(&er, toks, T, ref, &e), "reference: %s", e.msg);
     eng_close(&er);
     if (eng_open(&eg, &m, ENG_GPU, T, act, &e)) {
-        CHECKF(eng_feed(&eg, toks, T, got, &e), "gpu: %s", e.msg);
+        if (step) for (u32 i = 0; i < T; i++) CHECKF(eng_feed(&eg, toks + i, 1, got + (u64)i * V, &e), "gpu: %s", e.msg);   /* decode */
+        else CHECKF(eng_feed(&eg, toks, T, got, &e), "gpu: %s", e.msg);
         eng_close(&eg);
         r.ran = true;
         for (u64 i = 0; i < (u64)T * V; i++) {
@@ -342,6 +343,10 @@ static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 
     rmdir(dir);
     gent_dir[0] = 0;
     return r;
+}
+
+static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 T, DType act) {
+    return gent_real_layer_ex(file, seed, toks, T, act, false);
 }
 
 /* Split-k prefill on real shapes (the fixtures' rows are too short to split): 6 tokens,
@@ -378,4 +383,32 @@ TEST(gen_model_real_shapes_f16_prefill_matches_reference) {
     CHECKF(r.worst <= 3e-3 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
     if (vk->caps.coopmat) CHECKF(op_cm_products > before, "the device has cooperative matrices, but no product ran on matmul_cm");
     out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_cm\n", r.worst, r.mx, (unsigned long long)(op_cm_products - before));
+}
+
+/* Decode with f16 activations, one token at a time, with EDGE_IDOT=1: on a device that has
+   shaderIntegerDotProduct the gate/up product (FFN norm in its prologue) and the LM head (output
+   norm in its prologue) run on int8 activations (matvec_k_glu_norm_q, matvec_k_norm_q: both must
+   then have been recorded), even where the driver does not call the dot products accelerated
+   (lavapipe). Against the f32 CPU reference: int8 blocks of 32 round each value by up to
+   max|x| / 254 of its block, about 8x the f16 rounding, so the bound is wider than the f16
+   prefill's (measured on lavapipe: 3.1e-2 with max |logit| 4.1; the f16-pair lanes give 4.8e-3 on
+   the same tokens). */
+TEST(gen_model_real_shapes_int8_decode_matches_reference) {
+    Vk *vk = test_vk();
+    if (!vk) SKIP("no Vulkan device");
+    if (!vk->caps.f16_arith || !vk->caps.storage16) SKIP("the device has no f16 arithmetic and 16-bit storage");
+    if (!vk->caps.idot_ok) SKIP("the device has no shaderIntegerDotProduct");
+    if (!(vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) SKIP("the device has no subgroup arithmetic");
+    enum { T = 12 };
+    i32 toks[T];
+    for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2654435761u + 7) % 8192u);
+    u64 before = op_q8_products;
+    setenv("EDGE_IDOT", "1", 1);
+    GentCmp r = gent_real_layer_ex("int8.gguf", 13, toks, T, DT_F16, true);
+    unsetenv("EDGE_IDOT");
+    if (!r.ran) return;
+    CHECKF(op_q8_products - before == 2, "%llu products recorded on the int8 lanes, expected gate/up and the LM head",
+           (unsigned long long)(op_q8_products - before));
+    CHECKF(r.worst <= 1.5e-2 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
+    out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on the int8 lanes\n", r.worst, r.mx, (unsigned long long)(op_q8_products - before));
 }

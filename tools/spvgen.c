@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
         memset(dset, -1, sizeof dset); memset(dbind, -1, sizeof dbind);
         memset(nonwritable, 0, sizeof nonwritable); memset(arrstride, 0, sizeof arrstride);
         memset(isblock, 0, sizeof isblock); memset(moff, 0, sizeof moff); memset(consts, 0, sizeof consts);
-        uint32_t wg[3] = {0, 0, 0}; int f16 = 0, s16 = 0, sub = 0, subarith = 0, subballot = 0, subshuffle = 0, coopmat = 0;
+        uint32_t wg[3] = {0, 0, 0}; int f16 = 0, s16 = 0, sub = 0, subarith = 0, subballot = 0, subshuffle = 0, coopmat = 0, idot = 0;
         uint32_t vars[MAXB * 2], varty[MAXB * 2]; int nv = 0; uint32_t pc_type = 0;
         uint32_t wgvars[64]; int nwg = 0;           /* Workgroup-storage-class variables' pointer types */
         for (size_t i = 5; i < nw;) {
@@ -101,6 +101,7 @@ int main(int argc, char **argv) {
                 sub |= a[0] == 61;  subarith |= a[0] == 63;
                 subballot |= a[0] == 64 || a[0] == 65;  subshuffle |= a[0] == 66 || a[0] == 67;
                 coopmat |= a[0] == 6022 || a[0] == 5345;   /* CooperativeMatrixKHR, VulkanMemoryModel */
+                idot |= a[0] == 6019;                      /* DotProduct (integer dot products) */
                 break;
             case 16: if (a[1] == 17) { wg[0] = a[2]; wg[1] = a[3]; wg[2] = a[4]; } break;   /* LocalSize */
             case 5: if (a[0] < MAXID) snprintf(names[a[0]], 64, "%s", (const char *)(a + 1)); break;
@@ -141,8 +142,8 @@ int main(int argc, char **argv) {
             shared += sz;
         }
         tl += (size_t)snprintf(table + tl, sizeof table - tl,
-            "    { \"%s\", \"%s\", \"%s\", \"%s\", kspv_%s, %zu, {%u, %u, %u}, %u, %u, %d, %d, %d, %d, %d, %d, %d, %d, {\n",
-            name, src, ep, ov, name, nw, wg[0], wg[1], wg[2], pcs, shared, f16, s16, sub, subarith, subballot, subshuffle, coopmat, nv);
+            "    { \"%s\", \"%s\", \"%s\", \"%s\", kspv_%s, %zu, {%u, %u, %u}, %u, %u, %d, %d, %d, %d, %d, %d, %d, %d, %d, {\n",
+            name, src, ep, ov, name, nw, wg[0], wg[1], wg[2], pcs, shared, f16, s16, sub, subarith, subballot, subshuffle, coopmat, idot, nv);
         if (nv > MAXB) fail("too many bindings", path);
         for (int v = 0; v < nv; v++) {
             uint32_t id = vars[v], pt = varty[v];
