@@ -869,17 +869,17 @@ fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
 }
 
-// ---- the *_q entries: Q4_K decode lanes on the integer dot product (devices that accelerate it) ---
-// The *_norm_h entries with the normalized row quantized to int8 in the prologue (per block of 32:
-// q = round(127 x / max|x|), its scale max|x| / 127, and the sums of its q by 16 for the Q4_K
-// minimum and Q6_K's -32 terms),
-// and four lanes per super-block: lane c4 takes the 32 bytes of chunk c4 (sub-blocks 2 c4
-// and 2 c4 + 1, 64 weights), so a sub-block's scale and minimum are decoded once per 32 weights
-// instead of once per 4, and each word is two masks and two 4-way dot products (dot4I8Packed: the
-// nibbles 0..15 are the same bits as int8). The product is exactly W . Q8(x) up to f32 rounding,
-// Q8(x) = q max|x| / 127 per block (the minimum term uses the sum of the q too), which is what
-// fat checks; quantizing costs an error of at most max|x| / 254 per value (llama.cpp's CPU path
-// quantizes its k-quant activations the same way).
+// ---- the *_q entries: decode lanes on int8 activations (devices that accelerate 4x8-bit integer
+// dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, Q4_K) and the output norm + LM head
+// (matvec_k_norm_q, Q4_K / Q6_K). The prologue normalizes the residual row as the *_norm entries do
+// and quantizes it to int8 per block of 32: q = round(127 x / max|x|), the block's scale
+// max|x| / 127, and the sums of the q by 16 (the Q4_K minimum and Q6_K's -32 terms). Four lanes per
+// super-block: Q4_K lane c4 takes the 32 bytes of chunk c4 (sub-blocks 2 c4 and 2 c4 + 1, 64
+// weights), so a sub-block's scale and minimum are decoded once per 32 weights instead of once per
+// 4, and each word is two masks and two 4-way dot products (dot4I8Packed: the nibbles 0..15 are the
+// same bits as int8). The product is exactly W . Q8(x) up to f32 rounding, Q8(x) = q max|x| / 127
+// per block, which is what fat checks; quantizing costs an error of at most max|x| / 254 per value
+// (llama.cpp's CPU path quantizes its k-quant activations the same way).
 var<workgroup> xq: array<u32, 768>;          // *_q: the normalized row as int8 x4
 var<workgroup> xqd: array<f32, 96>;          // *_q: the scale of each block of 32 (max|x| / 127)
 var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)

@@ -304,7 +304,7 @@ u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the k
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
    (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype), on
    devices that accelerate integer dot products and have subgroup arithmetic (the prologue's sums).
-   The q/k/v product measured slower this way (docs/performance.md #84) and keeps its f16 lanes. */
+   The q/k/v product measured slower this way (docs/performance.md #85) and keeps its f16 lanes. */
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
     return vk->caps.idot && (vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && !op_matmul_q8_off &&
            W->dtype == DT_Q4_K && out == DT_F16;
@@ -341,7 +341,7 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
         /* 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per workgroup, so each
            workgroup's prologue serves more rows; the grid is capped at 32 workgroups per compute
            unit (each then takes several groups of rows). Measured on the H200 (docs/performance.md
-           #85): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
+           #88): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
            workgroups than 32 per SM are slower (one per SM 137 us). */
         WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = 1, .scale = 1.0f, .eps = eps, .ll = 2 };
         const Tensor *ts[4] = { &v, X, Y, nw };

@@ -412,11 +412,13 @@ bool vk_init(Vk *vk, Err *e) {
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, 0, 0, 0 };
     bool cm_ext = has_ext(dext, ne, "VK_KHR_cooperative_matrix") && has_ext(dext, ne, "VK_KHR_vulkan_memory_model");
     if (cm_ext) { vmm.pNext = s16.pNext; cmf.pNext = &vmm; s16.pNext = &cmf; }
-    /* integer dot products: Vulkan 1.3 or VK_KHR_shader_integer_dot_product, used only where the
-       driver says signed 4x8-bit packed dot products are accelerated */
+    /* integer dot products: VK_KHR_shader_integer_dot_product, enabled on the device where listed (its
+       promotion to Vulkan 1.3 does not count: the instance asks for 1.2 at most, and the SPIR-V
+       extension needs the device extension then); used where the driver says signed 4x8-bit packed
+       dot products are accelerated */
     VkPhysicalDeviceShaderIntegerDotProductFeatures idf = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, 0, 0 };
     VkPhysicalDeviceShaderIntegerDotProductProperties idp; memset(&idp, 0, sizeof idp); idp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES;
-    bool id_core = vk->props.apiVersion >= VK_API_VERSION_1_3, id_ext = id_core || has_ext(dext, ne, "VK_KHR_shader_integer_dot_product");
+    bool id_ext = has_ext(dext, ne, "VK_KHR_shader_integer_dot_product");
     if (id_ext) {
         idf.pNext = s16.pNext; s16.pNext = &idf;
         VkPhysicalDeviceProperties2 p4 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &idp, {0} };
@@ -498,7 +500,7 @@ bool vk_init(Vk *vk, Err *e) {
     VkPhysicalDeviceShaderIntegerDotProductFeatures en_id = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, 0, VK_TRUE };
     if (want_id) { en_id.pNext = chain; chain = &en_id; }
     const char *dexts[6]; u32 n_dexts = 0;
-    if (want_id && !id_core) dexts[n_dexts++] = "VK_KHR_shader_integer_dot_product";
+    if (want_id) dexts[n_dexts++] = "VK_KHR_shader_integer_dot_product";
     if (want_cm) { dexts[n_dexts++] = "VK_KHR_cooperative_matrix"; dexts[n_dexts++] = "VK_KHR_vulkan_memory_model"; }
     if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
     /* EDGE_PIPE_STATS=1: the driver's statistics of every pipeline (registers, spills, ...) on stderr,
@@ -993,7 +995,7 @@ static void vk_print_info(Vk *vk) {
     out("f16 arithmetic:    %s\n", c->f16_arith ? "yes" : "no");
     out("int8 arithmetic:   %s\n", c->int8_arith ? "yes" : "no");
     out("coop. matrices:    %s\n", c->coopmat ? "yes (16x16x16 f16 -> f32, prefill products)" : "no");
-    out("int dot products:  %s\n", c->idot ? "yes (4x8-bit packed: the int8 gate/up decode lanes)" :
+    out("int dot products:  %s\n", c->idot ? "yes (4x8-bit packed: the int8 decode lanes of gate/up and the LM head)" :
         c->idot_ok ? "yes, not accelerated (unused; EDGE_IDOT=1 uses them)" : "no");
     out("16-bit storage:    %s\n", c->storage16 ? "yes" : "no");
     out("timestamps:        %s (period %.3f ns)\n", c->timestamps ? "yes" : "no", (f64)c->timestamp_period_ns);
