@@ -12,7 +12,6 @@
 //! norobust
 // The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).
 enable f16;
-enable subgroups;
 //! variant get_rows_f32   get_rows WT=0 alias:W=f32
 //! variant get_rows_f16   get_rows WT=1
 //! variant get_rows_bf16  get_rows WT=2
@@ -884,42 +883,15 @@ var<workgroup> xq: array<u32, 768>;          // *_q: the normalized row as int8 
 var<workgroup> xqd: array<f32, 96>;          // *_q: the scale of each block of 32 (max|x| / 127)
 var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)
 
-// The prologue of the *_q entries: the residual row is loaded as mv_norm_load does (coalesced);
-// 1 / rms comes from subgroup sums (sg_reduce: one barrier and a uniform load instead of a
-// seven-step tree), with rmsnorm.wgsl's rescaled second pass when the squares could overflow; the
-// normalized values (in f32: rounding them to f16 first would only add an error, and one that
-// depends on the driver's f16 rounding mode) are quantized per block of 32 (the block's 8 vec4 are 8
-// neighbouring invocations: their maxima meet in xsm) and each block's sum of q is taken from xq.
-var<workgroup> redu: vec2<f32>;
-fn sg_reduce(l: u32, v: vec2<f32>, sg: u32, sgi: u32, sgs: u32) -> vec2<f32> {
-    let r = vec2<f32>(subgroupMax(v.x), subgroupAdd(v.y));
-    if (sgi == 0u) { red2[sg] = r; }
-    workgroupBarrier();
-    if (l == 0u) {
-        var t = red2[0];
-        for (var i = 1u; i < MVT / sgs; i = i + 1u) { let u = red2[i]; t = vec2<f32>(max(t.x, u.x), t.y + u.y); }
-        redu = t;
-    }
-    return workgroupUniformLoad(&redu);
-}
-fn mv_norm_q(l: u32, sg: u32, sgi: u32, sgs: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+// The prologue of the *_q entries: the residual row and 1 / rms as the *_norm entries take them
+// (mv_norm_load, mv_norm_inv); the normalized values (in f32: rounding them to f16 first would only
+// add an error, and one that depends on the driver's f16 rounding mode) are quantized per block of
+// 32 (the block's 8 vec4 are 8 neighbouring invocations: their maxima meet in xsm) and each block's
+// sums of q by 16 are taken from xq.
+fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, g);
-    var m = 0.0;
-    var ss = 0.0;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let v = xv[j];
-        m = max(m, max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w))));
-        ss = ss + dot(v, v);
-    }
-    let r = sg_reduce(l, vec2<f32>(m, ss), sg, sgi, sgs);
-    var inv = 1.0 / sqrt(r.y / f32(p.k) + p.eps);
-    if (!(r.x < 1e15)) {
-        let sc = 1.0 / r.x;
-        var s2 = 0.0;
-        for (var j = 0u; j < XV; j = j + 1u) { let v = xv[j] * sc; s2 = s2 + dot(v, v); }
-        inv = sc / sqrt(sg_reduce(l, vec2<f32>(0.0, s2), sg, sgi, sgs).y / f32(p.k) + p.eps * sc * sc);
-    }
+    let inv = mv_norm_inv(l, &xv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
         xv[j] = xv[j] * inv * gv[j];                      // (not rounded to O: quantized next)
@@ -1018,10 +990,9 @@ fn dot_kn_q(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
 
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                       @builtin(local_invocation_id) lid: vec3<u32>, @builtin(subgroup_id) sg: u32,
-                       @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32) {
+                       @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    mv_norm_q(l, sg, sgi, sgs, &gnw);
+    mv_norm_q(l, &gnw);
     let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
     var s = vec2<f32>(0.0);
     if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
@@ -1037,10 +1008,9 @@ fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
 // MVT >> ll rows wid.x, wid.x + nw.x, ... after one prologue.
 @compute @workgroup_size(MVT)
 fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                   @builtin(local_invocation_id) lid: vec3<u32>, @builtin(subgroup_id) sg: u32,
-                   @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32) {
+                   @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    mv_norm_q(l, sg, sgi, sgs, &onw);
+    mv_norm_q(l, &onw);
     let per = MVT >> p.ll;
     for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
         let row = g * per + (l >> p.ll);

@@ -301,14 +301,14 @@ bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
 
 bool op_matmul_q8_off;       /* tests: the f16-pair lanes even where the int8 (*_q) lanes would run */
 u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the kernel ran) */
+/* Do the int8 lanes (*_q) run on this device: integer dot products it accelerates (caps.idot), not
+   turned off by a test? */
+static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off; }
+
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
-   (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype), on
-   devices that accelerate integer dot products and have subgroup arithmetic (the prologue's sums).
-   The q/k/v product measured slower this way (docs/performance.md #85) and keeps its f16 lanes. */
-static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
-    return vk->caps.idot && (vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && !op_matmul_q8_off &&
-           W->dtype == DT_Q4_K && out == DT_F16;
-}
+   (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype). The
+   q/k/v product measured slower this way (docs/performance.md #85) and keeps its f16 lanes. */
+static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
     return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
@@ -319,11 +319,10 @@ static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const
     need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
 }
 
-/* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run
-   (wq_q8's device conditions), f16 activations, Q4_K / Q6_K rows of k <= 3072 and one f32 row. */
+/* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run,
+   f16 activations, Q4_K / Q6_K rows of k <= 3072 and one f32 row. */
 bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act) {
-    return vk->caps.idot && (vk->caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && !op_matmul_q8_off &&
-           act == DT_F16 && op_matmul_norm_fits(W, X);
+    return wq_q8_dev(vk) && act == DT_F16 && op_matmul_norm_fits(W, X);
 }
 
 void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y) {
