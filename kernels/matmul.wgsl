@@ -939,8 +939,6 @@ fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
                    + f32((mnw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * (xq16[2u * ba + 2u] + xq16[2u * ba + 3u]));
 }
 
-// lane i's share of Q4_K rows row (and row2 with two) over the quantized row
-
 // Q6_K on int8: lane c4 takes half h = c4 / 2 of the super-block at byte o, positions l0 = 16 (c4 % 2)
 // .. +15 of its four quarters qq (elements 128 h + 32 qq + l0 ..): ql words at 64 h + l0 (qq 0 low
 // nibbles, 2 high) and 64 h + 32 + l0 (qq 1, 3), high bits at 128 + 32 h + l0 (2 bits at 2 qq),
