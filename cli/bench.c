@@ -73,12 +73,13 @@ static int bench_cmd(int argc, char **argv) {
     eng_prefill_batch = batch ? batch : MAX(1, MIN(n_p, 512));
     if (!eng_open(&g, &m, ENG_GPU, n_ctx, act, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     f64 t_loaded = now_sec();
+    g.xf.time_decode = true;            /* the GPU time of a decode step beside the wall time */
 
     i32 *prompt = push_array(&a, i32, n_p ? n_p : 1);
     u64 seed = 0x9e3779b97f4a7c15ull;
     for (u32 i = 0; i < n_p; i++) { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; prompt[i] = (i32)(seed % m.cfg.n_vocab); }
     if (n_p) prompt[0] = 1 % (i32)m.cfg.n_vocab;
-    f64 *pp = push_array(&a, f64, reps), *tg = push_array(&a, f64, reps);
+    f64 *pp = push_array(&a, f64, reps), *tg = push_array(&a, f64, reps), *gpu = push_array(&a, f64, n_g);
     f64 ttft = 0;
     int rc = EXIT_OK;
     for (u32 r = 0; r <= reps && rc == EXIT_OK; r++) {           /* r == 0: the cold run, not counted */
@@ -97,13 +98,25 @@ static int bench_cmd(int argc, char **argv) {
         if (r > 0) { pp[r - 1] = n_p ? n_p / (t1 - t0) : 0; tg[r - 1] = (n_p ? n_g : n_g - 1) / (t2 - t1); }
         if (!json && isatty(2)) errf("\redge bench: repetition %u/%u", r, reps);
     }
+    /* one more repetition, not counted: each decode step's GPU time read back after it (a query read per
+       token would perturb the timed runs), to set against the wall time per token */
+    u32 n_gpu = 0;
+    if (rc == EXIT_OK && g.xf.dec_ts) {
+        eng_reset(&g);
+        i32 tok = 1 % (i32)m.cfg.n_vocab;
+        if (n_p && eng_feed(&g, prompt, n_p, 0, &e)) tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+        for (u32 s = 0; s < n_g && eng_step_argmax(&g, tok, &tok, &e); s++) gpu[n_gpu++] = xf_decode_gpu_ns(&g.xf);
+    }
     if (!json && isatty(2)) errf("\n");
     if (rc != EXIT_OK) { errf("edge: %s\n", e.msg); eng_close(&g); model_close(&m); arena_free(&a); return rc; }
 
     f64 pps[1000], tgs[1000];
     memcpy(pps, pp, reps * sizeof(f64)); memcpy(tgs, tg, reps * sizeof(f64));
-    qsort(pps, reps, sizeof(f64), bench_cmp); qsort(tgs, reps, sizeof(f64), bench_cmp);
+    qsort(pps, reps, sizeof(f64), bench_cmp); qsort(tgs, reps, sizeof(f64), bench_cmp); qsort(gpu, n_gpu, sizeof(f64), bench_cmp);
     f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2];
+    /* a decode step's GPU time (median) against the wall time per token: the difference is what the
+       host adds per token (fence wait, readback, submit) */
+    f64 gpu_us = n_gpu ? gpu[n_gpu / 2] * 1e-3 : 0, wall_us = tg_med > 0 ? 1e6 / tg_med : 0;
     /* weight bytes a decode token reads: every matrix once (the embedding table: one row) */
     u64 wbytes = g.xf.wa.used - g.xf.tok_embd.nbytes / m.cfg.n_vocab * (m.cfg.n_vocab - 1);
     if (m.cfg.tied_output) wbytes += g.xf.tok_embd.nbytes - g.xf.tok_embd.nbytes / m.cfg.n_vocab;
@@ -116,9 +129,9 @@ static int bench_cmd(int argc, char **argv) {
     if (json) {
         out("{\"model\":\"%s\",\"file\":\"%s\",\"device\":\"%s\",\"act\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"reps\":%u,"
             "\"load_s\":%.4f,\"ttft_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
-            "\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
+            "\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
             m.cfg.name, path ? path : "(embedded)", g.vk.props.deviceName, actn, n_p, n_g, reps, t_loaded - t_start, ttft,
-            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], g.xf.dec.n_dispatch,
+            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], gpu_us, wall_us, g.xf.dec.n_dispatch,
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors, (unsigned long long)wbytes, gbs);
     } else {
         out("model: %s (%s)  device: %s  activations: %s\n", m.cfg.name, path ? path : "embedded", g.vk.props.deviceName, actn);
@@ -134,6 +147,7 @@ static int bench_cmd(int argc, char **argv) {
         out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m.cfg.name, actn, tn, tg_med, tgs[0], tgs[reps - 1]);
         out("decode: %u dispatches per token, %.1f MB of weights per token, %.1f GB/s effective\n",
             g.xf.dec.n_dispatch, (f64)wbytes / 1e6, gbs);
+        if (gpu_us > 0) out("decode step: %.1f us on the GPU, %.1f us wall per token (the host's share %.1f us)\n", gpu_us, wall_us, wall_us - gpu_us);
     }
     eng_close(&g);
     model_close(&m);

@@ -166,6 +166,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 
 void xf_free(Xf *xf) {
     if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
+    if (xf->dec_ts) vk_ts_pool_free(xf->vk, xf->dec_ts);
     if (xf->pre.cmd) vk_rec_free(xf->vk, &xf->pre);
     if (xf->wa.vk) vk_arena_free(&xf->wa);
     if (xf->sa.vk) vk_arena_free(&xf->sa);
@@ -488,8 +489,12 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         /* decode: recorded once per context, replayed per token (only ids and pos change) */
         if (!xf->dec.cmd) vk_rec_init(xf->vk, &xf->dec);
         if (!xf->dec.ready) {
+            bool ts = xf->time_decode && xf->vk->caps.timestamps && !xf->dbg;
+            if (ts && !xf->dec_ts) xf->dec_ts = vk_ts_pool(xf->vk, 2);
             vk_rec_begin(xf->vk, &xf->dec);
+            if (ts) { vk_ts_reset(xf->vk, xf->dec_ts, 2); vk_ts_write(xf->vk, xf->dec_ts, 0); }
             xf_record(xf, 1, p0);
+            if (ts) vk_ts_write(xf->vk, xf->dec_ts, 1);
             vk_rec_end(xf->vk, &xf->dec);
         }
         xf->n_dispatch_last = xf->dec.n_dispatch;
@@ -534,6 +539,14 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         }
     }
     return true;
+}
+
+/* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */
+f64 xf_decode_gpu_ns(Xf *xf) {
+    if (!xf->dec_ts || !xf->dec.ready) return 0;
+    u64 t[2];
+    vk_ts_read(xf->vk, xf->dec_ts, 2, t);
+    return (f64)((t[1] - t[0]) & xf->vk->caps.timestamp_mask) * xf->vk->caps.timestamp_period_ns;
 }
 
 void xf_plan_print(const Xf *xf) {

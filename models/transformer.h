@@ -142,6 +142,8 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
+    VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
     VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and want_last stay */
     u32     pre_t;
     bool    pre_last;
@@ -170,6 +172,7 @@ void xf_free(Xf *xf);
 extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
+f64  xf_decode_gpu_ns(Xf *xf);
 void xf_plan_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);
