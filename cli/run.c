@@ -13,8 +13,8 @@
 
    Flow per prompt: read a record -> replace invalid UTF-8 -> chat template (cfg.chat unless
    --raw) -> tokenize (BOS as the vocabulary says) -> fit the context (--truncate keeps the end)
-   -> prefill (eng_feed) -> decode: greedy on the GPU through eng_step_argmax (the id is the only
-   readback), otherwise the logits row through the sampler -> stop on an end-of-generation
+   -> prefill (eng_feed) -> decode: greedy on the GPU through eng_greedy_* (the id is the only
+   readback; the next step is queued before the host reads it), otherwise the logits row through the sampler -> stop on an end-of-generation
    token, -n, a stop string (held back, never printed), a full context, or SIGINT.
 
    API: run_main(argc, argv) (argv[0] is the command name or "edge"); run_print_help(); run_print_exit_codes(). */
@@ -616,6 +616,9 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     res->stop = RUN_STOP_LENGTH;
     f64 t1 = run_now_ms();
     vk_phase = VK_PHASE_DECODE;
+    /* greedy on the GPU: each step is queued before the host has read the one before (eng_greedy_*); a
+       step queued after the last token wanted (an end of text, a stop string) is dropped */
+    if (gpu_greedy && q->max_tokens > 1) eng_greedy_begin(g, next, &e);   /* if it fails, the steps go one by one and report their own errors */
     for (i64 step = 0; step < q->max_tokens; step++) {
         i32 tok = next;
         if (tok_is_eog(r->tok, tok) || tok == eot) { res->stop = RUN_STOP_EOS; break; }
@@ -629,7 +632,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         if (eng_pos(g) >= r->n_ctx) { res->stop = RUN_STOP_CONTEXT; break; }
         bool ok;
         if (gpu_greedy) {
-            ok = eng_step_argmax(g, tok, &next, &e);
+            ok = eng_greedy_next(g, step + 2 < q->max_tokens, &next, &e);
             if (ok && (next < 0 || (u32)next >= nv)) {
                 fmt_buf(res->err, sizeof res->err, "GPU argmax returned id %d (vocabulary of %u): NaN in the logits?", next, nv);
                 res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
@@ -650,6 +653,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         }
         r->kv[r->n_kv++] = tok;
     }
+    if (gpu_greedy) eng_greedy_end(g);
     if (res->stop != RUN_STOP_STRING) {
         u32 k = tok_decode_flush(r->tok, &d, piece, sizeof piece);
         if (run_emit(r, q, piece, k, stream)) res->stop = RUN_STOP_STRING;

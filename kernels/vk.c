@@ -79,17 +79,17 @@ static bool vk_fault_hit(VkFault k) {
     return ++vk_fault.seen == vk_fault.n;
 }
 
-/* Waits for the fence of the last submit; the injected faults replace the result after a
-   real wait (the queue is idle either way). */
-static VkResult vk_wait(Vk *vk) {
+/* Waits for fence f (the last submit's, or a recording's); the injected faults replace the result
+   after a real wait. */
+static VkResult vk_wait_on(Vk *vk, VkFence f) {
     /* a GPU (not a CPU device like lavapipe, whose own threads need the cores) is polled for up to
        spin_ns first: a sleeping wait can add tens of microseconds of wake-up to every decode token */
     VkResult r = VK_NOT_READY;
     if (vk->spin_ns) {
         f64 t0 = now_sec();
-        while ((r = vkGetFenceStatus(vk->dev, vk->fence)) == VK_NOT_READY && (now_sec() - t0) * 1e9 < (f64)vk->spin_ns) {}
+        while ((r = vkGetFenceStatus(vk->dev, f)) == VK_NOT_READY && (now_sec() - t0) * 1e9 < (f64)vk->spin_ns) {}
     }
-    if (r == VK_NOT_READY) r = vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE, vk->fence_timeout_ns);
+    if (r == VK_NOT_READY) r = vkWaitForFences(vk->dev, 1, &f, VK_TRUE, vk->fence_timeout_ns);
     if (r == VK_SUCCESS) {
         if (vk_phase == VK_PHASE_PREFILL && vk_fault_hit(VKF_DEVICE_LOST_PREFILL)) r = VK_ERROR_DEVICE_LOST;
         else if (vk_phase == VK_PHASE_DECODE && vk_fault_hit(VKF_DEVICE_LOST_DECODE)) r = VK_ERROR_DEVICE_LOST;
@@ -97,6 +97,7 @@ static VkResult vk_wait(Vk *vk) {
     }
     return r;
 }
+static VkResult vk_wait(Vk *vk) { return vk_wait_on(vk, vk->fence); }
 
 static _Noreturn void vk_wait_failed(Vk *vk, VkResult r) {
     if (r == VK_TIMEOUT)
@@ -830,10 +831,13 @@ void vk_rec_init(Vk *vk, VkRec *r) {
     VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, vk->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &r->cmd));
     r->pool = vk_make_pool(vk);
+    VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
+    VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &r->fence));
 }
 
 void vk_rec_free(Vk *vk, VkRec *r) {
     if (r->pool) { vkDeviceWaitIdle(vk->dev); vkDestroyDescriptorPool(vk->dev, r->pool, 0); }
+    if (r->fence) vkDestroyFence(vk->dev, r->fence, 0);
     memset(r, 0, sizeof *r);          /* the command buffer goes with the command pool */
 }
 
@@ -861,6 +865,23 @@ static void vk_submit_cmd(Vk *vk, VkCommandBuffer cmd) {
 void vk_rec_submit(Vk *vk, VkRec *r) {
     if (!r->ready) die(EXIT_USAGE, "vk_rec_submit: nothing recorded");
     vk_submit_cmd(vk, r->cmd);
+}
+
+/* Submits without waiting (r's own fence): the queue runs it after everything submitted before,
+   so a later recording can be queued behind it while the host waits for this one (vk_rec_wait). */
+void vk_rec_submit_async(Vk *vk, VkRec *r) {
+    if (!r->ready || r->pending) die(EXIT_USAGE, "vk_rec_submit_async: %s", r->pending ? "already in flight" : "nothing recorded");
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, 0, 0, 0, 0, 1, &r->cmd, 0, 0 };
+    VK_CHECK(vkQueueSubmit(vk->queue, 1, &si, r->fence));
+    r->pending = true;
+}
+
+void vk_rec_wait(Vk *vk, VkRec *r) {
+    if (!r->pending) return;
+    r->pending = false;
+    VkResult res = vk_wait_on(vk, r->fence);
+    if (res != VK_SUCCESS) vk_wait_failed(vk, res);
+    VK_CHECK(vkResetFences(vk->dev, 1, &r->fence));
 }
 
 /* Does a tensor of dtype t fit a binding whose reflected element is el? Weights of block
@@ -963,6 +984,17 @@ void vk_ts_write(Vk *vk, VkQueryPool q, u32 i) { vkCmdWriteTimestamp(vk->cur_cmd
 
 void vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks) {
     VK_CHECK(vkGetQueryPoolResults(vk->dev, q, 0, n, (u64)n * 8, ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+}
+
+/* In a recording: dst = src (as many bytes as src), after the compute and transfer work before it
+   (vk_barrier); the recording's end barrier makes it visible to the host. */
+void vk_cmd_copy(Vk *vk, const Tensor *src, const Tensor *dst) {
+    if (src->nbytes > dst->nbytes) die(EXIT_USAGE, "vk_cmd_copy: '%s' (%llu bytes) does not fit '%s' (%llu)", src->name,
+                                       (unsigned long long)src->nbytes, dst->name, (unsigned long long)dst->nbytes);
+    if (vk->describe) return;
+    vk_barrier(vk);
+    VkBufferCopy c = { src->offset, dst->offset, src->nbytes };
+    vkCmdCopyBuffer(vk->cur_cmd, src->arena->blocks[src->block].buf, dst->arena->blocks[dst->block].buf, 1, &c);
 }
 
 void vk_fill_word(Vk *vk, const Tensor *t, u32 word) {

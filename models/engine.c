@@ -38,11 +38,13 @@ void eng_close(Engine *g) {
 }
 
 void eng_reset(Engine *g) {
+    eng_greedy_end(g);
     g->pos = 0;
     if (g->backend == ENG_REF) ref_reset(&g->ref);
 }
 
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
+    eng_greedy_end(g);                  /* (a chained step in flight ends the greedy run) */
     if ((u64)g->pos + n > g->n_ctx)
         return err_set(e, EXIT_USAGE, "%u more tokens at position %u exceed the context of %u", n, g->pos, g->n_ctx);
     for (u32 i = 0; i < n; i++)
@@ -87,6 +89,34 @@ bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
     g->pos++;
     *next = (i32)id;
     return true;
+}
+
+bool eng_greedy_begin(Engine *g, i32 token, Err *e) {
+    eng_greedy_end(g);
+    g->gtok = token;
+    if (g->backend != ENG_GPU || !xf_chain_ok(&g->xf) || g->pos >= g->n_ctx) return true;   /* step by step */
+    if (!xf_chain_start(&g->xf, token, g->pos, e)) return false;
+    g->chained = true;
+    return true;
+}
+
+bool eng_greedy_next(Engine *g, bool more, i32 *next, Err *e) {
+    if (!g->chained) {
+        if (!eng_step_argmax(g, g->gtok, next, e)) return false;
+        g->gtok = *next;
+        return true;
+    }
+    if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
+    u32 id;
+    if (!xf_chain_next(&g->xf, more, &id, e)) { eng_greedy_end(g); return false; }
+    g->pos++;
+    *next = (i32)id;
+    return true;
+}
+
+void eng_greedy_end(Engine *g) {
+    if (g->chained) xf_chain_stop(&g->xf);
+    g->chained = false;
 }
 
 /* ---- edge eval ------------------------------------------------------------------------------ */
@@ -205,11 +235,12 @@ static int eng_cmd_eval(int argc, char **argv) {
     }
     /* GPU: the next ids come from the argmax kernel, which also flags NaN/Inf rows */
     i32 tok = greedy > 0 ? (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab) : 0;
+    if (be == ENG_GPU && greedy > 1 && !eng_greedy_begin(&g, tok, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_engine; }
     for (i64 s = 0; s < greedy; s++) {
         out(s ? " %d" : "%d", tok);
         if (s + 1 < greedy) {
             if (be == ENG_GPU) {
-                if (!eng_step_argmax(&g, tok, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
+                if (!eng_greedy_next(&g, s + 2 < greedy, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
                 continue;
             }
             if (!eng_feed(&g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }

@@ -10,6 +10,11 @@
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
                                                      logits: NULL, or n*n_vocab floats (every row)
      eng_step_argmax(&g, token, &next, err)          one token; the greedy next id (GPU: reads back only the id)
+     eng_greedy_begin(&g, token, err)                greedy decode from token at the current position; then
+     eng_greedy_next(&g, more, &next, err)           each call evaluates the last id (token, then each next) and
+     eng_greedy_end(&g)                              returns the greedy next; more: another call may follow. The
+                                                     GPU path queues that step before it waits for this one (its
+                                                     embedding reads the id on the GPU: xf_chain_*); end drops it
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
      eng_pos(&g)                                     tokens in the context                      */
 #ifndef EDGE_ENGINE_H
@@ -28,6 +33,8 @@ typedef struct Engine {
     Vk          vk;
     Xf          xf;
     bool        vk_up, xf_up;
+    bool        chained;     /* eng_greedy_*: the GPU steps are chained (xf_chain_*) */
+    i32         gtok;        /* eng_greedy_*: the id the next step evaluates (when not chained) */
 } Engine;
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
@@ -37,6 +44,9 @@ void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
 bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e);
+bool eng_greedy_begin(Engine *g, i32 token, Err *e);
+bool eng_greedy_next(Engine *g, bool more, i32 *next, Err *e);
+void eng_greedy_end(Engine *g);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
 

@@ -62,6 +62,10 @@ static void xf_alloc(Xf *xf) {
     u64 one[1] = { T }, two[1] = { 2 };
     xf->ids = vk_tensor(sa, "ids", DT_U32, 1, one);
     xf->pos = vk_tensor(sa, "pos", DT_U32, 1, two);
+    xf->chain_pos[0] = vk_tensor(sa, "chain_pos0", DT_U32, 1, two);
+    xf->chain_pos[1] = vk_tensor(sa, "chain_pos1", DT_U32, 1, two);
+    xf->chain_out[0] = vk_tensor(sa, "chain_out0", DT_U32, 1, two);
+    xf->chain_out[1] = vk_tensor(sa, "chain_out1", DT_U32, 1, two);
     xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
     /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
@@ -167,6 +171,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 void xf_free(Xf *xf) {
     if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
     if (xf->dec_ts) vk_ts_pool_free(xf->vk, xf->dec_ts);
+    for (int i = 0; i < 2; i++) if (xf->chain[i].cmd) vk_rec_free(xf->vk, &xf->chain[i]);
     if (xf->pre.cmd) vk_rec_free(xf->vk, &xf->pre);
     if (xf->wa.vk) vk_arena_free(&xf->wa);
     if (xf->sa.vk) vk_arena_free(&xf->sa);
@@ -480,6 +485,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     for (u32 i = 0; i < T; i++)
         if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
             return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], xf->cfg->n_vocab);
+    xf_chain_stop(xf);                  /* (a chained step still in flight would read ids and pos after this) */
     Tensor idv = xf_rows(&xf->ids, T);
     vk_upload(xf->vk, &idv, tokens);
     u32 pos[2] = { p0, T };
@@ -507,8 +513,11 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
             vk_rec_begin(xf->vk, &xf->pre);
             xf_record(xf, T, p0);
             vk_rec_end(xf->vk, &xf->pre);
-            xf->pre_t = T; xf->pre_last = xf->want_last;
-        } else xf_prefill_replays++;
+            xf->pre_t = T; xf->pre_last = xf->want_last; xf->pre_head_last = xf->head_last;
+        } else {
+            xf_prefill_replays++;
+            xf->head_last = xf->pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
+        }
         xf->n_dispatch_last = xf->pre.n_dispatch;
         vk_rec_submit(xf->vk, &xf->pre);
     } else {
@@ -539,6 +548,74 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         }
     }
     return true;
+}
+
+/* ---- greedy decode with a step in flight ---- */
+bool xf_chain_ok(const Xf *xf) {
+    return !xf->step && !xf->dbg && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
+}
+
+/* out_ids' first row [id, flag], and its id alone (the chained embedding's input) */
+static Tensor xf_out_row(const Xf *xf, u64 words) {
+    Tensor v = xf->out_ids;
+    v.ndim = 1; v.ne[0] = words; v.ne[1] = 1; v.nelem = words; v.nbytes = words * 4;
+    return v;
+}
+
+static void xf_chain_submit(Xf *xf) {
+    u32 i = xf->chain_next;
+    VkRec *r = &xf->chain[i];
+    if (!r->cmd) vk_rec_init(xf->vk, r);
+    if (!r->ready) {                    /* the decode step, reading its id from out_ids and its position from chain_pos[i] */
+        Tensor ids = xf->ids, pos = xf->pos, row = xf_out_row(xf, 2);
+        xf->ids = xf_out_row(xf, 1); xf->pos = xf->chain_pos[i];
+        vk_rec_begin(xf->vk, r);
+        xf_record(xf, 1, xf->chain_p);
+        vk_cmd_copy(xf->vk, &row, &xf->chain_out[i]);
+        vk_rec_end(xf->vk, r);
+        xf->ids = ids; xf->pos = pos;
+    }
+    u32 pos[2] = { xf->chain_p, 1 };
+    vk_upload(xf->vk, &xf->chain_pos[i], pos);
+    vk_rec_submit_async(xf->vk, r);
+    xf->n_dispatch_last = r->n_dispatch;
+    xf->chain_p++;
+    xf->chain_n++;
+    xf->chain_next ^= 1;
+}
+
+bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
+    if (!xf_chain_ok(xf)) return err_set(e, EXIT_USAGE, "chained decode with a debug tool active");
+    if (token < 0 || (u32)token >= xf->cfg->n_vocab) return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, xf->cfg->n_vocab);
+    if (p0 >= xf->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u tokens", p0, xf->n_ctx);
+    xf_chain_stop(xf);
+    Tensor id = xf_out_row(xf, 1);
+    u32 t = (u32)token;
+    vk_upload(xf->vk, &id, &t);
+    xf->chain_p = p0;
+    xf_chain_submit(xf);
+    return true;
+}
+
+bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
+    if (!xf->chain_n) return err_set(e, EXIT_USAGE, "xf_chain_next without a step in flight");
+    if (more && xf->chain_n < 2 && xf->chain_p < xf->n_ctx) xf_chain_submit(xf);
+    u32 i = xf->chain_next ^ (xf->chain_n == 2 ? 0 : 1);         /* the oldest step in flight */
+    u32 p = xf->chain_p - xf->chain_n;
+    vk_rec_wait(xf->vk, &xf->chain[i]);
+    xf->chain_n--;
+    u32 out[2];
+    vk_download(xf->vk, &xf->chain_out[i], out);
+    if (out[1])
+        return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
+                       "a numeric fault; run again with --check-nan to find the first op that produced it", p);
+    *id = out[0];
+    return true;
+}
+
+void xf_chain_stop(Xf *xf) {
+    for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->chain[i]);
+    xf->chain_n = 0;
 }
 
 /* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */

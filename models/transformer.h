@@ -142,11 +142,18 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    VkRec   chain[2];           /* greedy decode with a step in flight (xf_chain_*): the decode step recorded twice */
+    Tensor  chain_pos[2];       /* u32 (2) each chained recording's [p0, 1], written by the host before its submit */
+    Tensor  chain_out[2];       /* u32 (2) each chained recording's [id, flag], copied from out_ids at its end */
+    u32     chain_next;         /* the recording the next chained step goes to */
+    u32     chain_n;            /* chained steps in flight (0..2) */
+    u32     chain_p;            /* the position of the next chained step */
     bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
     VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and want_last stay */
     u32     pre_t;
     bool    pre_last;
+    bool    pre_head_last;      /* head_last of the prefill recording */
     bool    want_last;          /* prefill: only the last position's logits are needed (generation) */
     bool    attn_flash;         /* batches run attention through attn_flash (op_attention_flash_fits, decided at plan time) */
     bool    head_last;          /* the last recording computed the LM head for the last row only */
@@ -173,6 +180,17 @@ extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 f64  xf_decode_gpu_ns(Xf *xf);
+/* Greedy decode with one step in flight (the GPU path without debug tools: xf_chain_ok). A chained
+   step's embedding takes its id from out_ids, where the step before it left its argmax (xf_chain_start
+   puts the first id there), so the host queues the next step before it waits for this one and the GPU
+   goes from step to step without waiting for the host. xf_chain_next(more) queues the step after the
+   newest (when more and its position is inside the context), then waits for the oldest in flight and
+   returns its argmax; xf_chain_stop waits for what is left and drops it (a step queued past the last
+   one wanted writes only its own KV row, which the next step at that position overwrites). */
+bool xf_chain_ok(const Xf *xf);
+bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e);
+bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);
+void xf_chain_stop(Xf *xf);
 void xf_plan_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);

@@ -202,21 +202,73 @@ TEST(gpu_fixture_greedy) {
             if (!stories) for (u32 s = 0; s < 64; s++) if (margin[s] < p->margin) { must = s; break; }
             Engine g;
             if (!eng_open(&g, &m, ENG_GPU, n_prompt + 64, p->act, &e)) { CHECKF(0, "%s", e.msg); model_close(&m); arena_free(&a); continue; }
-            i32 got[64];
-            bool ok = eng_feed(&g, prompt, n_prompt, 0, &e);
-            if (ok) got[0] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-            for (u32 s = 1; ok && s < 64; s++) ok = eng_step_argmax(&g, got[s - 1], &got[s], &e);
-            CHECKF(ok, "%s: %s", fx[f].name, e.msg);
-            u32 same = 0;
-            while (ok && same < 64 && got[same] == want[same]) same++;
-            CHECKF(!ok || same >= must, "%s --act %s: greedy differs at step %u (gpu %d, exact %d); must agree for %u steps",
-                   fx[f].name, p->name, same, same < 64 ? got[same] : -1, same < 64 ? want[same] : -1, must);
-            out("    %-20s --act %s  greedy agrees for %u of 64 (required %u)\n", fx[f].name, p->name, same, must);
+            /* step by step (eng_step_argmax), then as edge run and bench decode (eng_greedy_*: chained steps) */
+            for (int chained = 0; chained < 2; chained++) {
+                i32 got[64];
+                eng_reset(&g);
+                bool ok = eng_feed(&g, prompt, n_prompt, 0, &e);
+                if (ok) got[0] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+                if (chained) {
+                    ok = ok && eng_greedy_begin(&g, got[0], &e);
+                    CHECKF(!ok || g.chained, "%s: the GPU greedy steps are not chained", fx[f].name);
+                    for (u32 s = 1; ok && s < 64; s++) ok = eng_greedy_next(&g, s + 1 < 64, &got[s], &e);
+                } else
+                    for (u32 s = 1; ok && s < 64; s++) ok = eng_step_argmax(&g, got[s - 1], &got[s], &e);
+                CHECKF(ok, "%s: %s", fx[f].name, e.msg);
+                u32 same = 0;
+                while (ok && same < 64 && got[same] == want[same]) same++;
+                CHECKF(!ok || same >= must, "%s --act %s%s: greedy differs at step %u (gpu %d, exact %d); must agree for %u steps",
+                       fx[f].name, p->name, chained ? " chained" : "", same, same < 64 ? got[same] : -1, same < 64 ? want[same] : -1, must);
+                out("    %-20s --act %s%s  greedy agrees for %u of 64 (required %u)\n", fx[f].name, p->name, chained ? " chained" : "", same, must);
+            }
             eng_close(&g);
             model_close(&m);
             arena_free(&a);
         }
     }
+}
+
+/* Chained greedy steps (eng_greedy_*, a step queued before the host reads the one before) give the
+   ids of eng_step_argmax, also when a run ends with a step in flight and decoding goes on from there
+   one step at a time, and up to the end of the context, past which they report an error. */
+TEST(gpu_greedy_chained_matches_steps) {
+    if (!gput_device_ok()) SKIP("no Vulkan device");
+    Arena a; arena_init(&a, "gpu chain", 16u << 20);
+    Err e = {0};
+    Model m;
+    REQUIRE(model_open(&m, 0, false, &a, &e));
+    Engine g;
+    const u32 ctx = 40, np = 5;
+    REQUIRE(eng_open(&g, &m, ENG_GPU, ctx, DT_F32, &e));
+    i32 prompt[5] = { 1, 403, 407, 261, 378 }, want[40], got[40];
+    REQUIRE(eng_feed(&g, prompt, np, 0, &e));
+    want[np] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+    for (u32 p = np; p + 1 < ctx; p++) REQUIRE(eng_step_argmax(&g, want[p], &want[p + 1], &e));
+    eng_reset(&g);
+    REQUIRE(eng_feed(&g, prompt, np, 0, &e));
+    got[np] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+    REQUIRE(eng_greedy_begin(&g, got[np], &e));
+    CHECK(g.chained);
+    u32 p = np;
+    for (; p < np + 10; p++) REQUIRE(eng_greedy_next(&g, true, &got[p + 1], &e));
+    CHECK(g.xf.chain_n == 1);                                /* the step at position 15 is in flight: dropped */
+    eng_greedy_end(&g);
+    CHECK(eng_pos(&g) == p && g.xf.chain_n == 0);
+    for (; p < np + 15; p++) REQUIRE(eng_step_argmax(&g, got[p], &got[p + 1], &e));
+    REQUIRE(eng_greedy_begin(&g, got[p], &e));
+    for (; p + 1 < ctx; p++) REQUIRE(eng_greedy_next(&g, true, &got[p + 1], &e));
+    CHECK(eng_pos(&g) == ctx - 1);
+    i32 last;
+    REQUIRE(eng_greedy_next(&g, true, &last, &e));           /* the step at position ctx - 1: nothing queued after it */
+    CHECK(eng_pos(&g) == ctx && g.xf.chain_n == 0);
+    CHECK(!eng_greedy_next(&g, true, &last, &e));
+    CHECKF(strstr(e.msg, "past the context") != 0, "%s", e.msg);
+    u32 same = np;
+    while (same < ctx && got[same] == want[same]) same++;
+    CHECKF(same == ctx, "chained greedy differs at position %u (%d, step by step %d)", same, same < ctx ? got[same] : -1, same < ctx ? want[same] : -1);
+    eng_close(&g);
+    model_close(&m);
+    arena_free(&a);
 }
 
 /* The decode step allocates nothing and builds no pipelines: arena positions and the pipeline

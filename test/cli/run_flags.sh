@@ -77,4 +77,9 @@ b=$(printf '%s\n' "$P" | $E -n 12 --seed 5 -q --device 0)
 g32=$($E -n 12 --temp 0 -q --act f32 -p "$P" --backend gpu)
 [ "$g32" = "$($R --temp 0 -n 12 -q -p "$P")" ] || fail "--act f32 greedy differs from ref"
 $E -n 2 --temp 0 -v --act f16 -p "$P" 2>&1 >/dev/null | grep -q "gpu f16" || fail "--act f16 not reported"
+# GPU greedy: the same prompt twice in one run gives the same bytes (the second prompt's prefill replays
+# the first one's recording, after a decode recording; it once read the logits of the wrong row)
+g1=$($E -n 12 --temp 0 -q --act f32 -p "$P" --backend gpu)
+printf '%s\n%s\n' "$P" "$P" | $E -n 12 --temp 0 -q --act f32 --backend gpu --sep '|' > "$tmp/got" || fail "gpu: two prompts"
+[ "$(cat "$tmp/got")" = "$g1|$g1|" ] || fail "gpu greedy: the same prompt twice gave '$(cat "$tmp/got")', alone '$g1'"
 exit 0
