@@ -75,6 +75,9 @@ enable f16;
 //! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
 //! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_glu_norm_q8_q4_k_a16_y16 matvec_k_glu_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_res_norm_q4_k_a16_y16 matvec_k_glu_res_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_res_norm_q6_k_a16_y16 matvec_k_glu_res_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
+//! variant matvec_glu_res_norm_q8_q4_k_a16_y16 matvec_k_glu_res_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
 //! variant matvec_norm_q8_q4_k_a16_y32 matvec_k_norm_q WT=7 alias:A=f16
 //! variant matvec_norm_q8_q6_k_a16_y32 matvec_k_norm_q WT=8 alias:A=f16
 //! variant matmul_f32_a32_y32 matmul WT=0 alias:W=f32
@@ -525,6 +528,26 @@ fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function
         if (i < p.k / 4u) { (*xv)[j] = xr[i]; (*gv)[j] = (*g)[i]; } else { (*xv)[j] = vec4<f32>(0.0); (*gv)[j] = vec4<f32>(0.0); }
     }
 }
+// *_res_norm entries (Gemma: the post-attention norm and residual add before the FFN norm): the
+// residual row in xv becomes x' = x + rmsnorm(o) * pw as rmsnorm_add computes it, the grid's first
+// workgroup stores x' into xw (another buffer: the other workgroups still read x), and the entry
+// goes on to normalize x'. o and pw are loaded beside x, so the prologue waits for memory once.
+@group(0) @binding(4) var<storage, read> ro: array<vec4<f32>>;             // *_res_norm: o, the attention output row (k)
+@group(0) @binding(5) var<storage, read> rpw: array<vec4<f32>>;            // *_res_norm: the post-attention norm weight (k)
+@group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k)
+fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
+    var ov: array<vec4<f32>, 6>; var pv: array<vec4<f32>, 6>;
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) { ov[j] = ro[i]; pv[j] = rpw[i]; } else { ov[j] = vec4<f32>(0.0); pv[j] = vec4<f32>(0.0); }
+    }
+    let inv = mv_norm_inv(l, &ov);
+    for (var j = 0u; j < XV; j = j + 1u) {
+        (*xv)[j] = (*xv)[j] + ov[j] * inv * pv[j];
+        let i = l + MVT * j;
+        if (first && i < p.k / 4u) { xw[i] = (*xv)[j]; }
+    }
+}
 // the normalized values j of this invocation, rounded to O
 fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
     let v = (*xv)[j] * inv * (*gv)[j];
@@ -891,12 +914,15 @@ var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16
 fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, g);
-    let inv = mv_norm_inv(l, &xv);
+    mv_norm_q_regs(l, &xv, &gv);
+}
+fn mv_norm_q_regs(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+    let inv = mv_norm_inv(l, xv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
-        xv[j] = xv[j] * inv * gv[j];                      // (not rounded to O: quantized next)
-        let a = abs(xv[j]);
-        if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum(xv[j]); }   // (0 x the values: NaN stays NaN)
+        (*xv)[j] = (*xv)[j] * inv * (*gv)[j];                      // (not rounded to O: quantized next)
+        let a = abs((*xv)[j]);
+        if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum((*xv)[j]); }   // (0 x the values: NaN stays NaN)
     }
     workgroupBarrier();
     for (var j = 0u; j < XV; j = j + 1u) {
@@ -906,7 +932,7 @@ fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
             var bm = 0.0;
             var nan = 0.0;
             for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
-            xq[i] = pack4xI8(vec4<i32>(round(clamp(xv[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
+            xq[i] = pack4xI8(vec4<i32>(round(clamp((*xv)[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
             if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
         }
     }
@@ -994,6 +1020,37 @@ fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
     var s = vec2<f32>(0.0);
     if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+}
+
+// Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_res_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                           @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    mv_norm_load(l, &xv, &gv, &gnw);
+    mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
+    mv_norm_q_regs(l, &xv, &gv);
+    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_norm_q
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+}
+
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_res_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                           @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    mv_norm_load(l, &xv, &gv, &gnw);
+    mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
+    mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
+    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_norm_h
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
     let t = mv_reduce2(l, s);
     if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
 }

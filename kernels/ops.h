@@ -14,7 +14,7 @@
 typedef enum Op {
     OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
     OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT, OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_NORM_Q8,
+    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT, OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_NORM_Q8, OP_MATMUL_GLU_RES_NORM, OP_MATMUL_GLU_RES_NORM_Q8,
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -78,6 +78,10 @@ bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DTyp
 void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y);
 /* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits) */
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
+/* the same after Gemma's post-attention residual add: X' = X + rmsnorm(O) * pw is stored into Xout
+   (which must not overlap X) and normalized by nw for the product; f16 activations */
+void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *O, const Tensor *pw, const Tensor *Xout,
+                            const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;
         act SiLU, or GELU-tanh when gelu); the products are rounded to Y's dtype before the activation. */
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */

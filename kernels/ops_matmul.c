@@ -67,7 +67,8 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
    put the gate rows on the first half of the invocations and the up rows on the second. */
 static u32 wq_glu_rows(const VkPipe *p, u32 ll) {
     const char *e = p->k->entry;
-    bool pairs = !strcmp(e, "matvec_k_glu_h") || !strcmp(e, "matvec_k_glu_norm_h") || !strcmp(e, "matvec_k_glu_norm_q");
+    bool pairs = !strcmp(e, "matvec_k_glu_h") || !strcmp(e, "matvec_k_glu_norm_h") || !strcmp(e, "matvec_k_glu_norm_q") ||
+                 !strcmp(e, "matvec_k_glu_res_norm_h") || !strcmp(e, "matvec_k_glu_res_norm_q");
     return (pairs ? WQ_MV_WG : WQ_MV_WG / 2) >> ll;
 }
 
@@ -351,23 +352,43 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     }
 }
 
-void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
-    const char *op = "matmul_glu_norm";
+/* op_matmul_glu_norm, and with R (O, pw, Xout) Gemma's post-attention residual before the norm:
+   X' = X + rmsnorm(O) * pw into Xout, then the product of rmsnorm(X') * nw */
+static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *const *R, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
+    const char *op = R ? "matmul_glu_res_norm" : "matmul_glu_norm";
     u64 K = GU->ne[0], M = GU->nelem / K / 2;
     wq_need_norm(op, GU, X, nw);
     need(Y->nelem == M && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff) f32 or f16");
     need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
+    if (R) {
+        need(Y->dtype == DT_F16, op, Y, "the residual prologue runs with f16 activations only");
+        for (int i = 0; i < 3; i++)
+            need(R[i]->dtype == DT_F32 && R[i]->nelem == K, op, R[i], "o, the post-norm weight and x' must be f32 of the row length");
+        need(R[2]->arena != X->arena || R[2]->block != X->block || R[2]->offset >= X->offset + X->nbytes || X->offset >= R[2]->offset + R[2]->nbytes, op, R[2],
+             "x' must not overlap x (other workgroups still read x)");
+    }
     bool q8 = wq_q8(vk, GU, Y->dtype);
-    VkPipe *p = op_pipe(vk, q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
+    Op kop = R ? (q8 ? OP_MATMUL_GLU_RES_NORM_Q8 : OP_MATMUL_GLU_RES_NORM) : (q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM);
+    VkPipe *p = op_pipe(vk, kop, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
     op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,
                     .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS), .eps = eps };
-    const Tensor *ts[4] = { &v, X, Y, nw };
+    const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(p, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
-    vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, R ? 7 : 4, &push, sizeof push, gx, gy, 1);
+}
+
+void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
+    wq_glu_norm(vk, GU, X, 0, nw, eps, Y, gelu);
+}
+
+void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *O, const Tensor *pw, const Tensor *Xout,
+                            const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
+    const Tensor *R[3] = { O, pw, Xout };
+    wq_glu_norm(vk, GU, X, R, nw, eps, Y, gelu);
 }
 
 void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu) {

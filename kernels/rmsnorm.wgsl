@@ -31,15 +31,15 @@ var<workgroup> part: array<f32, 256>;
 // fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
 fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
 
+// two levels: 16 invocations sum 16 values each, then every invocation sums those 16
+var<workgroup> part16: array<vec2<f32>, 16>;
 fn reduce_sum(l: u32, v: f32) -> f32 {
     part[l] = v;
     workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) {
-        if (l < k) { part[l] = part[l] + part[l + k]; }
-        workgroupBarrier();
-    }
-    let r = part[0];
-    workgroupBarrier();
+    if (l < 16u) { var a = part[16u * l]; for (var t = 1u; t < 16u; t = t + 1u) { a = a + part[16u * l + t]; } part16[l] = vec2<f32>(a, 0.0); }
+    let all = workgroupUniformLoad(&part16);
+    var r = all[0].x;
+    for (var t = 1u; t < 16u; t = t + 1u) { r = r + all[t].x; }
     return r;
 }
 
@@ -48,11 +48,15 @@ var<workgroup> part2: array<vec2<f32>, 256>;
 fn reduce_ms(l: u32, m: f32, s: f32) -> vec2<f32> {
     part2[l] = vec2<f32>(m, s);
     workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) {
-        if (l < k) { let a = part2[l]; let b = part2[l + k]; part2[l] = vec2<f32>(max(a.x, b.x), a.y + b.y); }
-        workgroupBarrier();
+    if (l < 16u) {
+        var a = part2[16u * l];
+        for (var t = 1u; t < 16u; t = t + 1u) { let b = part2[16u * l + t]; a = vec2<f32>(max(a.x, b.x), a.y + b.y); }
+        part16[l] = a;
     }
-    return workgroupUniformLoad(&part2[0]);
+    let all = workgroupUniformLoad(&part16);
+    var r = all[0];
+    for (var t = 1u; t < 16u; t = t + 1u) { let b = all[t]; r = vec2<f32>(max(r.x, b.x), r.y + b.y); }
+    return r;
 }
 
 // 1/rms of row `base`: one pass for max|x| and the sum of squares, reduced together; a

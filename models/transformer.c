@@ -67,6 +67,7 @@ static void xf_alloc(Xf *xf) {
     xf->chain_out[0] = vk_tensor(sa, "chain_out0", DT_U32, 1, two);
     xf->chain_out[1] = vk_tensor(sa, "chain_out1", DT_U32, 1, two);
     xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
+    if (c->post_norms && xf->act == DT_F16) xf->x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
     /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
        RoPE or attention is in the activation dtype. */
@@ -362,41 +363,54 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
                          c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
         xf_done(xf);
         vk_barrier(vk);
+        bool glu_res = false;
         Tensor gu;          /* decode: gate and up lying back to back, one product */
         bool glu_mm = ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu);
         if (c->post_norms) {
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0);
             if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &o, false); else op_matmul(vk, ph, &L->wo, &att, &o);
             xf_done(xf);
-            vk_barrier(vk);
             /* decode with f16 activations: when the gate/up product can take the FFN norm in its
                prologue, only the residual add runs here (the same number of dispatches), and the
                product's f16-pair lanes read the normalized row from shared memory instead of building
                their pairs from h per row (H200 gemma-2-2b: gate/up 26.4 -> 21.6 us, tg +2.5%, #83;
                with f32 activations level, so not there) */
             bool glu_norm_next = glu_mm && T == 1 && xf->act == DT_F16 && op_matmul_norm_fits(&gu, &x);
-            if (xf_fused(xf) && !glu_norm_next && op_rmsnorm_add_norm_fits(&o)) {
-                xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
-                op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
-                norm_ready = true;
-            } else {
-                xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
-                op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+            /* and the residual add moves into that product's prologue as well, which writes the
+               updated row into the other residual buffer (x2, or x again a layer later): one
+               dispatch fewer per layer. H200 gemma-2-2b: tg128 427.0 -> 435.9; the prologue costs
+               6.3 us of the 9.2 us the residual op took (docs/performance.md #99) */
+            glu_res = glu_norm_next && xf->x2.nbytes;
+            if (!glu_res) {
+                vk_barrier(vk);
+                if (xf_fused(xf) && !glu_norm_next && op_rmsnorm_add_norm_fits(&o)) {
+                    xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
+                    op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
+                    norm_ready = true;
+                } else {
+                    xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
+                    op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
+                }
+                xf_done(xf);
             }
-            xf_done(xf);
         } else {            /* x += Wo . att: the residual add fused into the product's store */
             xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0);
             if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &x, true); else op_matmul_acc(vk, ph, &L->wo, &att, &x);
             xf_done(xf);
         }
         vk_barrier(vk);
-        bool glu_norm = glu_mm && !norm_ready && T == 1 && op_matmul_norm_fits(&gu, &x);
-        if (!norm_ready && !glu_norm) {
+        bool glu_norm = !glu_res && glu_mm && !norm_ready && T == 1 && op_matmul_norm_fits(&gu, &x);
+        if (!norm_ready && !glu_norm && !glu_res) {
             xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
             vk_barrier(vk);
         }
         norm_ready = false;
-        if (glu_norm) {     /* the FFN norm, gate, up and the activation in one dispatch */
+        if (glu_res) {      /* the attention residual, the FFN norm, gate, up and the activation in one dispatch */
+            Tensor xn = x.offset == xf->x.offset && x.block == xf->x.block ? xf->x2 : xf_rows(&xf->x, 1);
+            xf_op(xf, "attn_residual_ffn_norm_gate_up", XT_FFN, "glu", l, &ff, &x, &o, 0);
+            op_matmul_glu_res_norm(vk, &gu, &x, &o, &L->post_attn_norm, &xn, &L->ffn_norm, c->eps, &ff, c->gelu); xf_done(xf);
+            x = xn;         /* the residual row lives in the other buffer from here */
+        } else if (glu_norm) {     /* the FFN norm, gate, up and the activation in one dispatch */
             xf_op(xf, "ffn_norm_gate_up", XT_FFN, "glu", l, &ff, &x, 0, 0); op_matmul_glu_norm(vk, &gu, &x, &L->ffn_norm, c->eps, &ff, c->gelu); xf_done(xf);
         } else if (glu_mm) {
             /* act(gate) * up in one pass over both weights */

@@ -120,6 +120,8 @@ typedef struct Xf {
     Tensor  ids;                /* u32 (t_max) input tokens */
     Tensor  pos;                /* u32 (2): [p0, T] */
     Tensor  x;                  /* f32 (n_embd, t_max) residual stream */
+    Tensor  x2;                 /* f32 (n_embd) decode with f16 activations (Gemma): the residual row's
+                                   other copy, since gate/up takes the attention residual in its prologue */
     Tensor  h;                  /* act (n_embd, t_max) normed block input */
     Tensor  q, k;               /* (n_head*hd | n_head_kv*hd, t_max): f32 before a q/k norm (gemma3), else act */
     Tensor  v;                  /* act (n_head_kv*hd, t_max) */

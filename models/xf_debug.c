@@ -268,7 +268,8 @@ static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
         if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATMUL_CM: case OP_MATMUL_SPLIT: case OP_MATMUL_CM_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_NORM_Q8: return PC_MATMUL;
+            case OP_MATMUL: case OP_MATMUL_CM: case OP_MATMUL_SPLIT: case OP_MATMUL_CM_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_NORM_Q8:
+            case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8: return PC_MATMUL;
             case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: return PC_ATTN;
             case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
             case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;
@@ -570,7 +571,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
         if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? "; decode matvec (8..128 lanes per row by shape)" : "; prefill tiles 64x64");
         if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT) out("; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
-        if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
+        if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
         if (k && k->cap_s16) out("; 16-bit storage (device has it)");
         if (k && k->cap_sub_arith) out("; subgroup arithmetic (device has it)");

@@ -214,31 +214,51 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     Vk *vk = &k->f->vk;
     const KernelDef *d = k->d;
     DType wt = d->wtype, at = d->atype, ot = d->otype;
-    bool norm = d->op == OP_MATMUL_GLU_NORM || d->op == OP_MATMUL_GLU_NORM_Q8;   /* x is the f32 residual, normalized in the kernel */
+    /* res: Gemma's post-attention residual first, x' = x + rmsnorm(o) * pw, stored by the kernel */
+    bool res = d->op == OP_MATMUL_GLU_RES_NORM || d->op == OP_MATMUL_GLU_RES_NORM_Q8;
+    bool norm = d->op == OP_MATMUL_GLU_NORM || d->op == OP_MATMUL_GLU_NORM_Q8 || res;   /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(xt, K) + fat_tbytes(DT_F32, K) + fat_tbytes(ot, M))) return;
+    if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(xt, K) + 4 * fat_tbytes(DT_F32, K) + fat_tbytes(ot, M))) return;
     u64 nw[2] = { K, 2 * M }, nx[1] = { K }, ny[1] = { M };
     Tensor tw = vk_tensor(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", xt, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
     Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, nx);
+    Tensor to = vk_tensor(&a, "o", DT_F32, 1, nx), tp = vk_tensor(&a, "post_norm", DT_F32, 1, nx), txo = vk_tensor(&a, "x_out", DT_F32, 1, nx);
     u8 *wb = malloc(2 * M * rb);
-    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
-    f64 *want = malloc(M * 2 * 8), *mag = malloc(M * 2 * 8), gu[2], sa[2];
-    fat_seed(M * 17 + K + (u64)wt * 333);
+    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4), *nwv = malloc(K * 4), *o = malloc(K * 4), *pw = malloc(K * 4), *xo = malloc(K * 4);
+    f64 *want = malloc(M * 2 * 8), *mag = malloc(M * 2 * 8), *want_x = malloc(K * 8), *mag_x = malloc(K * 8), gu[2], sa[2];
+    fat_seed(M * 17 + K + (u64)wt * 333 + res);
     fat_weights(wt, 2 * M, K, wb);
     for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2 * xs;
     fat_round(xt, x, K);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
-    bool q8 = d->op == OP_MATMUL_GLU_NORM_Q8;       /* the normalized row (f32, not rounded to A) as int8 blocks */
+    if (res) {      /* o at the residual's scale (1e20: its squares overflow f32 too) */
+        f64 ss = 0;
+        for (u64 i = 0; i < K; i++) { o[i] = fat_normal() * 3 * xs; pw[i] = 1.0f + 0.2f * fat_normal(); ss += (f64)o[i] * o[i]; }
+        f64 inv = 1.0 / sqrt(ss / (f64)K + 1e-6);
+        for (u64 i = 0; i < K; i++) {
+            f64 r = (f64)o[i] * inv * pw[i];
+            want_x[i] = (f64)x[i] + r; mag_x[i] = fabs((f64)x[i]) + fabs(r) + 1e-30;
+            x[i] = (f32)want_x[i];      /* the norm below starts from x' */
+        }
+        fat_up(vk, &to, o); fat_up(vk, &tp, pw);
+    }
+    bool q8 = d->op == OP_MATMUL_GLU_NORM_Q8 || d->op == OP_MATMUL_GLU_RES_NORM_Q8;   /* the normalized row (f32, not rounded to A) as int8 blocks */
     if (norm) { fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
     if (q8) fat_q8(x, K);
     f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
     for (int gelu = 0; gelu < 2; gelu++) {
         vk_begin(vk);
-        if (norm) op_matmul_glu_norm(vk, &tw, &tx, &tn, 1e-6f, &ty, gelu); else op_matmul_glu(vk, &tw, &tx, &ty, gelu);
+        if (res) op_matmul_glu_res_norm(vk, &tw, &tx, &to, &tp, &txo, &tn, 1e-6f, &ty, gelu);
+        else if (norm) op_matmul_glu_norm(vk, &tw, &tx, &tn, 1e-6f, &ty, gelu); else op_matmul_glu(vk, &tw, &tx, &ty, gelu);
         vk_submit_wait(vk);
         fat_down(vk, &ty, y);
+        if (res) {
+            fat_down(vk, &txo, xo);
+            char cx[96]; fmt_buf(cx, sizeof cx, "x' K=%llu", (unsigned long long)K);
+            fat_cmp(k, cx, xo, want_x, mag_x, K, 1e-5);
+        }
         for (u64 m = 0; m < M; m++) {
             for (int h = 0; h < 2; h++) {
                 dequant_row(fat_ggml(wt), wb + (m + (u64)h * M) * rb, row, K);
@@ -255,7 +275,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
         char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu %s", (unsigned long long)M, (unsigned long long)K, gelu ? "gelu" : "silu");
         fat_cmp(k, cs, y, want, mag, M, ot == DT_F16 ? 1e-3 : 1e-5);
     }
-    free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
+    free(wb); free(x); free(y); free(row); free(nwv); free(o); free(pw); free(xo); free(want); free(mag); free(want_x); free(mag_x);
     vk_arena_free(&a);
 }
 
@@ -945,8 +965,9 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
     case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
-        op_matmul_q8_off = d->op == OP_MATMUL_GLU_NORM;    /* the f16-pair lanes also where the int8 lanes would run, */
-        if (d->op == OP_MATMUL_GLU_NORM_Q8) f->vk.caps.idot = true;   /* the int8 lanes also where unaccelerated (vk_kernel_check passed) */
+    case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
+        op_matmul_q8_off = d->op == OP_MATMUL_GLU_NORM || d->op == OP_MATMUL_GLU_RES_NORM;   /* the f16-pair lanes also where the int8 lanes would run, */
+        if (d->op == OP_MATMUL_GLU_NORM_Q8 || d->op == OP_MATMUL_GLU_RES_NORM_Q8) f->vk.caps.idot = true;   /* the int8 lanes also where unaccelerated (vk_kernel_check passed) */
         fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f);
         op_matmul_q8_off = false; f->vk.caps.idot = idot; break;
     case OP_MATMUL_NORM_Q8:         /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
