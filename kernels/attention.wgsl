@@ -69,6 +69,24 @@ fn tanh_acc(z: f32) -> f32 {
     return sign(z) * ((1.0 - e) / (1.0 + e));
 }
 
+// reduce in two levels (16 invocations take 16 values each, then every invocation the 16): two
+// barriers instead of nine; ends on a barrier, so part may be written again right after
+const MG = 32u;                        // attn_merge: partial outputs held per invocation
+var<workgroup> part16: array<f32, 16>;
+fn reduce2(l: u32, v: f32, is_max: bool) -> f32 {
+    part[l] = v;
+    workgroupBarrier();
+    if (l < 16u) {
+        var a = part[16u * l];
+        for (var t = 1u; t < 16u; t = t + 1u) { let b = part[16u * l + t]; a = select(a + b, max(a, b), is_max); }
+        part16[l] = a;
+    }
+    let all = workgroupUniformLoad(&part16);
+    var r = all[0];
+    for (var t = 1u; t < 16u; t = t + 1u) { r = select(r + all[t], max(r, all[t]), is_max); }
+    return r;
+}
+
 fn reduce(l: u32, v: f32, is_max: bool) -> f32 {
     part[l] = v;
     workgroupBarrier();
@@ -287,26 +305,32 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let d_n = p.head_dim;
     let qh = t * p.n_head + h;
     let hb = (tl * p.n_head + h) * p.t_cap * (d_n + 2u);
-    var mx = -F32_MAX;
-    for (var c = l; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
-    part[l] = mx;
-    workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) { if (l < k) { part[l] = max(part[l], part[l + k]); } workgroupBarrier(); }
-    let big = part[0];
-    workgroupBarrier();
-    var den = 0.0;
-    for (var c = l; c < nc; c = c + 256u) { let b = hb + c * (d_n + 2u); let w = exp(partr[b] - big); wc[c] = w; den = den + w * partr[b + 1u]; }
-    part[l] = den;
-    workgroupBarrier();
-    for (var k = 128u; k > 0u; k = k >> 1u) { if (l < k) { part[l] = part[l] + part[l + k]; } workgroupBarrier(); }
-    let total = part[0];
-    workgroupBarrier();
     // group l / d_n takes chunks g, g + 256/d_n, ...; dim l % d_n
     let ng = 256u / d_n;
     let g = l / d_n;
     let d = l % d_n;
+    // every load is issued before the first reduction where the chunks fit: this invocation's
+    // chunk's (max, sum) when nc <= 256, and its group's MG partial outputs when nc <= MG ng
+    let few = nc <= MG * ng;
+    var pv: array<f32, 32>;
+    if (few) { for (var i = 0u; i < MG; i = i + 1u) { let c = g + ng * i; if (g < ng && c < nc) { pv[i] = partr[hb + c * (d_n + 2u) + 2u + d]; } } }
+    var mc = -F32_MAX; var lc = 0.0;
+    if (nc <= 256u && l < nc) { mc = partr[hb + l * (d_n + 2u)]; lc = partr[hb + l * (d_n + 2u) + 1u]; }
+    var mx = mc;
+    for (var c = l + 256u; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
+    let big = reduce2(l, mx, true);
+    var den = 0.0;
+    if (nc <= 256u) {
+        if (l < nc) { let w = exp(mc - big); wc[l] = w; den = w * lc; }
+    } else {
+        for (var c = l; c < nc; c = c + 256u) { let b = hb + c * (d_n + 2u); let w = exp(partr[b] - big); wc[c] = w; den = den + w * partr[b + 1u]; }
+    }
+    let total = reduce2(l, den, false);        // (its barriers also make wc complete)
     var acc = 0.0;
-    if (g < ng) { for (var c = g; c < nc; c = c + ng) { acc = acc + wc[c] * partr[hb + c * (d_n + 2u) + 2u + d]; } }
+    if (g < ng) {
+        if (few) { for (var i = 0u; i < MG; i = i + 1u) { let c = g + ng * i; if (c < nc) { acc = acc + wc[c] * pv[i]; } } }
+        else { for (var c = g; c < nc; c = c + ng) { acc = acc + wc[c] * partr[hb + c * (d_n + 2u) + 2u + d]; } }
+    }
     part[l] = acc;
     workgroupBarrier();
     if (l < d_n) {

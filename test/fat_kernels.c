@@ -860,6 +860,10 @@ static void fat_attention_cases(FatK *k) {
         if (flash && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
+        if (k->d->op == OP_ATTN_MERGE) {           /* more than 256 key chunks: attn_merge's loops past its preloads */
+            FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4 };
+            fat_attention(k, &mid);
+        }
         fat_attention(k, &pre);
         if (flash) {                               /* several query blocks and key chunks, a window across them */
             FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1 };
