@@ -262,6 +262,10 @@ fn store(idx: u32, s: f32) {
     if (p.acc != 0u) { v = v + f32(y[idx]); }
     y[idx] = O(clampn(v, YMAX));
 }
+// store with the value to add (acc) read beforehand: the decode k-quant entries read it at their
+// start, so that load does not wait after the reduction (each row is read and written by one lane)
+fn store_pre(idx: u32) -> O { if (p.acc != 0u) { return y[idx]; } return O(0.0); }
+fn store_with(idx: u32, s: f32, prev: O) { y[idx] = O(clampn(s + f32(prev), YMAX)); }
 
 // ---- get_rows: yr[:, t] = dequant(row ids[t]) * scale ------------------------------------
 // grid (ceil(k / 256), t); a chunk dispatch writes only the tokens whose id is in its rows;
@@ -575,10 +579,13 @@ fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: 
             @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row = mv_row(wid, nw, l, false);
+    let lead = (l & ((1u << p.ll) - 1u)) == 0u && row < p.rows;
+    var prev = O(0.0);
+    if (lead) { prev = store_pre(wid.z * p.m + p.r0 + row); }
     var s = 0.0;
     if (row < p.rows) { s = dot_k(row, l & ((1u << p.ll) - 1u), wid.z); }
     let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+    if (lead) { store_with(wid.z * p.m + p.r0 + row, t, prev); }
 }
 
 @compute @workgroup_size(MVT)
@@ -633,11 +640,41 @@ fn rope_row(pr: u32, m: u32) -> u32 {
 }
 fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32(O(clampn(v + b, YMAX))); }
 
-// The pair's first row's lane 0 (the rest return): t = its row's sum, the partner's in red.
-fn rope_epilogue(l: u32, pr: u32, row: u32, t: f32) {
+// What the epilogue reads besides the sums (the position, the rotation, the biases), read by the
+// pair's first row's lane 0 at the start of the entry, so those loads wait for memory beside the
+// prologue's and the weights' instead of after the reduction.
+// Nothing is computed from them here: a use would make the invocation wait for the loads before
+// it issues the weights' (the epilogue computes the rotation).
+struct RopePre { p0: u32, nt: u32, ff: f32, ba: f32, bb: f32 }
+fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
+    var e = RopePre(0u, 0u, 1.0, 0.0, 0.0);
     let lanes = 1u << p.ll;
-    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || rpos[1] == 0u) { return; }
-    let p0 = rpos[0];
+    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows) { return e; }
+    e.p0 = rpos[0];
+    e.nt = rpos[1];
+    let r1 = rope_row(pr, 1u);
+    let g0 = p.rbase + row;                                     // rows in q|k|v
+    let g1 = p.rbase + r1;
+    let nq = p.hd * p.n_head;
+    let kvd = p.hd * p.n_head_kv;
+    if (g0 >= nq + kvd) {                                       // v: no rotation
+        if (p.bias != 0u) { e.ba = bv[(g0 - nq - kvd) % kvd]; e.bb = bv[(g1 - nq - kvd) % kvd]; }
+        return e;
+    }
+    let i = pr % (p.hd / 2u);
+    if (2u * i < p.n_rot) { e.ff = rff[i]; }
+    if (p.bias != 0u) {
+        if (g0 < nq) { e.ba = bq[g0 % nq]; e.bb = bq[g1 % nq]; }
+        else { e.ba = bk[(g0 - nq) % kvd]; e.bb = bk[(g1 - nq) % kvd]; }
+    }
+    return e;
+}
+
+// The pair's first row's lane 0 (the rest return): t = its row's sum, the partner's in red.
+fn rope_epilogue(l: u32, pr: u32, row: u32, t: f32, e: RopePre) {
+    let lanes = 1u << p.ll;
+    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || e.nt == 0u) { return; }
+    let p0 = e.p0;
     let r1 = rope_row(pr, 1u);
     let g0 = p.rbase + row;                                     // rows in q|k|v
     let g1 = p.rbase + r1;
@@ -645,28 +682,27 @@ fn rope_epilogue(l: u32, pr: u32, row: u32, t: f32) {
     let kvd = p.hd * p.n_head_kv;
     var a = f32(O(clampn(t, YMAX)));
     var b = f32(O(clampn(red[l + lanes], YMAX)));
+    a = with_bias(a, e.ba); b = with_bias(b, e.bb);
     if (g0 >= nq + kvd) {                                       // v: no rotation
         if (p0 >= p.n_ctx) { return; }
         let v0 = g0 - nq - kvd; let v1 = g1 - nq - kvd;
-        vc[p0 * kvd + v0] = C(clampn(with_bias(a, bv[v0 % kvd]), CMAX));
-        vc[p0 * kvd + v1] = C(clampn(with_bias(b, bv[v1 % kvd]), CMAX));
+        vc[p0 * kvd + v0] = C(clampn(a, CMAX));
+        vc[p0 * kvd + v1] = C(clampn(b, CMAX));
         return;
     }
     let i = pr % (p.hd / 2u);
     var c = 1.0; var sn = 0.0;
     if (2u * i < p.n_rot) {
-        let theta = f32(p0) * p.freq_scale * exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base) / rff[i];
+        let theta = f32(p0) * p.freq_scale * exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base) / e.ff;
         c = cos(theta); sn = sin(theta);
     }
     if (g0 < nq) {                                              // q
-        a = with_bias(a, bq[g0 % nq]); b = with_bias(b, bq[g1 % nq]);
         y[g0] = O(clampn(a * c - b * sn, YMAX));
         y[g1] = O(clampn(a * sn + b * c, YMAX));
         return;
     }
     if (p0 >= p.n_ctx) { return; }                              // k -> key cache row p0
     let k0 = g0 - nq; let k1 = g1 - nq;
-    a = with_bias(a, bk[k0 % kvd]); b = with_bias(b, bk[k1 % kvd]);
     kc[p0 * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
     kc[p0 * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
 }
@@ -683,9 +719,10 @@ fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
                  @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let pr = rope_pair(wid, nw, l);
+    let e = rope_pre(l, pr.x, pr.y);
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_k(pr.y, l & ((1u << p.ll) - 1u), 0u); }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
 }
 
 @group(0) @binding(10) var<storage, read> rnw: array<vec4<f32>>;    // matvec_k_rope_norm: the norm weight (k)
@@ -694,13 +731,14 @@ fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
 fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                       @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
+    let pr = rope_pair(wid, nw, l);
+    let e = rope_pre(l, pr.x, pr.y);
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, &rnw);
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let pr = rope_pair(wid, nw, l);
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_kn(pr.y, l & ((1u << p.ll) - 1u)); }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
 }
 
 // ---- the *_h entries: Q4_K and Q6_K decode lanes on f16 pairs (the A = f16 variants) ----------
@@ -837,10 +875,13 @@ fn matvec_k_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
               @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row = mv_row(wid, nw, l, false);
+    let lead = (l & ((1u << p.ll) - 1u)) == 0u && row < p.rows;
+    var prev = O(0.0);
+    if (lead) { prev = store_pre(wid.z * p.m + p.r0 + row); }
     var s = 0.0;
     if (row < p.rows) { s = dot_k_h(row, row, false, l & ((1u << p.ll) - 1u), wid.z).x; }
     let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+    if (lead) { store_with(wid.z * p.m + p.r0 + row, t, prev); }
 }
 
 @compute @workgroup_size(MVT)
@@ -873,22 +914,24 @@ fn matvec_k_rope_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let pr = rope_pair(wid, nw, l);
+    let e = rope_pre(l, pr.x, pr.y);
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_k_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u), 0u).x; }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
 }
 
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                         @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
+    let pr = rope_pair(wid, nw, l);
+    let e = rope_pre(l, pr.x, pr.y);
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, &rnw);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let pr = rope_pair(wid, nw, l);
     var s = 0.0;
     if (pr.y < p.rows) { s = dot_kn_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u)).x; }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s));
+    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
 }
 
 // ---- the *_q entries: decode lanes on int8 activations (devices that accelerate 4x8-bit integer
