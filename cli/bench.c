@@ -107,8 +107,10 @@ static int bench_cmd(int argc, char **argv) {
     if (rc == EXIT_OK && g.vk.caps.timestamps) {
         eng_reset(&g);
         i32 tok = 1 % (i32)m.cfg.n_vocab;
-        if (n_p && eng_feed(&g, prompt, n_p, 0, &e)) tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-        for (u32 s = 0; s < n_g && eng_step_argmax(&g, tok, &tok, &e); s++) gpu[n_gpu++] = xf_decode_gpu_ns(&g.xf);
+        bool fed = !n_p || eng_feed(&g, prompt, n_p, 0, &e);    /* (the timed repetitions fed the same prompt) */
+        if (!fed) rc = e.code;
+        else if (n_p) tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+        for (u32 s = 0; fed && s < n_g && eng_step_argmax(&g, tok, &tok, &e); s++) gpu[n_gpu++] = xf_decode_gpu_ns(&g.xf);
     }
     if (!json && isatty(2)) errf("\n");
     if (rc != EXIT_OK) { errf("edge: %s\n", e.msg); eng_close(&g); model_close(&m); arena_free(&a); return rc; }

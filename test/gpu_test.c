@@ -296,6 +296,20 @@ TEST(gpu_decode_allocates_nothing) {
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during decode", g.vk.n_pipelines - pipes);
     CHECK(g.xf.dec.cmd == cmd && g.xf.dec.ready);
     CHECK(g.xf.n_dispatch_last == g.xf.dec.n_dispatch && g.xf.dec.n_dispatch > 0);
+    /* greedy steps chained on the GPU (eng_greedy_*): their two recordings are made at the first
+       chained steps; after that the chain allocates nothing either */
+    REQUIRE(eng_greedy_begin(&g, tok, &e));
+    for (u32 i = 0; i < 2; i++) REQUIRE(eng_greedy_next(&g, true, &tok, &e));
+    CHECK(g.chained && g.xf.chain[0].ready && g.xf.chain[1].ready);
+    host = arena_pos(&a); names = arena_pos(&g.xf.names); wa = g.xf.wa.pos; sa = g.xf.sa.pos;
+    wa_used = g.xf.wa.used; sa_used = g.xf.sa.used; pipes = g.vk.n_pipelines;
+    VkCommandBuffer c0 = g.xf.chain[0].cmd, c1 = g.xf.chain[1].cmd;
+    for (u32 i = 0; i < 16; i++) REQUIRE(eng_greedy_next(&g, i + 1 < 16, &tok, &e));
+    eng_greedy_end(&g);
+    CHECK(arena_pos(&a) == host && arena_pos(&g.xf.names) == names);
+    CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
+    CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during chained decode", g.vk.n_pipelines - pipes);
+    CHECK(g.xf.chain[0].cmd == c0 && g.xf.chain[1].cmd == c1);
     /* the plan is what was allocated: the arenas are exactly the planned bytes */
     u64 wcap = 0, scap = 0;
     for (u32 i = 0; i < g.xf.wa.n_blocks; i++) wcap += g.xf.wa.blocks[i].size;
