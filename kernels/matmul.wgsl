@@ -895,6 +895,16 @@ fn matvec_k_glu_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t.x, t.y); }
 }
 
+// The glu products of the *_norm_h entries after their prologues: a gate row and its up row per
+// invocation (as matvec_k_glu_h), over the normalized row in xh / xsm
+fn glu_rows_h(wid: vec3<u32>, nw: vec3<u32>, l: u32) {
+    let r = mv_row(wid, nw, l, false);
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+}
+
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                        @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -902,11 +912,7 @@ fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, &gnw);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+    glu_rows_h(wid, nw, l);
 }
 
 @compute @workgroup_size(MVT)
@@ -1055,16 +1061,21 @@ fn dot_kn_q(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
     return s;
 }
 
+// the same for the *_q entries, over the int8 row in xq / xqd / xq16
+fn glu_rows_q(wid: vec3<u32>, nw: vec3<u32>, l: u32) {
+    let r = mv_row(wid, nw, l, false);
+    var s = vec2<f32>(0.0);
+    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
+    let t = mv_reduce2(l, s);
+    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+}
+
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                        @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     mv_norm_q(l, &gnw);
-    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_h
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+    glu_rows_q(wid, nw, l);
 }
 
 // Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
@@ -1076,11 +1087,7 @@ fn matvec_k_glu_res_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     mv_norm_load(l, &xv, &gv, &gnw);
     mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
     mv_norm_q_regs(l, &xv, &gv);
-    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_norm_q
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+    glu_rows_q(wid, nw, l);
 }
 
 @compute @workgroup_size(MVT)
@@ -1091,11 +1098,7 @@ fn matvec_k_glu_res_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     mv_norm_load(l, &xv, &gv, &gnw);
     mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let r = mv_row(wid, nw, l, false);           // as matvec_k_glu_norm_h
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
+    glu_rows_h(wid, nw, l);
 }
 
 @group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
