@@ -863,6 +863,10 @@ static void fat_attention_cases(FatK *k) {
         if (k->d->op == OP_ATTN_MERGE) {           /* more than 256 key chunks: attn_merge's loops past its preloads */
             FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4 };
             fat_attention(k, &mid);
+            /* a long context at an early position: more chunks in the grid than attn_merge preloads
+               before it knows the position, few up to the position */
+            FatAttn early = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 4096, win, m->attn_softcap, 5 };
+            fat_attention(k, &early);
         }
         fat_attention(k, &pre);
         if (flash) {                               /* several query blocks and key chunks, a window across them */
