@@ -62,13 +62,12 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
     return ll;
 }
 
-/* Rows per workgroup of a glu entry: the f16-pair entries (matvec_k_glu_h, matvec_k_glu_norm_h)
-   take a gate row and its up row in one invocation (one set of activations for both), the others
+/* Rows per workgroup of a glu entry: the k-quant entries with f16 activations (matmul.wgsl runs its
+   *_h and *_q entries for them: matvec_k_glu_h, matvec_k_glu_norm_h / _q, matvec_k_glu_res_norm_h /
+   _q) take a gate row and its up row in one invocation (one set of activations for both), the others
    put the gate rows on the first half of the invocations and the up rows on the second. */
-static u32 wq_glu_rows(const VkPipe *p, u32 ll) {
-    const char *e = p->k->entry;
-    bool pairs = !strcmp(e, "matvec_k_glu_h") || !strcmp(e, "matvec_k_glu_norm_h") || !strcmp(e, "matvec_k_glu_norm_q") ||
-                 !strcmp(e, "matvec_k_glu_res_norm_h") || !strcmp(e, "matvec_k_glu_res_norm_q");
+static u32 wq_glu_rows(DType wt, DType act, u32 ll) {
+    bool pairs = (wt == DT_Q4_K || wt == DT_Q6_K) && act == DT_F16;
     return (pairs ? WQ_MV_WG : WQ_MV_WG / 2) >> ll;
 }
 
@@ -376,7 +375,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,
                     .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS), .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
-    u32 g = wq_glu_rows(p, push.ll);
+    u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, R ? 7 : 4, &push, sizeof push, gx, gy, 1);
 }
@@ -405,7 +404,7 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
                     .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_THREADS) };
     const Tensor *ts[3] = { &v, X, Y };
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-    u32 g = wq_glu_rows(p, push.ll);
+    u32 g = wq_glu_rows(GU->dtype, X->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
 }
