@@ -1,10 +1,11 @@
 // matmul.wgsl — the weight-type kernels: every ggml weight type edge supports (F32 F16
-// BF16 Q8_0 Q4_0 Q4_K Q6_K) dequantized in the kernel from the raw GGUF block bytes, bound
-// as u32 words (f32 weights as f32). Entries: get_rows (embedding gather), matvec (decode),
+// BF16 Q8_0 Q4_0 Q4_K Q6_K) dequantized in the kernel from the raw GGUF block bytes (Q6_K's
+// regrouped by the upload: q6a), bound as 16-byte vectors of u32 (f32 weights: of f32) and
+// read as words or vectors. Entries: get_rows (embedding gather), matvec (decode),
 // matmul (prefill, tiled). Each variant fixes the weight type (override WT), the activation
 // type A (f32 or f16 storage) and the output type O; arithmetic and accumulation are f32.
-// Blocks of Q8_0 (34 B), Q4_0 (18 B) and Q6_K (210 B) are not word-aligned: bytes are read
-// from words with shifts. All indices are in u32 within one binding (a chunk of rows).
+// Blocks of Q8_0 (34 B) and Q4_0 (18 B) are not word-aligned: bytes are read from words
+// with shifts. All indices are in u32 within one binding (a chunk of rows).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
 // host checks the binding sizes against k, rows and t (ops_matmul.c); the one read that can
 // pass a block's end (rd32's second word) is clamped to the binding. So the robustness
@@ -136,7 +137,7 @@ struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32
                 n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
 var<immediate> p: Params;
 
-@group(0) @binding(0) var<storage, read> w: array<W>;          // weight rows (GGUF bytes)
+@group(0) @binding(0) var<storage, read> w: array<vec4<W>>;    // weight rows by 16 bytes (GGUF bytes; Q6_K in units, below)
 @group(0) @binding(1) var<storage, read> x: array<A>;          // (k, t) activations
 @group(0) @binding(2) var<storage, read_write> y: array<O>;    // (m, t)
 @group(0) @binding(1) var<storage, read> ids: array<u32>;      // get_rows: (t) row ids
@@ -147,23 +148,38 @@ var<immediate> p: Params;
 // fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
 fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
 
-fn wword(i: u32) -> u32 { return bitcast<u32>(w[i]); }
+fn wword(i: u32) -> u32 { return bitcast<u32>(w[i >> 2u][i & 3u]); }   // word i (one 4-byte load)
+fn wvec(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(w[i]); }      // bytes 16 i .. +15 (one 16-byte load)
 fn rd8(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 3u) * 8u)) & 0xffu; }
 fn rd16(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 2u) * 8u)) & 0xffffu; }   // o even: never straddles
 fn rd32(o: u32) -> u32 {                                                             // any o: two words, funnel shift
     let sh = (o & 3u) * 8u;                                                          // (branch-free, so loads can be hoisted;
     let i = o >> 2u;                                                                 //  the second word is clamped into the binding)
     let lo = wword(i);
-    let hi = wword(min(i + 1u, arrayLength(&w) - 1u));
+    let hi = wword(min(i + 1u, 4u * arrayLength(&w) - 1u));
     return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
-// rd32 at an even byte offset (Q6_K blocks are 210 bytes: 0 or 2 past a word): constant shifts
-fn rd32e(o: u32) -> u32 {
-    let i = o >> 2u;
-    let lo = wword(i);
-    let hi = wword(min(i + 1u, arrayLength(&w) - 1u));
-    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
+
+// Q6_K on the device (vk.c vk_q6k_units): the upload regroups a tensor's 210-byte super-blocks in
+// units of 8 (its last unit may hold fewer, n): a unit holds the n blocks' ql (128 bytes each), then
+// their qh (64 each), scales (16 each) and d (2 each), in the same 210 n bytes. Every part but d
+// then starts on a 16-byte boundary, so the lanes read whole words and 16-byte vectors. q6a gives
+// the byte offsets of super-block bi's parts, bi counted from the binding's first block: a binding
+// holds whole units but for the tensor's last (ops_matmul.c: chunks and row concatenations keep
+// that), and its range is its bytes rounded up to 16 (wq_view), so its block count is
+// floor(range / 210) (8 blocks per 105 vectors; no overflow near 4 GiB).
+struct Q6A { ql: u32, qh: u32, sc: u32, d: u32 }
+fn q6a(bi: u32) -> Q6A {
+    let nv = arrayLength(&w);
+    let nb = nv / 105u * 8u + (nv % 105u) * 16u / 210u;
+    let u0 = bi & ~7u;
+    let n = min(8u, nb - u0);
+    let j = bi - u0;
+    let ub = u0 * 210u;
+    return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
 }
+// the f16 d of a block (bits 0..15), its byte offset a.d even
+fn q6d(a: Q6A) -> u32 { return wword(a.d / 4u) >> (8u * (a.d & 2u)); }
 fn i8v(b: u32) -> i32 { return bitcast<i32>(b << 24u) >> 24u; }
 
 // IEEE half to f32 by bits (subnormals exact on every device, inf/NaN kept).
@@ -233,15 +249,15 @@ fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32((q >> (8u * c)) & 0xfu) - m1; }
         return v;
     }
-    // Q6_K: u8 ql[128], qh[64]; i8 scales[16]; f16 d
-    let o = rb + i / 256u * 210u;
+    // Q6_K: u8 ql[128], qh[64]; i8 scales[16]; f16 d (regrouped in units: q6a)
+    let a = q6a(rb / 210u + i / 256u);
     let e = i % 256u;
     let h = e / 128u;
     let qq = (e % 128u) / 32u;
-    let l = e % 32u;
-    let ql = rd32(o + 64u * h + l + (qq & 1u) * 32u) >> (4u * (qq >> 1u));
-    let qh = rd32(o + 128u + 32u * h + l) >> (2u * qq);
-    let ds = f16v(rd16(o + 208u)) * f32(i8v(rd8(o + 192u + 8u * h + l / 16u + 2u * qq)));
+    let l = e % 32u;                    // a multiple of 4: whole words
+    let ql = wword((a.ql + 64u * h + l + (qq & 1u) * 32u) / 4u) >> (4u * (qq >> 1u));
+    let qh = wword((a.qh + 32u * h + l) / 4u) >> (2u * qq);
+    let ds = f16v(q6d(a) & 0xffffu) * f32(i8v(rd8(a.sc + 8u * h + l / 16u + 2u * qq)));
     for (var c = 0u; c < 4u; c = c + 1u) {
         let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
         v[c] = ds * f32(i32(q) - 32);
@@ -414,33 +430,30 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     return acc;
 }
 
-// Q6_K super-block at byte o (ql[128], qh[64], i8 scales[16], f16 d); ql word c + 8k: half
-// h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h + 32qq + l0
-// .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
-// Lane c's share of a Q6_K super-block's head: the 16 scale bytes and d (bytes 192..209) from five
-// words (the block starts at byte 0 or 2 of the first one: o is even), the scale words shifted to
-// byte c / 4 (sw0: h = 0, quarters 0, -, 1, -; sw1: quarters 2, -, 3, -; sw2, sw3: h = 1), and
-// the high-bit words of both halves.
-struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32, db: u32 }
-fn q6k_head(o: u32, c: u32) -> Q6Head {
-    let wi = (o + 192u) >> 2u;
-    let sh = ((o + 192u) & 3u) * 8u;
-    let e0 = wword(wi); let e1 = wword(wi + 1u); let e2 = wword(wi + 2u); let e3 = wword(wi + 3u); let e4 = wword(wi + 4u);
-    let odd = sh != 0u;                          // sh is 0 or 16: constant shifts
+// Q6_K super-block bi (ql[128], qh[64], i8 scales[16], f16 d; parts at q6a(bi)); ql word c + 8k:
+// half h = k / 2, quarters qa = k % 2 (low nibbles) and qa + 2 (high), l0 = 4c: elements 128h +
+// 32qq + l0 .. +3, high bits from qh[32h + l0 ..] (2 bits at 2qq), scale byte 8h + l0 / 16 + 2qq.
+// Lane c's share of a Q6_K super-block's head: the 16 scale bytes (one 16-byte load), the scale
+// words shifted to byte c / 4 (sw0: h = 0, quarters 0, -, 1, -; sw1: quarters 2, -, 3, -; sw2, sw3:
+// h = 1), d, the high-bit words of both halves and the word index of ql.
+struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32, db: u32, qlw: u32 }
+fn q6k_head(bi: u32, c: u32) -> Q6Head {
+    let a = q6a(bi);
+    let s = wvec(a.sc / 16u);
+    let db = q6d(a);
     let bc = 8u * (c / 4u);
-    return Q6Head(select(e0, (e0 >> 16u) | (e1 << 16u), odd) >> bc, select(e1, (e1 >> 16u) | (e2 << 16u), odd) >> bc,
-                  select(e2, (e2 >> 16u) | (e3 << 16u), odd) >> bc, select(e3, (e3 >> 16u) | (e4 << 16u), odd) >> bc,
-                  f16v((e4 >> sh) & 0xffffu), rd32e(o + 128u + 4u * c), rd32e(o + 160u + 4u * c), e4 >> sh);
+    return Q6Head(s.x >> bc, s.y >> bc, s.z >> bc, s.w >> bc, f16v(db & 0xffffu),
+                  wword(a.qh / 4u + c), wword(a.qh / 4u + 8u + c), db, a.ql / 4u);
 }
 
-fn q6k_lane(o: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
-    let hd = q6k_head(o, c);
+fn q6k_lane(bi: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    let hd = q6k_head(bi, c);
     let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let d = hd.d; let qh0 = hd.qh0; let qh1 = hd.qh1;
     var acc = 0.0;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
         let qa = k % 2u;
-        let ql = rd32e(o + 4u * c + 32u * k);
+        let ql = wword(hd.qlw + c + 8u * k);
         let qh = select(qh0, qh1, h == 1u);
         let swa = select(sw0, sw2, h == 1u);     // already shifted to scale byte c / 4
         let swb = select(sw1, sw3, h == 1u);
@@ -464,7 +477,7 @@ fn sb_x(c: u32, j: u32) -> u32 {
 fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let nsb = p.k / 256u;
     if (WT == 7u) { return q4k_lane((row * nsb + b) * 36u, c, xa); }    // 144-byte super-blocks = 36 words
-    return q6k_lane((row * nsb + b) * 210u, c, xa);
+    return q6k_lane(row * nsb + b, c, xa);
 }
 
 // lane i's share of k-quant row `row`, activations of token z from x4
@@ -789,8 +802,8 @@ fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
 }
 
 // q6k_lane on f16 pairs: 0x6400 | q6 minus 1056 is the f16 q6 - 32 (Q6_K has no minimum term)
-fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
-    let hd = q6k_head(o, c);
+fn q6k_lane_h(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
+    let hd = q6k_head(bi, c);
     let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let qh0 = hd.qh0; let qh1 = hd.qh1;
     let d = f32(bitcast<vec2<f16>>(hd.db).x) / HS;
     let off = vec2<f16>(1056.0h);
@@ -798,7 +811,7 @@ fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     for (var k = 0u; k < 4u; k = k + 1u) {
         let h = k / 2u;
         let qa = k % 2u;
-        let ql = rd32e(o + 4u * c + 32u * k);
+        let ql = wword(hd.qlw + c + 8u * k);
         let qh = select(qh0, qh1, h == 1u);
         let swa = select(sw0, sw2, h == 1u);
         let swb = select(sw1, sw3, h == 1u);
@@ -817,7 +830,7 @@ fn q6k_lane_h(o: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
 fn lane_k_h(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let nsb = p.k / 256u;
     if (WT == 7u) { return q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum); }
-    return q6k_lane_h((row * nsb + b) * 210u, c, xa);
+    return q6k_lane_h(row * nsb + b, c, xa);
 }
 
 // dot_k / dot_kn on f16 pairs
@@ -1014,29 +1027,33 @@ fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
                    + f32((mnw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * (xq16[2u * ba + 2u] + xq16[2u * ba + 3u]));
 }
 
-// Q6_K on int8: lane c4 takes half h = c4 / 2 of the super-block at byte o, positions l0 = 16 (c4 % 2)
-// .. +15 of its four quarters qq (elements 128 h + 32 qq + l0 ..): ql words at 64 h + l0 (qq 0 low
-// nibbles, 2 high) and 64 h + 32 + l0 (qq 1, 3), high bits at 128 + 32 h + l0 (2 bits at 2 qq),
+// Q6_K on int8: lane c4 takes half h = c4 / 2 of super-block bi, positions l0 = 16 (c4 % 2) .. +15
+// of its four quarters qq (elements 128 h + 32 qq + l0 ..): ql bytes 64 h + l0 (qq 0 low nibbles, 2
+// high) and 64 h + 32 + l0 (qq 1, 3), qh bytes 32 h + l0 (2 bits at 2 qq), each a 16-byte load,
 // scale byte 8 h + c4 % 2 + 2 qq. The 6-bit values 0..63 enter the dot products as they are; the
 // -32 comes off with the sums of the q (xq16).
-fn q6k_lane_q(o: u32, c4: u32, xb: u32) -> f32 {
+fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
     let h = c4 / 2u;
     let e = c4 % 2u;
-    let ob = o + 64u * h + 16u * e;
+    let a = q6a(bi);
+    let qa4 = wvec((a.ql + 64u * h + 16u * e) / 16u);
+    let qb4 = wvec((a.ql + 64u * h + 32u + 16u * e) / 16u);
+    let qh4 = wvec((a.qh + 32u * h + 16u * e) / 16u);
+    let s = wvec(a.sc / 16u);
     var d0 = 0i; var d1 = 0i; var d2 = 0i; var d3 = 0i;
     let xa = xb + 32u * h + 4u * e;              // vec4 index of quarter 0's first activation
     for (var t = 0u; t < 4u; t = t + 1u) {
-        let qa = rd32e(ob + 4u * t);
-        let qb = rd32e(ob + 32u + 4u * t);
-        let qh = rd32e(o + 128u + 32u * h + 16u * e + 4u * t);
+        let qa = qa4[t];
+        let qb = qb4[t];
+        let qh = qh4[t];
         d0 = d0 + dot4I8Packed((qa & 0x0f0f0f0fu) | ((qh << 4u) & 0x30303030u), xq[xa + t]);
         d1 = d1 + dot4I8Packed((qb & 0x0f0f0f0fu) | ((qh << 2u) & 0x30303030u), xq[xa + 8u + t]);
         d2 = d2 + dot4I8Packed(((qa >> 4u) & 0x0f0f0f0fu) | (qh & 0x30303030u), xq[xa + 16u + t]);
         d3 = d3 + dot4I8Packed(((qb >> 4u) & 0x0f0f0f0fu) | ((qh >> 2u) & 0x30303030u), xq[xa + 24u + t]);
     }
-    let sw0 = rd32e(o + 192u + 8u * h) >> (8u * e);   // scale bytes of quarters 0 and 1 at bits 0, 16
-    let sw1 = rd32e(o + 196u + 8u * h) >> (8u * e);   // quarters 2, 3
-    let d = f32(bitcast<vec2<f16>>(rd32e(o + 208u)).x);
+    let sw0 = select(s.x, s.z, h == 1u) >> (8u * e);   // scale bytes of quarters 0 and 1 at bits 0, 16
+    let sw1 = select(s.y, s.w, h == 1u) >> (8u * e);   // quarters 2, 3
+    let d = f32(bitcast<vec2<f16>>(q6d(a)).x);
     let g = xa / 4u;                             // quarter 0's 16 in xq16; its block of 32 is g / 2
     return d * (f32(i8v(sw0 & 0xffu)) * xqd[g / 2u] * f32(d0 - 32i * i32(xq16[g]))
               + f32(i8v((sw0 >> 16u) & 0xffu)) * xqd[g / 2u + 1u] * f32(d1 - 32i * i32(xq16[g + 2u]))
@@ -1048,7 +1065,7 @@ fn q6k_lane_q(o: u32, c4: u32, xb: u32) -> f32 {
 fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
     let nsb = p.k / 256u;
     if (WT == 7u) { return q4k_lane_q((row * nsb + b) * 36u, c4, 64u * b); }
-    return q6k_lane_q((row * nsb + b) * 210u, c4, 64u * b);
+    return q6k_lane_q(row * nsb + b, c4, 64u * b);
 }
 
 // lane i's share of row `row` (and of row2 with two) over the quantized row

@@ -45,7 +45,7 @@ struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32
                 n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
 var<immediate> p: Params;
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;          // weight rows (GGUF bytes)
+@group(0) @binding(0) var<storage, read> w: array<u32>;          // weight rows (GGUF bytes; Q6_K in units, below)
 @group(0) @binding(1) var<storage, read> xa: array<A>;           // (k, t) activations, bound to a whole tile of tokens
 @group(0) @binding(2) var<storage, read_write> y: array<O>;      // (m, t)
 
@@ -62,6 +62,19 @@ var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 sq
 fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
 fn f16v(h: u32) -> f32 { return f32(bitcast<vec2<f16>>(h & 0xffffu).x); }
 
+// Q6_K super-block bi's parts as byte offsets: the tensor's blocks regrouped in units of 8 by the
+// upload (matmul.wgsl q6a, vk.c vk_q6k_units); the binding's range is its bytes rounded up to 16
+struct Q6A { ql: u32, qh: u32, sc: u32, d: u32 }
+fn q6a(bi: u32) -> Q6A {
+    let nw = arrayLength(&w);
+    let nb = nw / 420u * 8u + (nw % 420u) * 4u / 210u;
+    let u0 = bi & ~7u;
+    let n = min(8u, nb - u0);
+    let j = bi - u0;
+    let ub = u0 * 210u;
+    return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
+}
+
 // (scale, min) of Q4_K sub-block j from the 12 scale bytes in words s0, s4, s8
 fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
     if (j < 4u) { return vec2<f32>(f32((s0 >> (8u * j)) & 63u), f32((s4 >> (8u * j)) & 63u)); }
@@ -73,8 +86,8 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 // The words row r needs for its weights 16 h .. 16 h + 15 of the 32 from element k0 (a multiple
 // of 32), loaded two steps ahead of their use (their latency overlaps the steps before):
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
-//   Q6_K (210-byte blocks, 2-byte aligned): the 9 words over the 32 ql bytes, the 9 over the 32 qh
-//   bytes, the word with the 2 scale bytes, the word with d.
+//   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
+//   word with the 2 scale bytes, the word with d.
 fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     var raw: array<u32, 20>;
     let nsb = p.k / 256u;
@@ -85,12 +98,12 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
         for (var i = 0u; i < 4u; i = i + 1u) { raw[4u + i] = w[ow + 4u + 8u * (j / 2u) + 4u * h + i]; }
         return raw;
     }
-    let o = (r * nsb + k0 / 256u) * 210u;
-    let qa = (o + 64u * (j / 4u) + 32u * (j % 2u)) / 4u;
-    let qb = (o + 128u + 32u * (j / 4u)) / 4u;
-    for (var i = 0u; i < 9u; i = i + 1u) { raw[i] = w[qa + i]; raw[9u + i] = w[qb + i]; }
-    raw[18] = w[(o + 192u + 8u * (j / 4u) + 2u * (j % 4u)) / 4u];
-    raw[19] = w[(o + 208u) / 4u];
+    let a = q6a(r * nsb + k0 / 256u);
+    let qa = (a.ql + 64u * (j / 4u) + 32u * (j % 2u) + 16u * h) / 4u;
+    let qb = (a.qh + 32u * (j / 4u) + 16u * h) / 4u;
+    for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = w[qa + i]; raw[9u + i] = w[qb + i]; }
+    raw[18] = w[(a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u];
+    raw[19] = w[a.d / 4u] >> (8u * (a.d & 2u));
     return raw;
 }
 
@@ -111,17 +124,14 @@ fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
         d.bound = 15.0 * abs(dl) + abs(ml);
         return d;
     }
-    // Q6_K: element e = 32 j + 16 h + i of the super-block: quarter qq = j % 4, l = 16 h + i; the block
-    // starts at byte 0 or 2 of its words (sh), so 4 bytes come from two words by a funnel shift
-    let o = (r * (p.k / 256u) + k0 / 256u) * 210u;
-    let sh = (o % 4u) * 8u;
+    // Q6_K: element e = 32 j + 16 h + i of the super-block: quarter qq = j % 4, l = 16 h + i; raw
+    // holds the words of bytes l .. l + 15 (the scale offset is 16-aligned: 2 qq % 4 places the byte)
     let qq = j % 4u;
-    let sc = (raw[18] >> (8u * ((o + 2u * qq) % 4u) + 8u * h)) & 0xffu;
-    let ds = f16v(raw[19] >> sh) * f32(bitcast<i32>(sc << 24u) >> 24u);
+    let sc = (raw[18] >> (8u * ((2u * qq) % 4u) + 8u * h)) & 0xffu;
+    let ds = f16v(raw[19]) * f32(bitcast<i32>(sc << 24u) >> 24u);
     for (var i = 0u; i < 4u; i = i + 1u) {
-        let wi = 4u * h + i;                     // word of bytes l = 16 h + 4 i
-        let ql = select((raw[wi] >> sh) | (raw[wi + 1u] << (32u - sh)), raw[wi], sh == 0u) >> (4u * (qq >> 1u));
-        let qh = select((raw[9u + wi] >> sh) | (raw[10u + wi] << (32u - sh)), raw[9u + wi], sh == 0u) >> (2u * qq);
+        let ql = raw[i] >> (4u * (qq >> 1u));
+        let qh = raw[9u + i] >> (2u * qq);
         for (var c = 0u; c < 4u; c = c + 1u) {
             let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
             d.v[4u * i + c] = ds * f32(i32(q) - 32);

@@ -75,11 +75,13 @@ static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } ret
 
 /* Rows per bound chunk of a weight with rows of rb bytes: all of them when the tensor
    fits one binding, else the most that fit whose byte count keeps the next chunk's
-   offset aligned (a multiple of align / gcd(rb, align) rows). */
+   offset aligned (a multiple of align / gcd(rb, align) rows) and, for Q6_K, holds whole
+   units of 8 super-blocks (vk_q6k_units: a chunk's blocks are regrouped as the tensor's). */
 static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 rows) {
-    u64 lim = vk->caps.max_storage_range & ~(u64)3;   /* views are whole u32 words */
-    if (align_up(W->nbytes, 4) <= lim) return rows;
+    u64 lim = vk->caps.max_storage_range & ~(u64)15;   /* views are whole 16-byte vectors */
+    if (align_up(W->nbytes, 16) <= lim) return rows;
     u64 al = vk->caps.min_offset_align, step = al / wq_gcd(rb, al);
+    if (W->dtype == DT_Q6_K) { u64 nsb = rb / 210, s8 = 8 / wq_gcd(nsb, 8); step = step / wq_gcd(step, s8) * s8; }
     u64 n = lim / rb / step * step;
     if (n == 0)
         die(EXIT_DEVICE, "op %s: tensor '%s' rows of %llu bytes cannot be bound in aligned chunks under maxStorageBufferRange %llu "
@@ -90,17 +92,18 @@ static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 ro
 }
 
 /* A view of rows r0 .. r0+n-1 of W (same arena block, offset advanced by whole rows).
-   Its byte count is rounded up to whole u32 words: the kernels read the weights as
-   array<u32>, whose length is the bound range / 4, so the last 2 bytes of an odd number
-   of Q6_K/Q4_0/Q8_0 blocks would otherwise be out of reach. The padding bytes lie
-   before the next aligned tensor (or are refused when the block ends right there). */
+   Its byte count is rounded up to whole 16-byte vectors: matmul.wgsl reads the weights as
+   array<vec4<u32>>, whose length is the bound range / 16, so the last bytes of the tensor
+   would otherwise be out of reach (its Q6_K blocks count is floor(range / 210), which the
+   rounding keeps). The padding bytes lie before the next tensor (vk_tensor_at reserves whole
+   16-byte vectors), or are refused when the block ends right there. */
 static Tensor wq_view(const char *op, const Tensor *W, u64 r0, u64 n, u64 rb) {
     Tensor v = *W;
     v.ndim = 2; v.ne[1] = n; v.ne[2] = v.ne[3] = 1;
-    v.nelem = W->ne[0] * n; v.nbytes = align_up(n * rb, 4); v.offset = W->offset + r0 * rb;
+    v.nelem = W->ne[0] * n; v.nbytes = align_up(n * rb, 16); v.offset = W->offset + r0 * rb;
     if (!W->arena->planning && v.offset + v.nbytes > W->arena->blocks[W->block].size)
-        die(EXIT_USAGE, "op %s: tensor '%s' ends %llu bytes before a whole u32 word at the end of its arena block; "
-            "leave 4 bytes of padding after weight tensors", op, W->name, (unsigned long long)(v.nbytes - n * rb));
+        die(EXIT_USAGE, "op %s: tensor '%s' ends %llu bytes before a whole 16-byte vector at the end of its arena block; "
+            "leave 16 bytes of padding after weight tensors", op, W->name, (unsigned long long)(v.nbytes - n * rb));
     return v;
 }
 
@@ -281,11 +284,14 @@ bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, 
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }
 
 /* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena
-   block, with one dtype and row length, and the pair fits one binding. */
+   block, with one dtype and row length, and the pair fits one binding; Q6_K only when a holds
+   whole units of 8 super-blocks (vk_q6k_units regroups each tensor on its own: b's units must
+   start where a's end). */
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab) {
     if (a->arena != b->arena || a->block != b->block || a->dtype != b->dtype || a->ne[0] != b->ne[0] ||
         b->offset != a->offset + a->nbytes || !a->nbytes || !b->nbytes) return false;
-    if (align_up(a->nbytes + b->nbytes, 4) > vk->caps.max_storage_range) return false;
+    if (a->dtype == DT_Q6_K && a->nbytes / 210 % 8) return false;
+    if (align_up(a->nbytes + b->nbytes, 16) > vk->caps.max_storage_range) return false;
     *ab = *a;
     ab->ndim = 2; ab->ne[1] = a->nelem / a->ne[0] + b->nelem / b->ne[0]; ab->ne[2] = ab->ne[3] = 1;
     ab->nelem = a->nelem + b->nelem; ab->nbytes = a->nbytes + b->nbytes;
@@ -358,7 +364,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     u64 K = GU->ne[0], M = GU->nelem / K / 2;
     wq_need_norm(op, GU, X, nw);
     need(Y->nelem == M && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff) f32 or f16");
-    need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
+    need(align_up(GU->nbytes, 16) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     if (R) {
         need(Y->dtype == DT_F16, op, Y, "the residual prologue runs with f16 activations only");
         for (int i = 0; i < 3; i++)
@@ -397,7 +403,7 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
     need(X->ne[0] == K && X->nelem % K == 0, op, X, "row length differs from the weights' row length");
     need(Y->nelem == M * T && Y->dtype == X->dtype, op, Y, "output must be (n_ff, T) in the activation dtype");
     need(T >= 1 && T <= 65535 && M <= 0xffffffffu, op, X, "tokens must be 1..65535");
-    need(align_up(GU->nbytes, 4) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
+    need(align_up(GU->nbytes, 16) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     VkPipe *p = op_pipe(vk, OP_MATMUL_GLU, PH_DECODE, GU->dtype, X->dtype, Y->dtype);
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .act = gelu ? 1u : 0u,

@@ -648,13 +648,14 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
     for (u32 i = 0; i < 4; i++) { x.ne[i] = i < ndim ? ne[i] : 1; if (!mul_u64(x.nelem, x.ne[i], &x.nelem)) die(EXIT_USAGE, "tensor '%s': element count overflows, at %s", name, site); }
     x.nbytes = dtype_bytes(t, x.nelem);
     if (!x.nbytes) die(EXIT_USAGE, "tensor '%s': %llu elements are not whole %s blocks, at %s", name, (unsigned long long)x.nelem, dtype_name[t], site);
-    u64 al = a->vk->caps.min_offset_align;
+    u64 al = MAX(a->vk->caps.min_offset_align, 16);
     for (;;) {
         if (a->cur >= a->n_blocks) break;
         u64 start = align_up(a->pos, al);
-        if (start + align_up(x.nbytes, 4) <= vk_block_cap(a, a->cur)) {
-            /* the reservation ends on a 4-byte word: kernels bind (and read) whole u32 words */
-            x.block = a->cur; x.offset = start; a->pos = start + align_up(x.nbytes, 4); a->used += x.nbytes;
+        if (start + align_up(x.nbytes, 16) <= vk_block_cap(a, a->cur)) {
+            /* the reservation starts and ends on 16 bytes: weight views are bound rounded up to 16
+               bytes (matmul.wgsl reads them as 16-byte vectors; ops_matmul.c wq_view) */
+            x.block = a->cur; x.offset = start; a->pos = start + align_up(x.nbytes, 16); a->used += x.nbytes;
             if (a->on_tensor) a->on_tensor(a->on_ctx, &x);
             return x;
         }
@@ -664,23 +665,49 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
 }
 
-/* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed. */
+/* Q6_K on the device: nb super-blocks (210 bytes: ql[128] qh[64] scales[16] d[2]) regrouped in
+   units of 8, the last unit of fewer when nb is not a multiple of 8. A unit of n blocks holds their
+   ql, then their qh, scales and d, in its same 210 n bytes, so every part but d starts on a 16-byte
+   boundary and the kernels read it in whole words and 16-byte vectors (matmul.wgsl q6a). pack: GGUF
+   order to units; else back. Units are local: a range of whole units converts on its own. */
+void vk_q6k_units(u8 *dst, const u8 *src, u64 nb, bool pack) {
+    static const u32 part_off[4] = { 0, 128, 192, 208 }, part_len[4] = { 128, 64, 16, 2 };
+    for (u64 u0 = 0; u0 < nb; u0 += 8) {
+        u64 n = MIN(8, nb - u0);
+        const u8 *s = src + u0 * 210; u8 *d = dst + u0 * 210;
+        for (u64 j = 0; j < n; j++)
+            for (u32 q = 0; q < 4; q++) {
+                u64 g = j * 210 + part_off[q], r = part_off[q] * n + part_len[q] * j;   /* GGUF, unit offsets */
+                if (pack) memcpy(d + r, s + g, part_len[q]); else memcpy(d + g, s + r, part_len[q]);
+            }
+    }
+}
+
+/* host <-> device bytes of t: a copy, or Q6_K's regrouping (n bytes: whole blocks) */
+static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up) {
+    if (t->dtype == DT_Q6_K) vk_q6k_units(dst, src, n / 210, up);
+    else memcpy(dst, src, n);
+}
+
+/* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed.
+   Q6_K tensors are regrouped on the way (vk_q6k_units): through staging, in whole units. */
 static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
     VkBlock *b = &t->arena->blocks[t->block];
     /* mapped memory that the CPU does not cache (a discrete GPU's BAR window) is fine to write
        but very slow to read: larger downloads from it go through the cached staging block */
     if (b->mapped && (up || b->cached || t->nbytes <= EDGE_VK_UNCACHED_READ_MAX)) {
-        if (up) memcpy(b->mapped + t->offset, host, t->nbytes);
-        else    memcpy(host, b->mapped + t->offset, t->nbytes);
+        if (up) vk_xfer(t, b->mapped + t->offset, host, t->nbytes, true);
+        else    vk_xfer(t, host, b->mapped + t->offset, t->nbytes, false);
         return;
     }
     if (!vk->staging.buf) {
         Err e;
         if (!vk_block_alloc(vk, &vk->staging, EDGE_VK_STAGING_BYTES, true, "staging", &e)) die(e.code, "%s", e.msg);
     }
+    u64 step = t->dtype == DT_Q6_K ? vk->staging.size / 1680 * 1680 : vk->staging.size;
     for (u64 done = 0; done < t->nbytes;) {
-        u64 n = MIN(t->nbytes - done, vk->staging.size);
-        if (up) memcpy(vk->staging.mapped, (u8 *)host + done, n);
+        u64 n = MIN(t->nbytes - done, step);
+        if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true);
         VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
         VK_CHECK(vkBeginCommandBuffer(vk->copy_cmd, &bi));
         VkBufferCopy c = up ? (VkBufferCopy){ 0, t->offset + done, n } : (VkBufferCopy){ t->offset + done, 0, n };
@@ -692,7 +719,7 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         VkResult r = vk_wait(vk);
         if (r != VK_SUCCESS) vk_wait_failed(vk, r);
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
-        if (!up) memcpy((u8 *)host + done, vk->staging.mapped, n);
+        if (!up) vk_xfer(t, (u8 *)host + done, vk->staging.mapped, n, false);
         done += n;
     }
 }

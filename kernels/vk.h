@@ -11,7 +11,8 @@
      vk_shutdown(&vk)
      vk_arena_init(&vk, &arena, name, bytes) one VkDeviceMemory block (several if maxMemoryAllocationSize forces it)
      vk_tensor(&arena, name, dtype, ndim, ne) exact-size sub-allocation (offset aligned to minStorageBufferOffsetAlignment)
-     vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible)
+     vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible;
+                                                          Q6_K regrouped in units of 8 blocks: vk_q6k_units)
      vk_kernel_find(name) / vk_pipeline(&vk, kernel)
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
      vk_validation_errors()                  errors reported by the Khronos validation layer so far
@@ -213,6 +214,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
 #define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
 void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
+void  vk_q6k_units(u8 *dst, const u8 *src, u64 nblocks, bool pack);   /* Q6_K's device layout (vk.c) */
 
 bool  vk_pcache_path(const Vk *vk, char *buf, int n);   /* the pipeline cache file of this device */
 const char *vk_pcache_reject(const Vk *vk, const u8 *d, u64 n);  /* why cache bytes are unusable, 0 if usable */

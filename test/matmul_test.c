@@ -234,6 +234,14 @@ TEST(kernel_matmul_and_get_rows_in_row_chunks) {
         mt_case(wt, DT_F16, DT_F32, PH_PREFILL, M, 256, 7, 1.0f, 530 + i);
         mt_get_rows(wt, 256, M, 7, 2.0f, 540 + i);
     }
+    /* Q6_K chunks hold whole units of 8 super-blocks (vk_q6k_units) even where the offset
+       alignment alone would allow others: rows of 3 blocks, 4-byte alignment (26 rows fit) */
+    u64 al = vk->caps.min_offset_align;
+    vk->caps.min_offset_align = 4;
+    mt_case(DT_Q6_K, DT_F32, DT_F32, PH_DECODE, 100, 768, 1, 1.0f, 550);
+    mt_case(DT_Q6_K, DT_F16, DT_F32, PH_PREFILL, 100, 768, 7, 1.0f, 551);
+    mt_get_rows(DT_Q6_K, 768, 100, 3, 2.0f, 552);
+    vk->caps.min_offset_align = al;
     /* a row larger than the binding cannot be chunked: a clear error */
     vk->caps.max_storage_range = 1024;
     DevArena a; Err e;
@@ -268,14 +276,14 @@ TEST(kernel_matmul_refuses_bad_shapes_and_keys) {
     vk->recording = false;
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk_arena_free(&a);
-    /* one Q6_K row (210 bytes): the arena reserves whole u32 words, so 210 bytes do not hold it,
-       212 do, and the kernel may bind its last word */
-    REQUIRE(vk_arena_init(vk, &a, "tight", 210, &e));
+    /* one Q6_K row (210 bytes): the arena reserves whole 16-byte vectors, so 223 bytes do not
+       hold it, 224 do, and the kernel may bind its last vector */
+    REQUIRE(vk_arena_init(vk, &a, "tight", 223, &e));
     u64 n6[2] = { 256, 1 }, n1[1] = { 1 };
     died = EXPECT_DIE(&code, vk_tensor(&a, "q6k-tight", DT_Q6_K, 2, n6));
     CHECKF(died && strstr(die_trap_msg, "'q6k-tight'") && strstr(die_trap_msg, "exhausted"), "%s", die_trap_msg);
     vk_arena_free(&a);
-    REQUIRE(vk_arena_init(vk, &a, "tight", 212, &e));
+    REQUIRE(vk_arena_init(vk, &a, "tight", 224, &e));
     Tensor t6 = vk_tensor(&a, "q6k-tight", DT_Q6_K, 2, n6);
     CHECK(t6.nbytes == 210);
     DevArena b;
@@ -342,6 +350,53 @@ TEST(kernel_matmul_error_summary) {
 }
 
 /* ---- fused decode kernels: the same bits as the separate ops they replace ------------- */
+/* Q6_K's device layout (vk_q6k_units): units of 8 super-blocks, the last of fewer, each holding
+   its blocks' ql, qh, scales and d in turn; back again on download. Through the staging block too
+   (the arena's mapping hidden), in more than one chunk, with a tail unit of 3 blocks. */
+static void q6u_expect(const u8 *src, const u8 *dev, u64 nb, u64 *bad) {
+    for (u64 b = 0; b < nb; b++) {
+        u64 u0 = b / 8 * 8, n = MIN(8, nb - u0), j = b - u0;
+        const u8 *g = src + b * 210, *d = dev + u0 * 210;
+        *bad += memcmp(d + 128 * j, g, 128) != 0;
+        *bad += memcmp(d + 128 * n + 64 * j, g + 128, 64) != 0;
+        *bad += memcmp(d + 192 * n + 16 * j, g + 192, 16) != 0;
+        *bad += memcmp(d + 208 * n + 2 * j, g + 208, 2) != 0;
+    }
+}
+TEST(q6k_device_layout_in_units_round_trips) {
+    Vk *vk = test_vk();
+    u64 nb = EDGE_VK_STAGING_BYTES / 210 + 3;        /* two staging chunks; nb % 8 = 3 */
+    if (nb % 8 != 3) nb += (3 + 8 - nb % 8) % 8;
+    u8 *src = malloc(nb * 210), *dev = malloc(nb * 210), *back = malloc(nb * 210);
+    trng_seed(4242);
+    for (u64 i = 0; i < nb * 210; i++) src[i] = (u8)(trng_u32() >> 24);
+    u64 bad = 0;
+    vk_q6k_units(dev, src, 19, true);                   /* host: 2 units + a tail of 3 */
+    q6u_expect(src, dev, 19, &bad);
+    vk_q6k_units(back, dev, 19, false);
+    CHECKF(bad == 0 && !memcmp(back, src, 19 * 210), "19 blocks: %llu parts misplaced", (unsigned long long)bad);
+    DevArena a; Err e;
+    REQUIRE(vk_arena_init(vk, &a, "q6-units", nb * 210 + 16, &e));
+    u64 ne[2] = { 256, nb };
+    Tensor t = vk_tensor(&a, "q6", DT_Q6_K, 2, ne);
+    for (int staged = 0; staged < 2; staged++) {
+        u8 *mapped = a.blocks[t.block].mapped;
+        if (staged) a.blocks[t.block].mapped = 0;       /* as on a device without host-visible device memory */
+        vk_upload(vk, &t, src);
+        memset(back, 0, nb * 210);
+        vk_download(vk, &t, back);
+        a.blocks[t.block].mapped = mapped;
+        CHECKF(!memcmp(back, src, nb * 210), "staged=%d: the download differs from the upload", staged);
+        if (mapped) {
+            bad = 0;
+            q6u_expect(src, mapped + t.offset, nb, &bad);
+            CHECKF(bad == 0, "staged=%d: %llu parts misplaced on the device", staged, (unsigned long long)bad);
+        }
+    }
+    vk_arena_free(&a);
+    free(src); free(dev); free(back);
+}
+
 /* op_matmul_glu on gate and up stored back to back equals op_matmul (gate), op_matmul (up) and
    op_glu, bit for bit (same lanes, same reduction, the same rounding to the activation dtype
    before the activation); those are checked against references above and in attn_test.c. */
@@ -371,6 +426,11 @@ TEST(kernel_matmul_glu_equals_separate_ops) {
         CHECK(op_gate_up_view(vk, &wg, &wu, &gu) && gu.nbytes == tgu.nbytes && gu.offset == tgu.offset);
         Tensor wu_far = wu; wu_far.offset += 256;
         CHECK(!op_gate_up_view(vk, &wg, &wu_far, &gu));   /* not back to back: no view */
+        if (wt == DT_Q6_K) {        /* Q6_K gate rows that end inside a unit of 8 blocks: no view */
+            Tensor g3 = wg, u3 = wg;
+            g3.ne[1] = u3.ne[1] = 3; g3.nelem = u3.nelem = 3 * K; g3.nbytes = u3.nbytes = 3 * rb; u3.offset += 3 * rb;
+            CHECK(!op_gate_up_view(vk, &g3, &u3, &gu));
+        }
         CHECK(op_gate_up_view(vk, &wg, &wu, &gu));
         for (int gelu = 0; gelu < 2; gelu++) {
             vk_begin(vk);

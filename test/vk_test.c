@@ -47,11 +47,11 @@ TEST(kernel_table_is_tint_spirv_with_reflected_bindings) {
         CHECK(kb->elem == KE_F32 && kb->vec == 1);
         CHECK(kb->writable == (kb->binding == 2));
     }
-    const KernelInfo *m = &kernel_table[vk_kernel_find("get_rows_f16")];    /* f16 weights bound as u32 words */
+    const KernelInfo *m = &kernel_table[vk_kernel_find("get_rows_f16")];    /* f16 weights bound as 16-byte vectors of u32 */
     CHECK(m->n_bindings == 3);
     for (u32 b = 0; b < m->n_bindings; b++) {
         const KBinding *kb = &m->bindings[b];
-        if (kb->binding == 0) CHECK(kb->elem == KE_U32 && kb->vec == 1 && !kb->writable && !strcmp(kb->name, "w"));
+        if (kb->binding == 0) CHECK(kb->elem == KE_U32 && kb->vec == 4 && !kb->writable && !strcmp(kb->name, "w"));
         if (kb->binding == 1) CHECK(kb->elem == KE_U32 && kb->vec == 1 && !kb->writable && !strcmp(kb->name, "ids"));
         if (kb->binding == 2) CHECK(kb->elem == KE_F32 && kb->vec == 1 && kb->writable && !strcmp(kb->name, "yr"));
     }
