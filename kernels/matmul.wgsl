@@ -406,8 +406,9 @@ fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // of bytes j - 4 / j.
 struct Q4Head { d: f32, dm: f32, sc03: u32, mn03: u32, sc47: u32, mn47: u32, dd: u32 }
 fn q4k_head(ow: u32) -> Q4Head {
-    let dd = wword(ow);
-    let s0 = wword(ow + 1u); let s4 = wword(ow + 2u); let s8 = wword(ow + 3u);   // scale bytes 0..11
+    let hv = wvec(ow / 4u);                     // (ow = 36 bi: a multiple of 4 words)
+    let dd = hv.x;
+    let s0 = hv.y; let s4 = hv.z; let s8 = hv.w;  // scale bytes 0..11
     return Q4Head(f16v(dd & 0xffffu), f16v(dd >> 16u), s0 & 0x3f3f3f3fu, s4 & 0x3f3f3f3fu,
                   (s8 & 0x0f0f0f0fu) | ((s0 >> 2u) & 0x30303030u), ((s8 >> 4u) & 0x0f0f0f0fu) | ((s4 >> 2u) & 0x30303030u), dd);
 }
@@ -964,7 +965,7 @@ fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
 // same bits as int8). The product is exactly W . Q8(x) up to f32 rounding, Q8(x) = q max|x| / 127
 // per block, which is what fat checks; quantizing costs an error of at most max|x| / 254 per value
 // (llama.cpp's CPU path quantizes its k-quant activations the same way).
-var<workgroup> xq: array<u32, 768>;          // *_q: the normalized row as int8 x4
+var<workgroup> xq: array<vec4<u32>, 192>;    // *_q: the normalized row as int8 x4, by 16 (read as vectors)
 var<workgroup> xqd: array<f32, 96>;          // *_q: the scale of each block of 32 (max|x| / 127)
 var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)
 
@@ -994,14 +995,15 @@ fn mv_norm_q_regs(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<functi
             var bm = 0.0;
             var nan = 0.0;
             for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
-            xq[i] = pack4xI8(vec4<i32>(round(clamp((*xv)[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
+            xq[i / 4u][i % 4u] = pack4xI8(vec4<i32>(round(clamp((*xv)[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
             if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
         }
     }
     workgroupBarrier();
     for (var u = l; u < p.k / 16u; u = u + MVT) {
         var qs = 0;
-        for (var t = 0u; t < 4u; t = t + 1u) { qs = qs + dot4I8Packed(xq[4u * u + t], 0x01010101u); }
+        let v = xq[u];
+        for (var t = 0u; t < 4u; t = t + 1u) { qs = qs + dot4I8Packed(v[t], 0x01010101u); }
         xq16[u] = f32(qs);
     }
     workgroupBarrier();
@@ -1016,10 +1018,12 @@ fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
     let mnw = select(hd.mn03, hd.mn47, c4 >= 2u);
     let ja = xb + 16u * c4;                       // sub-block 2 c4; 2 c4 + 1 at ja + 8
     var da = 0i; var db = 0i;
+    let qv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u + 2u * c4), wvec(ow / 4u + 2u + 2u * c4));
+    let xv = array<vec4<u32>, 4>(xq[ja / 4u], xq[ja / 4u + 1u], xq[ja / 4u + 2u], xq[ja / 4u + 3u]);
     for (var t = 0u; t < 8u; t = t + 1u) {
-        let q = wword(ow + 4u + 8u * c4 + t);
-        da = da + dot4I8Packed(q & 0x0f0f0f0fu, xq[ja + t]);
-        db = db + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xq[ja + 8u + t]);
+        let q = qv[t / 4u][t % 4u];
+        da = da + dot4I8Packed(q & 0x0f0f0f0fu, xv[t / 4u][t % 4u]);
+        db = db + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xv[2u + t / 4u][t % 4u]);
     }
     let ba = ja / 8u;
     return dm.x * (f32((scw >> sl) & 0xffu) * xqd[ba] * f32(da) + f32((scw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * f32(db))
@@ -1041,15 +1045,16 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
     let qh4 = wvec((a.qh + 32u * h + 16u * e) / 16u);
     let s = wvec(a.sc / 16u);
     var d0 = 0i; var d1 = 0i; var d2 = 0i; var d3 = 0i;
-    let xa = xb + 32u * h + 4u * e;              // vec4 index of quarter 0's first activation
+    let xa = xb + 32u * h + 4u * e;              // word index of quarter 0's first activations
+    let x0 = xq[xa / 4u]; let x1 = xq[xa / 4u + 2u]; let x2 = xq[xa / 4u + 4u]; let x3 = xq[xa / 4u + 6u];
     for (var t = 0u; t < 4u; t = t + 1u) {
         let qa = qa4[t];
         let qb = qb4[t];
         let qh = qh4[t];
-        d0 = d0 + dot4I8Packed((qa & 0x0f0f0f0fu) | ((qh << 4u) & 0x30303030u), xq[xa + t]);
-        d1 = d1 + dot4I8Packed((qb & 0x0f0f0f0fu) | ((qh << 2u) & 0x30303030u), xq[xa + 8u + t]);
-        d2 = d2 + dot4I8Packed(((qa >> 4u) & 0x0f0f0f0fu) | (qh & 0x30303030u), xq[xa + 16u + t]);
-        d3 = d3 + dot4I8Packed(((qb >> 4u) & 0x0f0f0f0fu) | ((qh >> 2u) & 0x30303030u), xq[xa + 24u + t]);
+        d0 = d0 + dot4I8Packed((qa & 0x0f0f0f0fu) | ((qh << 4u) & 0x30303030u), x0[t]);
+        d1 = d1 + dot4I8Packed((qb & 0x0f0f0f0fu) | ((qh << 2u) & 0x30303030u), x1[t]);
+        d2 = d2 + dot4I8Packed(((qa >> 4u) & 0x0f0f0f0fu) | (qh & 0x30303030u), x2[t]);
+        d3 = d3 + dot4I8Packed(((qb >> 4u) & 0x0f0f0f0fu) | ((qh >> 2u) & 0x30303030u), x3[t]);
     }
     let sw0 = select(s.x, s.z, h == 1u) >> (8u * e);   // scale bytes of quarters 0 and 1 at bits 0, 16
     let sw1 = select(s.y, s.w, h == 1u) >> (8u * e);   // quarters 2, 3
