@@ -12,6 +12,8 @@
 // heads at n_head, chunks at the grid (<= 1024 = wc's length, checked by the host with the
 // cache, scratch and part sizes in ops_attn.c). So the robustness transform is off:
 //! norobust
+// (attn_split_h unpacks f16 pairs: every entry may say f16, and only those whose code uses it need it)
+enable f16;
 //! variant attention_f32_f32c attention
 //! variant attention_f32_f16c attention alias:C=f16
 //! variant attention_f16_f32c attention alias:A=f16
@@ -21,9 +23,9 @@
 //! variant attn_split_f16_f32c attn_split alias:A=f16
 //! variant attn_split_f16_f16c attn_split alias:A=f16 alias:C=f16
 //! variant attn_split_dec_f32_f32c attn_split PRE=1
-//! variant attn_split_dec_f32_f16c attn_split PRE=1 alias:C=f16
+//! variant attn_split_dec_f32_f16c attn_split_h alias:C=f16
 //! variant attn_split_dec_f16_f32c attn_split PRE=1 alias:A=f16
-//! variant attn_split_dec_f16_f16c attn_split PRE=1 alias:A=f16 alias:C=f16
+//! variant attn_split_dec_f16_f16c attn_split_h alias:A=f16 alias:C=f16
 //! variant attn_flash_f32_f32c attn_flash
 //! variant attn_flash_f32_f16c attn_flash alias:C=f16
 //! variant attn_flash_f16_f32c attn_flash alias:A=f16
@@ -171,7 +173,8 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 // (((t' * n_head + h) * n_chunks) + c) * (head_dim + 2), t' = t - q0 (a dispatch takes queries q0 ..,
 // so part holds only as many queries as one dispatch). head_dim: a multiple of 4 with head_dim/4
 // dividing 128. attn_merge: grid (n_head, T'); with M the largest m_c and w_c = exp(m_c - M):
-// out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention.
+// out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention. Decode
+// with an f16 cache runs attn_split_h (below) instead of attn_split.
 @group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
 @group(0) @binding(2) var<storage, read> vc4: array<vec4<C>>;      // attn_split: the value cache by 4
 @group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 2, n_chunks, n_head)
@@ -283,6 +286,103 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         partw[pb + 2u + 4u * l] = tv.x; partw[pb + 3u + 4u * l] = tv.y; partw[pb + 4u + 4u * l] = tv.z; partw[pb + 5u + 4u * l] = tv.w;
     }
     if (l == 0u) {                               // the sum of the 32 weights (es is complete since the barrier)
+        var sum = 0.0;
+        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
+        partw[pb] = m; partw[pb + 1u] = sum;
+    }
+}
+
+// attn_split_h: attn_split's decode variant for an f16 cache, reading keys and values as 16-byte
+// vectors of 8 halves (kc8, vc8): half the load instructions of vec4<f16>. Scores: invocation l
+// takes key l / 4 and its 8-dim chunks f = l % 4 + 4i; values: head_dim / 8 invocations per key,
+// 8 dims each, 128 / (head_dim / 8) keys at a time. Every load of the chunk (at most 8 key and 8
+// value vectors per invocation) is issued before q is shared. head_dim: a multiple of 8 with
+// head_dim / 8 dividing 128. The same sums as attn_split, in another order of the dims.
+@group(0) @binding(1) var<storage, read> kc8: array<vec4<u32>>;    // attn_split_h: the f16 key cache by 8
+@group(0) @binding(2) var<storage, read> vc8: array<vec4<u32>>;    // attn_split_h: the f16 value cache by 8
+var<workgroup> acc8: array<vec4<f32>, 256>;                        // attn_split_h: 8 dims per invocation
+
+fn h8lo(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.x)), vec2<f32>(bitcast<vec2<f16>>(u.y))); }
+fn h8hi(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.z)), vec2<f32>(bitcast<vec2<f16>>(u.w))); }
+
+@compute @workgroup_size(128)
+fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let h = wid.x;
+    let c = wid.y;
+    let t = wid.z + p.q0;
+    let tl = wid.z;
+    if (l < 2u) { posw[l] = pos[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    let n_tok = workgroupUniformLoad(&posw[1]);
+    let kr = key_range(p0 + t);
+    let j0 = kr.x + 32u * c;
+    if (t >= n_tok || j0 > kr.y || h >= p.n_head) { return; }
+    let d_n = p.head_dim;
+    let d8 = d_n / 8u;
+    let kvd8 = d8 * p.n_head_kv;
+    let hk = h / (p.n_head / p.n_head_kv);
+    let nk = min(32u, kr.y + 1u - j0);
+    let qh = t * p.n_head + h;
+    let kk = l / 4u;
+    let qd = l % 4u;
+    let kb = (j0 + min(kk, nk - 1u)) * kvd8 + hk * d8;
+    let ng = 128u / d8;
+    let g = l / d8;
+    let dv = l % d8;
+    var kr8: array<vec4<u32>, 8>;
+    var vr8: array<vec4<u32>, 8>;
+    for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < d8) { kr8[i] = kc8[kb + qd + 4u * i]; } }
+    for (var i = 0u; i < 8u; i = i + 1u) { let key = g + ng * i; if (key < nk) { vr8[i] = vc8[(j0 + key) * kvd8 + hk * d8 + dv]; } }
+    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
+    workgroupBarrier();
+    var a = 0.0;
+    if (kk < nk) {
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let f = qd + 4u * i;
+            if (f < d8) {
+                let b = 8u * f;
+                a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), h8lo(kr8[i]))
+                      + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), h8hi(kr8[i]));
+            }
+        }
+    }
+    sp[l] = a;
+    workgroupBarrier();
+    var s = -F32_MAX;
+    if (l < nk) {
+        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
+        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
+    }
+    workgroupBarrier();
+    if (l < 32u) { sp[l] = s; }
+    workgroupBarrier();
+    var m = -F32_MAX;
+    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
+    var ev = 0.0;
+    if (l < nk) { ev = exp(s - m); }
+    if (l < 32u) { es[l] = ev; }
+    workgroupBarrier();
+    var alo = vec4<f32>(0.0);
+    var ahi = vec4<f32>(0.0);
+    for (var i = 0u; i < 8u; i = i + 1u) {
+        let key = g + ng * i;
+        if (key < nk) { alo = alo + es[key] * h8lo(vr8[i]); ahi = ahi + es[key] * h8hi(vr8[i]); }
+    }
+    acc8[2u * l] = alo;
+    acc8[2u * l + 1u] = ahi;
+    workgroupBarrier();
+    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 2u);
+    if (l < d8) {
+        var tlo = vec4<f32>(0.0);
+        var thi = vec4<f32>(0.0);
+        for (var k = 0u; k < ng; k = k + 1u) { tlo = tlo + acc8[2u * (k * d8 + l)]; thi = thi + acc8[2u * (k * d8 + l) + 1u]; }
+        let o = pb + 2u + 8u * l;
+        partw[o] = tlo.x; partw[o + 1u] = tlo.y; partw[o + 2u] = tlo.z; partw[o + 3u] = tlo.w;
+        partw[o + 4u] = thi.x; partw[o + 5u] = thi.y; partw[o + 6u] = thi.z; partw[o + 7u] = thi.w;
+    }
+    if (l == 0u) {
         var sum = 0.0;
         for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
         partw[pb] = m; partw[pb + 1u] = sum;

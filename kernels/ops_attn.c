@@ -148,7 +148,7 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
 u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 31) / 32); }
 
 bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
-    return head_dim >= 4 && head_dim <= 256 && head_dim % 4 == 0 && 128 % (head_dim / 4) == 0 && op_attn_chunks(n_ctx) <= 1024;
+    return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0 && 128 % (head_dim / 8) == 0 && op_attn_chunks(n_ctx) <= 1024;   /* (attn_split_h: 8 dims per load) */
 }
 
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
@@ -156,7 +156,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     const char *n = "attention_split";
     u64 hd, T, n_ctx;
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
-    need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim / 4 must divide 128, and n_ctx be at most 32768");
+    need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim must be a multiple of 8 with head_dim / 8 dividing 128, and n_ctx be at most 32768");
     u32 nc = op_attn_chunks(n_ctx);
     u64 per_q = (hd + 2) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= 1 query)");
