@@ -775,77 +775,119 @@ var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the f32 sum of each 4
 
 fn h_pair(v: vec4<A>) -> vec2<u32> { return vec2<u32>(bitcast<u32>(vec2<f16>(v.xz) * HSH), bitcast<u32>(vec2<f16>(v.yw) * HSH)); }
 
-// q4k_lane on f16 pairs: xa[j], xsum[j] the activations of sb_x(c, j)
-fn q4k_lane_h(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+// The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8: the binding of x
+// and x4). hv_pair: h_pair of 4 halves held as 2 words, and their f32 sum (hsum's order).
+@group(0) @binding(1) var<storage, read> x8: array<vec4<u32>>;
+struct HPair { h: vec2<u32>, sum: f32 }
+fn hv_pair(r: vec2<u32>) -> HPair {
+    let p0 = bitcast<vec2<f16>>(r.x);
+    let p1 = bitcast<vec2<f16>>(r.y);
+    let h = vec2<u32>(bitcast<u32>(vec2<f16>(p0.x, p1.x) * HSH), bitcast<u32>(vec2<f16>(p0.y, p1.y) * HSH));
+    return HPair(h, (f32(p0.x) + f32(p0.y)) + (f32(p1.x) + f32(p1.y)));
+}
+
+// q4k_lane_h over dot_k_h's layout for global activations (q4k_lane_x): lane c = 4 kk + c' takes
+// the sub-block pairs k = 2 kk + pi (pi = 0, 1), of each the quant words 2c' and 2c' + 1: elements
+// 64k + 8c' .. +7 (low nibbles) and 64k + 32 + 8c' .. +7 (high), so its activations are four
+// 16-byte loads that the 4 lanes of a pair take from 64 neighbouring bytes. xa[4 pi + 2 hl + wi],
+// xsum alike: pair pi, low / high, word wi.
+fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let hd = q4k_head(ow);
-    let dh = vec2<f32>(bitcast<vec2<f16>>(hd.dd));   // f16 d and dmin converted by the f16 hardware (f16v's bit work is for f32-only devices)
+    let dh = vec2<f32>(bitcast<vec2<f16>>(hd.dd));
     let d = dh.x / HS; let dm = dh.y;
-    let sc03 = hd.sc03; let mn03 = hd.mn03; let sc47 = hd.sc47; let mn47 = hd.mn47;
+    let kk = c / 4u;
+    let cw = 2u * (c % 4u);
+    let scw = select(hd.sc03, hd.sc47, kk == 1u);
+    let mnw = select(hd.mn03, hd.mn47, kk == 1u);
     let one = vec2<f16>(1024.0h);
     var acc = 0.0;
-    for (var k = 0u; k < 4u; k = k + 1u) {
-        let sl = 16u * (k & 1u);
-        let scw = select(sc03, sc47, k >= 2u);
-        let mnw = select(mn03, mn47, k >= 2u);
-        let q = wword(ow + 4u + c + 8u * k);
-        let a = xa[2u * k];
-        let b = xa[2u * k + 1u];
-        let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x64006400u) - one;
-        let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x64006400u) - one;
-        let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x64006400u) - one;
-        let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x64006400u) - one;
-        let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
-        let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
-        acc = acc + (d * f32((scw >> sl) & 0xffu)) * (pl.x + pl.y) - (dm * f32((mnw >> sl) & 0xffu)) * xsum[2u * k]
-                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * (ph.x + ph.y) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * xsum[2u * k + 1u];
+    for (var pi = 0u; pi < 2u; pi = pi + 1u) {
+        let k = 2u * kk + pi;
+        let sl = 16u * pi;
+        var sl_ = 0.0; var sh_ = 0.0;
+        for (var wi = 0u; wi < 2u; wi = wi + 1u) {
+            let q = wword(ow + 4u + 8u * k + cw + wi);
+            let a = xa[4u * pi + wi];
+            let b = xa[4u * pi + 2u + wi];
+            let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x64006400u) - one;
+            let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x64006400u) - one;
+            let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x64006400u) - one;
+            let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x64006400u) - one;
+            let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
+            let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
+            sl_ = sl_ + (pl.x + pl.y);
+            sh_ = sh_ + (ph.x + ph.y);
+        }
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * sl_ - (dm * f32((mnw >> sl) & 0xffu)) * (xsum[4u * pi] + xsum[4u * pi + 1u])
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * sh_ - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * (xsum[4u * pi + 2u] + xsum[4u * pi + 3u]);
     }
     return acc;
 }
-
-// q6k_lane on f16 pairs: 0x6400 | q6 minus 1056 is the f16 q6 - 32 (Q6_K has no minimum term)
-fn q6k_lane_h(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
-    let hd = q6k_head(bi, c);
-    let sw0 = hd.sw0; let sw1 = hd.sw1; let sw2 = hd.sw2; let sw3 = hd.sw3; let qh0 = hd.qh0; let qh1 = hd.qh1;
-    let d = f32(bitcast<vec2<f16>>(hd.db).x) / HS;
+// q6k_lane_h over dot_k_h's layout (q6k_lane_x): lane c = 4 h + c' takes half h's ql words at bytes
+// 64h + 32qa + 8c' .. +7 (qa = 0, 1): elements 128h + 32qa + 8c' .. +7 (low nibbles, quarter qa) and
+// those + 64 (high, quarter qa + 2), their high bits from the 8 qh bytes 32h + 8c' ..; xa[4 qa + 2 hl + wi].
+fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
+    let a = q6a(bi);
+    let h = c / 4u;
+    let cq = c % 4u;
+    let qh0 = wword(a.qh / 4u + 8u * h + 2u * cq);
+    let qh1 = wword(a.qh / 4u + 8u * h + 2u * cq + 1u);
+    let s = wvec(a.sc / 16u);
+    let sw0 = select(s.x, s.z, h == 1u) >> (8u * (cq / 2u));   // scale bytes 8h + c'/2 + 2qa at bits 16qa
+    let sw1 = select(s.y, s.w, h == 1u) >> (8u * (cq / 2u));   // and those + 4 (quarters qa + 2)
+    let d = f32(bitcast<vec2<f16>>(q6d(a)).x) / HS;
     let off = vec2<f16>(1056.0h);
     var acc = 0.0;
-    for (var k = 0u; k < 4u; k = k + 1u) {
-        let h = k / 2u;
-        let qa = k % 2u;
-        let ql = wword(hd.qlw + c + 8u * k);
-        let qh = select(qh0, qh1, h == 1u);
-        let swa = select(sw0, sw2, h == 1u);
-        let swb = select(sw1, sw3, h == 1u);
-        let m0 = (ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u);
-        let m1 = ((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u);
-        let a = xa[2u * k];
-        let b = xa[2u * k + 1u];
-        let pa = vec2<f32>(fma(bitcast<vec2<f16>>(((m0 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(a.y),
-                               (bitcast<vec2<f16>>((m0 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(a.x)));
-        let pb = vec2<f32>(fma(bitcast<vec2<f16>>(((m1 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(b.y),
-                               (bitcast<vec2<f16>>((m1 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(b.x)));
-        acc = acc + f32(i8v((swa >> (16u * qa)) & 0xffu)) * (pa.x + pa.y) + f32(i8v((swb >> (16u * qa)) & 0xffu)) * (pb.x + pb.y);
+    for (var qa = 0u; qa < 2u; qa = qa + 1u) {
+        var sl_ = 0.0; var sh_ = 0.0;
+        for (var wi = 0u; wi < 2u; wi = wi + 1u) {
+            let ql = wword(a.ql / 4u + 16u * h + 8u * qa + 2u * cq + wi);
+            let qh = select(qh0, qh1, wi == 1u);
+            let m0 = (ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u);
+            let m1 = ((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u);
+            let x0 = xa[4u * qa + wi];
+            let x1 = xa[4u * qa + 2u + wi];
+            let pa = vec2<f32>(fma(bitcast<vec2<f16>>(((m0 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(x0.y),
+                                   (bitcast<vec2<f16>>((m0 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(x0.x)));
+            let pb = vec2<f32>(fma(bitcast<vec2<f16>>(((m1 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(x1.y),
+                                   (bitcast<vec2<f16>>((m1 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(x1.x)));
+            sl_ = sl_ + (pa.x + pa.y);
+            sh_ = sh_ + (pb.x + pb.y);
+        }
+        acc = acc + f32(i8v((sw0 >> (16u * qa)) & 0xffu)) * sl_ + f32(i8v((sw1 >> (16u * qa)) & 0xffu)) * sh_;
     }
     return d * acc;
 }
-fn lane_k_h(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+// The f16-pair lanes' activations: vector j (0..3) of 8 halves of lane c, from the super-block's
+// first (q4k_lane_x: pair 2 (c / 4) + j / 2, low / high j % 2; q6k_lane_x: half c / 4, quarter j / 2
+// of the two, low / high j % 2), so the 4 lanes c' of a pair or quarter read 64 neighbouring bytes.
+fn xv8(c: u32, j: u32) -> u32 {
+    let v = 16u * (c / 4u) + c % 4u;
+    if (WT == 7u) { return v + 8u * (j / 2u) + 4u * (j % 2u); }
+    return v + 4u * (j / 2u) + 8u * (j % 2u);
+}
+fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane_h((row * nsb + b) * 36u, c, xa, xsum); }
-    return q6k_lane_h(row * nsb + b, c, xa);
+    if (WT == 7u) { return q4k_lane_x((row * nsb + b) * 36u, c, xa, xsum); }
+    return q6k_lane_x(row * nsb + b, c, xa);
 }
 
 // dot_k / dot_kn on f16 pairs
 // dot_k / dot_kn on f16 pairs; with two, also row2 (a glu entry's up row) on the same activations
 fn dot_k_h(row: u32, row2: u32, two: bool, i: u32, z: u32) -> vec2<f32> {
     let c = i % 8u;
-    let xv = z * p.k / 4u;
     let nsb = p.k / 256u;
     var s = vec2<f32>(0.0);
+    let xw = z * p.k / 8u;                       // x8 index of token z's row
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
-        for (var j = 0u; j < 8u; j = j + 1u) { let v = x4[xv + 64u * b + sb_x(c, j)]; xa[j] = h_pair(v); xsum[j] = hsum(vec4<f32>(v)); }
-        s.x = s.x + lane_k_h(row, b, c, xa, xsum);
-        if (two) { s.y = s.y + lane_k_h(row2, b, c, xa, xsum); }
+        for (var j = 0u; j < 4u; j = j + 1u) {       // 4 loads of 8 halves (xv8)
+            let u = x8[xw + 32u * b + xv8(c, j)];
+            let e0 = hv_pair(u.xy); let e1 = hv_pair(u.zw);
+            xa[2u * j] = e0.h; xsum[2u * j] = e0.sum; xa[2u * j + 1u] = e1.h; xsum[2u * j + 1u] = e1.sum;
+        }
+        s.x = s.x + lane_x(row, b, c, xa, xsum);
+        if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
     }
     return s;
 }
@@ -855,9 +897,12 @@ fn dot_kn_h(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
     for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
         var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
-        for (var j = 0u; j < 8u; j = j + 1u) { let e = 64u * b + sb_x(c, j); xa[j] = xh[e]; xsum[j] = xsm[e]; }
-        s.x = s.x + lane_k_h(row, b, c, xa, xsum);
-        if (two) { s.y = s.y + lane_k_h(row2, b, c, xa, xsum); }
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let e = 64u * b + 2u * xv8(c, j);
+            xa[2u * j] = xh[e]; xa[2u * j + 1u] = xh[e + 1u]; xsum[2u * j] = xsm[e]; xsum[2u * j + 1u] = xsm[e + 1u];
+        }
+        s.x = s.x + lane_x(row, b, c, xa, xsum);
+        if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
     }
     return s;
 }
