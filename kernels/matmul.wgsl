@@ -308,7 +308,9 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 //   matvec (every type): lane l takes elements 4l.., 4l + 4 lanes.., ... through dq4.
 //   matvec_k (Q4_K, Q6_K): 8 lanes per super-block (lanes / 8 super-blocks per pass); lane l
 //   takes the (l % 8)-th words of its super-block's quants (Q4_K: qs, Q6_K: ql) with the
-//   scales it needs, i.e. 32 elements, unpacked 4 bytes at a time.
+//   scales it needs, i.e. 32 elements, unpacked 4 bytes at a time. The f16-pair lanes (*_h
+//   entries: q4k_lane_x, q6k_lane_x) take 2-word chunks instead, so that their activations are
+//   16-byte loads of 8 halves (x8, xv8) that neighbouring lanes take from neighbouring bytes.
 // The glu entries compute lanes-per-row output rows' gate rows in the first half of the
 // workgroup and the same up rows in the second.
 const MVT = 128u;
@@ -786,7 +788,7 @@ fn hv_pair(r: vec2<u32>) -> HPair {
     return HPair(h, (f32(p0.x) + f32(p0.y)) + (f32(p1.x) + f32(p1.y)));
 }
 
-// q4k_lane_h over dot_k_h's layout for global activations (q4k_lane_x): lane c = 4 kk + c' takes
+// The f16-pair Q4_K lane (dot_k_h, dot_kn_h): lane c = 4 kk + c' of a super-block's 8 takes
 // the sub-block pairs k = 2 kk + pi (pi = 0, 1), of each the quant words 2c' and 2c' + 1: elements
 // 64k + 8c' .. +7 (low nibbles) and 64k + 32 + 8c' .. +7 (high), so its activations are four
 // 16-byte loads that the 4 lanes of a pair take from 64 neighbouring bytes. xa[4 pi + 2 hl + wi],
@@ -823,7 +825,7 @@ fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
     }
     return acc;
 }
-// q6k_lane_h over dot_k_h's layout (q6k_lane_x): lane c = 4 h + c' takes half h's ql words at bytes
+// The f16-pair Q6_K lane: lane c = 4 h + c' takes half h's ql words at bytes
 // 64h + 32qa + 8c' .. +7 (qa = 0, 1): elements 128h + 32qa + 8c' .. +7 (low nibbles, quarter qa) and
 // those + 64 (high, quarter qa + 2), their high bits from the 8 qh bytes 32h + 8c' ..; xa[4 qa + 2 hl + wi].
 fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
