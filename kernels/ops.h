@@ -90,7 +90,7 @@ void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
 void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
 /* x += rmsnorm(o) * w, then h = rmsnorm(x) * w2 (the next norm of the updated residual), one dispatch */
 void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps);
-bool op_rmsnorm_add_norm_fits(const Tensor *o);   /* rows of at most 4096 */
+bool op_rmsnorm_add_norm_fits(const Tensor *o);   /* rows of at most 4096, a multiple of 4 */
      /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
 void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates

@@ -32,7 +32,7 @@ void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
-bool op_rmsnorm_add_norm_fits(const Tensor *o) { return o->ne[0] <= EDGE_RMSNORM_ADD_NORM_MAX; }
+bool op_rmsnorm_add_norm_fits(const Tensor *o) { return o->ne[0] <= EDGE_RMSNORM_ADD_NORM_MAX && o->ne[0] % 4 == 0; }
 
 void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps) {
     const char *n_ = "rmsnorm_add_norm";
@@ -40,7 +40,7 @@ void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor 
     need(w->nelem == n && w2->nelem == n && w2->dtype == w->dtype, n_, w, "weight lengths differ from the row length");
     need(x->nelem == o->nelem && x->dtype == DT_F32, n_, x, "the residual must be f32 of the input's size");
     need(h->nelem == o->nelem, n_, h, "output size differs from the input");
-    need(n <= EDGE_RMSNORM_ADD_NORM_MAX, n_, o, "rows longer than 4096 (rmsnorm.wgsl RN x 256; see op_rmsnorm_add_norm_fits)");
+    need(n <= EDGE_RMSNORM_ADD_NORM_MAX && n % 4 == 0, n_, o, "rows must be a multiple of 4 elements, at most 4096 (rmsnorm.wgsl: 16-byte vectors, RN4 x 256; see op_rmsnorm_add_norm_fits)");
     VkPipe *p = op_pipe(vk, OP_RMSNORM_ADD_NORM, PH_ANY, w->dtype, o->dtype, h->dtype);
     struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
     const Tensor *ts[5] = { o, w, x, w2, h };

@@ -124,27 +124,49 @@ fn inv_rms_regs(l: u32, v: ptr<function, array<f32, 16>>, r: vec2<f32>) -> f32 {
     return prescaled_inv(l, s2, sc);
 }
 
+// rmsnorm_add_norm reads and writes 16-byte vectors (n a multiple of 4: op_rmsnorm_add_norm_fits):
+// invocation l holds vectors l + 256 j, a quarter of the load instructions of single floats.
+@group(0) @binding(0) var<storage, read> xv4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> wv4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> resv4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> w2v4: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> hv4: array<vec4<O>>;
+const RN4 = 4u;
+fn inv_rms_regs4(l: u32, v: ptr<function, array<vec4<f32>, 4>>, r: vec2<f32>) -> f32 {
+    if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
+    let sc = 1.0 / r.x;
+    var s2 = 0.0;
+    for (var j = 0u; j < RN4; j = j + 1u) { let t = (*v)[j] * sc; s2 = s2 + dot(t, t); }
+    return prescaled_inv(l, s2, sc);
+}
+fn absmax4(v: vec4<f32>) -> f32 { let a = abs(v); return max(max(a.x, a.y), max(a.z, a.w)); }
+
 @compute @workgroup_size(256)
 fn rmsnorm_add_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                     @builtin(local_invocation_id) lid: vec3<u32>) {
     let row = wid.x + wid.y * nw.x;
     if (row >= p.rows) { return; }
     let l = lid.x;
-    let base = row * p.n;
-    var ov: array<f32, 16>; var rv: array<f32, 16>; var g1: array<f32, 16>; var g2: array<f32, 16>;
-    for (var j = 0u; j < RN; j = j + 1u) {       // elements l + 256 j (0 past the row)
+    let n4 = p.n / 4u;
+    let base = row * n4;
+    var ov: array<vec4<f32>, 4>; var rv: array<vec4<f32>, 4>; var g1: array<vec4<f32>, 4>; var g2: array<vec4<f32>, 4>;
+    for (var j = 0u; j < RN4; j = j + 1u) {      // vectors l + 256 j (0 past the row)
         let i = l + 256u * j;
-        if (i < p.n) { ov[j] = x[base + i]; rv[j] = res[base + i]; g1[j] = w[i]; g2[j] = w2[i]; }
-        else { ov[j] = 0.0; rv[j] = 0.0; g1[j] = 0.0; g2[j] = 0.0; }
+        if (i < n4) { ov[j] = xv4[base + i]; rv[j] = resv4[base + i]; g1[j] = wv4[i]; g2[j] = w2v4[i]; }
+        else { ov[j] = vec4<f32>(0.0); rv[j] = vec4<f32>(0.0); g1[j] = vec4<f32>(0.0); g2[j] = vec4<f32>(0.0); }
     }
     var m = 0.0; var s = 0.0;
-    for (var j = 0u; j < RN; j = j + 1u) { m = max(m, abs(ov[j])); s = s + ov[j] * ov[j]; }
-    let inv = inv_rms_regs(l, &ov, reduce_ms(l, m, s));
+    for (var j = 0u; j < RN4; j = j + 1u) { m = max(m, absmax4(ov[j])); s = s + dot(ov[j], ov[j]); }
+    let inv = inv_rms_regs4(l, &ov, reduce_ms(l, m, s));
     m = 0.0; s = 0.0;
-    for (var j = 0u; j < RN; j = j + 1u) { rv[j] = rv[j] + ov[j] * inv * g1[j]; m = max(m, abs(rv[j])); s = s + rv[j] * rv[j]; }
-    let inv2 = inv_rms_regs(l, &rv, reduce_ms(l, m, s));
-    for (var j = 0u; j < RN; j = j + 1u) {
+    for (var j = 0u; j < RN4; j = j + 1u) { rv[j] = rv[j] + ov[j] * inv * g1[j]; m = max(m, absmax4(rv[j])); s = s + dot(rv[j], rv[j]); }
+    let inv2 = inv_rms_regs4(l, &rv, reduce_ms(l, m, s));
+    for (var j = 0u; j < RN4; j = j + 1u) {
         let i = l + 256u * j;
-        if (i < p.n) { res[base + i] = rv[j]; h[base + i] = O(clampn(rv[j] * inv2 * g2[j], OUT_MAX)); }
+        if (i < n4) {
+            resv4[base + i] = rv[j];
+            let t = rv[j] * inv2 * g2[j];
+            hv4[base + i] = vec4<O>(O(clampn(t.x, OUT_MAX)), O(clampn(t.y, OUT_MAX)), O(clampn(t.z, OUT_MAX)), O(clampn(t.w, OUT_MAX)));
+        }
     }
 }
