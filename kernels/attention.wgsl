@@ -73,7 +73,7 @@ fn tanh_acc(z: f32) -> f32 {
 
 // reduce in two levels (16 invocations take 16 values each, then every invocation the 16): two
 // barriers instead of nine; ends on a barrier, so part may be written again right after
-const MG = 32u;                        // attn_merge: partial outputs held per invocation
+const MG4 = 8u;                        // attn_merge: partial output vectors held per invocation
 var<workgroup> part16: array<f32, 16>;
 fn reduce2(l: u32, v: f32, is_max: bool) -> f32 {
     part[l] = v;
@@ -170,15 +170,16 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 // dot product with 16-byte loads. The chunk's max m and the sum of e_j = exp(s_j - m) are
 // reduced in shared memory; acc = sum_j e_j v_j with head_dim/4 invocations per key (16-byte
 // loads), 128/(head_dim/4) keys at a time. The chunk leaves (m, sum, acc[head_dim]) in part at
-// (((t' * n_head + h) * n_chunks) + c) * (head_dim + 2), t' = t - q0 (a dispatch takes queries q0 ..,
+// (((t' * n_head + h) * n_chunks) + c) * (head_dim + 4) as (m, sum, 0, 0, acc), t' = t - q0 (a dispatch takes queries q0 ..,
 // so part holds only as many queries as one dispatch). head_dim: a multiple of 4 with head_dim/4
 // dividing 128. attn_merge: grid (n_head, T'); with M the largest m_c and w_c = exp(m_c - M):
 // out = sum_c w_c acc_c / sum_c w_c sum_c. Same scores, softcap and window as attention. Decode
 // with an f16 cache runs attn_split_h (below) instead of attn_split.
 @group(0) @binding(1) var<storage, read> kc4: array<vec4<C>>;      // attn_split: the key cache by 4
 @group(0) @binding(2) var<storage, read> vc4: array<vec4<C>>;      // attn_split: the value cache by 4
-@group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 2, n_chunks, n_head)
-@group(0) @binding(0) var<storage, read> partr: array<f32>;        // attn_merge: the same, read
+@group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 4, n_chunks, n_head)
+@group(0) @binding(0) var<storage, read> partr4: array<vec4<f32>>; // attn_merge: the same, read by 4
+var<workgroup> partv: array<vec4<f32>, 256>;                       // attn_merge: each invocation's 4 dims
 @group(0) @binding(1) var<storage, read> posm: array<u32>;         // attn_merge: [p0, T]
 @group(0) @binding(2) var<storage, read_write> outm: array<A>;     // attn_merge: (head_dim, n_head)
 var<workgroup> sp: array<f32, 128>;
@@ -279,16 +280,16 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     accs[l] = acc;
     workgroupBarrier();
-    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 2u);
+    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 4u);
     if (l < d4) {
         var tv = vec4<f32>(0.0);
         for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
-        partw[pb + 2u + 4u * l] = tv.x; partw[pb + 3u + 4u * l] = tv.y; partw[pb + 4u + 4u * l] = tv.z; partw[pb + 5u + 4u * l] = tv.w;
+        partw[pb + 4u + 4u * l] = tv.x; partw[pb + 5u + 4u * l] = tv.y; partw[pb + 6u + 4u * l] = tv.z; partw[pb + 7u + 4u * l] = tv.w;
     }
     if (l == 0u) {                               // the sum of the 32 weights (es is complete since the barrier)
         var sum = 0.0;
         for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
-        partw[pb] = m; partw[pb + 1u] = sum;
+        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
     }
 }
 
@@ -373,19 +374,19 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     acc8[2u * l] = alo;
     acc8[2u * l + 1u] = ahi;
     workgroupBarrier();
-    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 2u);
+    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 4u);
     if (l < d8) {
         var tlo = vec4<f32>(0.0);
         var thi = vec4<f32>(0.0);
         for (var k = 0u; k < ng; k = k + 1u) { tlo = tlo + acc8[2u * (k * d8 + l)]; thi = thi + acc8[2u * (k * d8 + l) + 1u]; }
-        let o = pb + 2u + 8u * l;
+        let o = pb + 4u + 8u * l;
         partw[o] = tlo.x; partw[o + 1u] = tlo.y; partw[o + 2u] = tlo.z; partw[o + 3u] = tlo.w;
         partw[o + 4u] = thi.x; partw[o + 5u] = thi.y; partw[o + 6u] = thi.z; partw[o + 7u] = thi.w;
     }
     if (l == 0u) {
         var sum = 0.0;
         for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
-        partw[pb] = m; partw[pb + 1u] = sum;
+        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
     }
 }
 
@@ -404,39 +405,40 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let nc = (kr.y - kr.x) / 32u + 1u;
     let d_n = p.head_dim;
     let qh = t * p.n_head + h;
-    let hb = (tl * p.n_head + h) * p.t_cap * (d_n + 2u);
-    // group l / d_n takes chunks g, g + 256/d_n, ...; dim l % d_n
-    let ng = 256u / d_n;
-    let g = l / d_n;
-    let d = l % d_n;
+    let pr = d_n + 4u;                           // a chunk's row in part: m, sum, 2 zeros, acc (16-byte aligned)
+    let hb = (tl * p.n_head + h) * p.t_cap * pr / 4u;   // (vectors of partr4)
+    // group l / d4 takes chunks g, g + 256/d4, ...; dims 4 (l % d4) .. +3
+    let d4 = d_n / 4u;
+    let ng = 256u / d4;
+    let g = l / d4;
+    let dq = l % d4;
     // every load is issued before the first reduction where the chunks fit: this invocation's
-    // chunk's (max, sum) when nc <= 256, and its group's MG partial outputs when nc <= MG ng
-    let few = nc <= MG * ng;
-    var pv: array<f32, 32>;
-    if (few) { for (var i = 0u; i < MG; i = i + 1u) { let c = g + ng * i; if (g < ng && c < nc) { pv[i] = partr[hb + c * (d_n + 2u) + 2u + d]; } } }
+    // chunk's (max, sum) when nc <= 256, and its group's MG4 partial outputs when nc <= MG4 ng
+    let few = nc <= MG4 * ng;
+    var pv: array<vec4<f32>, 8>;
+    if (few) { for (var i = 0u; i < MG4; i = i + 1u) { let c = g + ng * i; if (c < nc) { pv[i] = partr4[hb + c * pr / 4u + 1u + dq]; } } }
     var mc = -F32_MAX; var lc = 0.0;
-    if (nc <= 256u && l < nc) { mc = partr[hb + l * (d_n + 2u)]; lc = partr[hb + l * (d_n + 2u) + 1u]; }
+    if (nc <= 256u && l < nc) { let ml = partr4[hb + l * pr / 4u]; mc = ml.x; lc = ml.y; }
     var mx = mc;
-    for (var c = l + 256u; c < nc; c = c + 256u) { mx = max(mx, partr[hb + c * (d_n + 2u)]); }
+    for (var c = l + 256u; c < nc; c = c + 256u) { mx = max(mx, partr4[hb + c * pr / 4u].x); }
     let big = reduce2(l, mx, true);
     var den = 0.0;
     if (nc <= 256u) {
         if (l < nc) { let w = exp(mc - big); wc[l] = w; den = w * lc; }
     } else {
-        for (var c = l; c < nc; c = c + 256u) { let b = hb + c * (d_n + 2u); let w = exp(partr[b] - big); wc[c] = w; den = den + w * partr[b + 1u]; }
+        for (var c = l; c < nc; c = c + 256u) { let ml = partr4[hb + c * pr / 4u]; let w = exp(ml.x - big); wc[c] = w; den = den + w * ml.y; }
     }
     let total = reduce2(l, den, false);        // (its barriers also make wc complete)
-    var acc = 0.0;
-    if (g < ng) {
-        if (few) { for (var i = 0u; i < MG; i = i + 1u) { let c = g + ng * i; if (c < nc) { acc = acc + wc[c] * pv[i]; } } }
-        else { for (var c = g; c < nc; c = c + ng) { acc = acc + wc[c] * partr[hb + c * (d_n + 2u) + 2u + d]; } }
-    }
-    part[l] = acc;
+    var acc = vec4<f32>(0.0);
+    if (few) { for (var i = 0u; i < MG4; i = i + 1u) { let c = g + ng * i; if (c < nc) { acc = acc + wc[c] * pv[i]; } } }
+    else { for (var c = g; c < nc; c = c + ng) { acc = acc + wc[c] * partr4[hb + c * pr / 4u + 1u + dq]; } }
+    partv[l] = acc;
     workgroupBarrier();
-    if (l < d_n) {
-        var num = 0.0;
-        for (var k = 0u; k < ng; k = k + 1u) { num = num + part[k * d_n + l]; }
-        outm[qh * d_n + l] = A(select(0.0, num / total, total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u));
+    if (l < d4) {
+        var num = vec4<f32>(0.0);
+        for (var k = 0u; k < ng; k = k + 1u) { num = num + partv[k * d4 + l]; }
+        let ok = total > 0.0 || (bitcast<u32>(total) & 0x7fffffffu) > 0x7f800000u;
+        for (var e = 0u; e < 4u; e = e + 1u) { outm[qh * d_n + 4u * l + e] = A(select(0.0, num[e] / total, ok)); }
     }
 }
 

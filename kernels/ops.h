@@ -106,6 +106,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
         scratch (head_dim + 2, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
         groups of Q (a dispatch pair each). Only where op_attention_split_fits. */
 u32 op_attn_chunks(u64 n_ctx);
+u32 op_attn_part_row(u32 head_dim);   /* floats per chunk in part: m, sum, 2 zeros, acc[head_dim] (16-byte aligned for attn_merge) */
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
      /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256,

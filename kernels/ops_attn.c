@@ -146,6 +146,7 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
 }
 
 u32 op_attn_chunks(u64 n_ctx) { return (u32)((n_ctx + 31) / 32); }
+u32 op_attn_part_row(u32 head_dim) { return head_dim + 4; }
 
 bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
     return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0 && 128 % (head_dim / 8) == 0 && op_attn_chunks(n_ctx) <= 1024;   /* (attn_split_h: 8 dims per load) */
@@ -158,8 +159,8 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim must be a multiple of 8 with head_dim / 8 dividing 128, and n_ctx be at most 32768");
     u32 nc = op_attn_chunks(n_ctx);
-    u64 per_q = (hd + 2) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
-    need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 2, n_ctx / 32, n_head, >= 1 query)");
+    u64 per_q = (u64)op_attn_part_row((u32)hd) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
+    need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 4, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
     need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
     VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, T == 1 ? PH_DECODE : PH_PREFILL, kc->dtype, q->dtype, part->dtype);

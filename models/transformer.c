@@ -86,10 +86,10 @@ static void xf_alloc(Xf *xf) {
        kernel's scores scratch would take (n_ctx x n_head x T f32), so the split never needs more
        memory; otherwise that kernel and its scratch */
     if (op_attention_split_fits(c->head_dim, xf->n_ctx)) {
-        u64 per_q = (u64)(c->head_dim + 2) * op_attn_chunks(xf->n_ctx) * c->n_head;
+        u64 per_q = (u64)op_attn_part_row(c->head_dim) * op_attn_chunks(xf->n_ctx) * c->n_head;
         u64 Q = (u64)xf->n_ctx * c->n_head * T / per_q;
         Q = MAX(1, MIN(Q, T));
-        u64 ap[4] = { c->head_dim + 2, op_attn_chunks(xf->n_ctx), c->n_head, Q };
+        u64 ap[4] = { op_attn_part_row(c->head_dim), op_attn_chunks(xf->n_ctx), c->n_head, Q };
         xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 4, ap);
     } else {
         u64 sc[3] = { xf->n_ctx, c->n_head, T };

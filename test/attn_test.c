@@ -214,9 +214,9 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     u64 nq = (u64)hd * nh * T, nc = (u64)kvd * n_ctx, ns = (u64)n_ctx * nh * T;
     DevArena a; Err e;
     u32 pq = c->part_q ? c->part_q : T;
-    u64 npart = (u64)(hd + 2) * op_attn_chunks(n_ctx) * nh * pq;
+    u64 npart = (u64)op_attn_part_row(hd) * op_attn_chunks(n_ctx) * nh * pq;
     REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns + npart) * 4 + 8192, &e));
-    u64 shpart[4] = { hd + 2, op_attn_chunks(n_ctx), nh, pq };
+    u64 shpart[4] = { op_attn_part_row(hd), op_attn_chunks(n_ctx), nh, pq };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);

@@ -663,14 +663,14 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE;     /* op_attention_split */
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
-    u64 npart = (u64)(c->hd + 2) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
+    u64 npart = (u64)op_attn_part_row(c->hd) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
     if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
     u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { 2 };
     Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
-    u64 shpart[4] = { c->hd + 2, op_attn_chunks(c->n_ctx), c->nh, c->T };
+    u64 shpart[4] = { op_attn_part_row(c->hd), op_attn_chunks(c->n_ctx), c->nh, c->T };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     u32 pos[2] = { c->p0, c->T };
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
