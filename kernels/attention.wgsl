@@ -195,6 +195,52 @@ fn key_range(p0: u32) -> vec2<u32> {
     return vec2<u32>(lo, hi);
 }
 
+// attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key j0, its key count
+// nk); nk = 0 when it has nothing to do (past the query's keys, the token count or the heads)
+fn split_chunk(l: u32, wid: vec3<u32>) -> vec2<u32> {
+    if (l < 2u) { posw[l] = pos[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    let n_tok = workgroupUniformLoad(&posw[1]);
+    let t = wid.z + p.q0;
+    let kr = key_range(p0 + t);
+    let j0 = kr.x + 32u * wid.y;
+    if (t >= n_tok || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(j0, 0u); }
+    return vec2<u32>(j0, min(32u, kr.y + 1u - j0));
+}
+
+// The chunk's scores from each invocation's quarter a of a key's dot product (invocation l: key
+// l / 4), the softcap, their max m (returned to every invocation) and the weights e = exp(s - m)
+// of its keys in es (0 past nk).
+fn split_softmax(l: u32, a: f32, nk: u32) -> f32 {
+    sp[l] = a;
+    workgroupBarrier();
+    var s = -F32_MAX;
+    if (l < nk) {
+        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
+        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
+    }
+    workgroupBarrier();
+    if (l < 32u) { sp[l] = s; }
+    workgroupBarrier();
+    var m = -F32_MAX;                            // every invocation reads the 32 scores (broadcasts)
+    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
+    var ev = 0.0;
+    if (l < nk) { ev = exp(s - m); }
+    if (l < 32u) { es[l] = ev; }
+    workgroupBarrier();
+    return m;
+}
+
+// the chunk's m and the sum of its 32 weights (es is complete since split_softmax's barrier) at
+// the start of its row pb in part, with the row's two zeros
+fn split_store_ms(l: u32, pb: u32, m: f32) {
+    if (l == 0u) {
+        var sum = 0.0;
+        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
+        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
+    }
+}
+
 @compute @workgroup_size(128)
 fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
               @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -203,17 +249,14 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let c = wid.y;
     let t = wid.z + p.q0;                        // query t at position pos[0] + t
     let tl = wid.z;                              // its slot in part
-    if (l < 2u) { posw[l] = pos[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);
-    let kr = key_range(p0 + t);
-    let j0 = kr.x + 32u * c;
-    if (t >= n_tok || j0 > kr.y || h >= p.n_head) { return; }
+    let ck = split_chunk(l, wid);
+    let j0 = ck.x;
+    let nk = ck.y;
+    if (nk == 0u) { return; }
     let d_n = p.head_dim;
     let d4 = d_n / 4u;
     let kvd4 = d4 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
-    let nk = min(32u, kr.y + 1u - j0);
     let qh = t * p.n_head + h;                   // this query and head
     // scores: key j0 + l / 4, quarter l % 4 of the dims (vectors e = l % 4 + 4i < d4)
     let kk = l / 4u;
@@ -249,22 +292,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[kb + e]));
         }
     }
-    sp[l] = a;
-    workgroupBarrier();
-    var s = -F32_MAX;
-    if (l < nk) {
-        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
-        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
-    }
-    workgroupBarrier();
-    if (l < 32u) { sp[l] = s; }
-    workgroupBarrier();
-    var m = -F32_MAX;                            // every invocation reads the 32 scores (broadcasts)
-    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
-    var ev = 0.0;
-    if (l < nk) { ev = exp(s - m); }
-    if (l < 32u) { es[l] = ev; }
-    workgroupBarrier();
+    let m = split_softmax(l, a, nk);
     var acc = vec4<f32>(0.0);
     if (PRE != 0u) {
         for (var i = 0u; i < 16u; i = i + 1u) {  // head_dim 256: keys 8..15 of this group loaded here
@@ -286,11 +314,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
         partw[pb + 4u + 4u * l] = tv.x; partw[pb + 5u + 4u * l] = tv.y; partw[pb + 6u + 4u * l] = tv.z; partw[pb + 7u + 4u * l] = tv.w;
     }
-    if (l == 0u) {                               // the sum of the 32 weights (es is complete since the barrier)
-        var sum = 0.0;
-        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
-        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
-    }
+    split_store_ms(l, pb, m);
 }
 
 // attn_split_h: attn_split's decode variant for an f16 cache, reading keys and values as 16-byte
@@ -314,17 +338,14 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let c = wid.y;
     let t = wid.z + p.q0;
     let tl = wid.z;
-    if (l < 2u) { posw[l] = pos[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);
-    let kr = key_range(p0 + t);
-    let j0 = kr.x + 32u * c;
-    if (t >= n_tok || j0 > kr.y || h >= p.n_head) { return; }
+    let ck = split_chunk(l, wid);
+    let j0 = ck.x;
+    let nk = ck.y;
+    if (nk == 0u) { return; }
     let d_n = p.head_dim;
     let d8 = d_n / 8u;
     let kvd8 = d8 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
-    let nk = min(32u, kr.y + 1u - j0);
     let qh = t * p.n_head + h;
     let kk = l / 4u;
     let qd = l % 4u;
@@ -349,22 +370,7 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
     }
-    sp[l] = a;
-    workgroupBarrier();
-    var s = -F32_MAX;
-    if (l < nk) {
-        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
-        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
-    }
-    workgroupBarrier();
-    if (l < 32u) { sp[l] = s; }
-    workgroupBarrier();
-    var m = -F32_MAX;
-    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
-    var ev = 0.0;
-    if (l < nk) { ev = exp(s - m); }
-    if (l < 32u) { es[l] = ev; }
-    workgroupBarrier();
+    let m = split_softmax(l, a, nk);
     var alo = vec4<f32>(0.0);
     var ahi = vec4<f32>(0.0);
     for (var i = 0u; i < 8u; i = i + 1u) {
@@ -383,11 +389,7 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         partw[o] = tlo.x; partw[o + 1u] = tlo.y; partw[o + 2u] = tlo.z; partw[o + 3u] = tlo.w;
         partw[o + 4u] = thi.x; partw[o + 5u] = thi.y; partw[o + 6u] = thi.z; partw[o + 7u] = thi.w;
     }
-    if (l == 0u) {
-        var sum = 0.0;
-        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
-        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
-    }
+    split_store_ms(l, pb, m);
 }
 
 // p.t_cap = n_chunks (<= 1024) here.
