@@ -439,14 +439,13 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
 // Lane c's share of a Q6_K super-block's head: the 16 scale bytes (one 16-byte load), the scale
 // words shifted to byte c / 4 (sw0: h = 0, quarters 0, -, 1, -; sw1: quarters 2, -, 3, -; sw2, sw3:
 // h = 1), d, the high-bit words of both halves and the word index of ql.
-struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32, db: u32, qlw: u32 }
+struct Q6Head { sw0: u32, sw1: u32, sw2: u32, sw3: u32, d: f32, qh0: u32, qh1: u32, qlw: u32 }
 fn q6k_head(bi: u32, c: u32) -> Q6Head {
     let a = q6a(bi);
     let s = wvec(a.sc / 16u);
-    let db = q6d(a);
     let bc = 8u * (c / 4u);
-    return Q6Head(s.x >> bc, s.y >> bc, s.z >> bc, s.w >> bc, f16v(db & 0xffffu),
-                  wword(a.qh / 4u + c), wword(a.qh / 4u + 8u + c), db, a.ql / 4u);
+    return Q6Head(s.x >> bc, s.y >> bc, s.z >> bc, s.w >> bc, f16v(q6d(a) & 0xffffu),
+                  wword(a.qh / 4u + c), wword(a.qh / 4u + 8u + c), a.ql / 4u);
 }
 
 fn q6k_lane(bi: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
@@ -775,10 +774,9 @@ const HSH = 0.015625h;
 var<workgroup> xh: array<vec2<u32>, 768>;    // *_norm_h: the normalized row as scaled f16 pairs
 var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the f32 sum of each 4
 
-fn h_pair(v: vec4<A>) -> vec2<u32> { return vec2<u32>(bitcast<u32>(vec2<f16>(v.xz) * HSH), bitcast<u32>(vec2<f16>(v.yw) * HSH)); }
-
 // The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8: the binding of x
-// and x4). hv_pair: h_pair of 4 halves held as 2 words, and their f32 sum (hsum's order).
+// and x4). hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3)
+// scaled by 2^-6, and their f32 sum (hsum's order).
 @group(0) @binding(1) var<storage, read> x8: array<vec4<u32>>;
 struct HPair { h: vec2<u32>, sum: f32 }
 fn hv_pair(r: vec2<u32>) -> HPair {

@@ -111,27 +111,18 @@ fn rmsnorm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     for (var i = lid.x; i < p.n; i = i + 256u) { y[base + i] = O(f32(y[base + i]) + x[base + i] * inv * w[i]); }
 }
 
-// The row stays in registers (n <= 4096: 16 elements per invocation, the host checks): every input
-// is loaded up front, so the kernel waits for memory once; then two reductions (max and sum of
-// squares together, as row_inv_rms, with its pre-scaled pass when the squares could overflow).
-const RN = 16u;
-// 1 / rms of the values v (this invocation's share) given their reduced (max, sum of squares)
-fn inv_rms_regs(l: u32, v: ptr<function, array<f32, 16>>, r: vec2<f32>) -> f32 {
-    if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
-    let sc = 1.0 / r.x;
-    var s2 = 0.0;
-    for (var j = 0u; j < RN; j = j + 1u) { let t = (*v)[j] * sc; s2 = s2 + t * t; }
-    return prescaled_inv(l, s2, sc);
-}
-
-// rmsnorm_add_norm reads and writes 16-byte vectors (n a multiple of 4: op_rmsnorm_add_norm_fits):
-// invocation l holds vectors l + 256 j, a quarter of the load instructions of single floats.
+// rmsnorm_add_norm: the row stays in registers (n <= 4096, a multiple of 4: the host checks,
+// op_rmsnorm_add_norm_fits), read and written as 16-byte vectors, invocation l holding vectors
+// l + 256 j; every input is loaded up front, so the kernel waits for memory once; then two
+// reductions (max and sum of squares together, as row_inv_rms, with its pre-scaled pass when the
+// squares could overflow).
 @group(0) @binding(0) var<storage, read> xv4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> wv4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> resv4: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> w2v4: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> hv4: array<vec4<O>>;
 const RN4 = 4u;
+// 1 / rms of the values v (this invocation's share) given their reduced (max, sum of squares)
 fn inv_rms_regs4(l: u32, v: ptr<function, array<vec4<f32>, 4>>, r: vec2<f32>) -> f32 {
     if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.n) + p.eps); }
     let sc = 1.0 / r.x;
