@@ -761,29 +761,34 @@ fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
 // uses f16 makes every entry that calls it need shaderFloat16). The f32 lanes are bound by the
 // integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
 // conversion unit to it made decode 2-4% slower). Here a quant becomes an f16 with half an integer
-// op: 0x6400 | q is the f16 1024 + q exactly, so (w & 0x000f000f) | 0x64006400 minus 1024 is two
-// quants, and one f16 fma takes two products. The 16 scales and minimums of a super-block are
-// decoded as the bytes of four words (9 integer ops instead of ~50), d and dmin converted by the f16
-// hardware (f16v's bit work is for the f32 lanes, on devices without f16). Activations are f16 pairs
-// (x0, x2), (x1, x3) of each 4 consecutive values, scaled by 2^-6 so that two products of a quant
-// and any f16 value stay finite, and the f32 sum of each 4 (the minimum term); the lane rounds each
-// product to f16 and adds two before converting to f32 (an error of ~2^-11 of each product,
-// within the a16 kernels' tolerance; fat checks it).
-const HS = 0.015625;                   // 2^-6
-const HSH = 0.015625h;
-var<workgroup> xh: array<vec2<u32>, 768>;    // *_norm_h: the normalized row as scaled f16 pairs
-var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the f32 sum of each 4
+// op: 0x4c00 | q is the f16 16 + q / 64 exactly (q < 64; the ulp of [16, 32) is 2^-6), so
+// (w & 0x000f000f) | 0x4c004c00 minus 16 is two quants scaled by 2^-6 (HS), and one f16 fma takes
+// two products; the 2^-6 keeps two products of a quant and any f16 value finite and is undone in d.
+// The 16 scales and minimums of a super-block are decoded as the bytes of four words (9 integer ops
+// instead of ~50), d and dmin converted by the f16 hardware (f16v's bit work is for the f32 lanes, on
+// devices without f16). Activations are the f16 pairs (x0, x2), (x1, x3) of each 4 consecutive
+// values, as stored (a permutation of halves: no arithmetic), and for the minimum term the sum of
+// each 4 halved (HP: f16 (x0 + x2) / 2 and (x1 + x3) / 2 added in f32: finite for any f16 values;
+// dmin is doubled for it). The lane rounds each product to f16 and adds two before converting to
+// f32 (an error of ~2^-11 of each product, within the a16 kernels' tolerance; fat checks it).
+// Measured on the H200 against the activations scaled by 2^-6 with f32 sums of 4 (session 15):
+// tg128 qwen 765 -> 781, llama 1,143 -> 1,163, gemma 536 -> 549.
+const HS = 0.015625;                   // 2^-6: the quants' scale
+const HP = 0.5;                        // the minimum term's activation sums are halved
+var<workgroup> xh: array<vec2<u32>, 768>;    // *_norm_h: the normalized row as f16 pairs
+var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the sum of each 4, times HP
 
 // The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8: the binding of x
-// and x4). hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3)
-// scaled by 2^-6, and their f32 sum (hsum's order).
+// and x4). hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3),
+// and their sum times HP.
 @group(0) @binding(1) var<storage, read> x8: array<vec4<u32>>;
 struct HPair { h: vec2<u32>, sum: f32 }
 fn hv_pair(r: vec2<u32>) -> HPair {
     let p0 = bitcast<vec2<f16>>(r.x);
     let p1 = bitcast<vec2<f16>>(r.y);
-    let h = vec2<u32>(bitcast<u32>(vec2<f16>(p0.x, p1.x) * HSH), bitcast<u32>(vec2<f16>(p0.y, p1.y) * HSH));
-    return HPair(h, (f32(p0.x) + f32(p0.y)) + (f32(p1.x) + f32(p1.y)));
+    let h = vec2<u32>(bitcast<u32>(vec2<f16>(p0.x, p1.x)), bitcast<u32>(vec2<f16>(p0.y, p1.y)));
+    let hs = fma(p0, vec2<f16>(f16(HP)), p1 * f16(HP));
+    return HPair(h, f32(hs.x) + f32(hs.y));
 }
 
 // The f16-pair Q4_K lane (dot_k_h, dot_kn_h): lane c = 4 kk + c' of a super-block's 8 takes
@@ -794,12 +799,12 @@ fn hv_pair(r: vec2<u32>) -> HPair {
 fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let hd = q4k_head(ow);
     let dh = vec2<f32>(bitcast<vec2<f16>>(hd.dd));
-    let d = dh.x / HS; let dm = dh.y;
+    let d = dh.x / HS; let dm = dh.y / HP;
     let kk = c / 4u;
     let cw = 2u * (c % 4u);
     let scw = select(hd.sc03, hd.sc47, kk == 1u);
     let mnw = select(hd.mn03, hd.mn47, kk == 1u);
-    let one = vec2<f16>(1024.0h);
+    let one = vec2<f16>(16.0h);                 // (0x4c00)
     var acc = 0.0;
     for (var pi = 0u; pi < 2u; pi = pi + 1u) {
         let k = 2u * kk + pi;
@@ -809,10 +814,10 @@ fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
             let q = wword(ow + 4u + 8u * k + cw + wi);
             let a = xa[4u * pi + wi];
             let b = xa[4u * pi + 2u + wi];
-            let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x64006400u) - one;
-            let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x64006400u) - one;
-            let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x64006400u) - one;
-            let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x64006400u) - one;
+            let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x4c004c00u) - one;
+            let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x4c004c00u) - one;
+            let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x4c004c00u) - one;
+            let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x4c004c00u) - one;
             let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
             let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
             sl_ = sl_ + (pl.x + pl.y);
@@ -836,7 +841,7 @@ fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     let sw0 = select(s.x, s.z, h == 1u) >> (8u * (cq / 2u));   // scale bytes 8h + c'/2 + 2qa at bits 16qa
     let sw1 = select(s.y, s.w, h == 1u) >> (8u * (cq / 2u));   // and those + 4 (quarters qa + 2)
     let d = f32(bitcast<vec2<f16>>(q6d(a)).x) / HS;
-    let off = vec2<f16>(1056.0h);
+    let off = vec2<f16>(16.5h);                 // 16 + 32 / 64: q - 32 of the 6-bit quants, scaled by HS
     var acc = 0.0;
     for (var qa = 0u; qa < 2u; qa = qa + 1u) {
         var sl_ = 0.0; var sh_ = 0.0;
@@ -847,10 +852,10 @@ fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
             let m1 = ((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u);
             let x0 = xa[4u * qa + wi];
             let x1 = xa[4u * qa + 2u + wi];
-            let pa = vec2<f32>(fma(bitcast<vec2<f16>>(((m0 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(x0.y),
-                                   (bitcast<vec2<f16>>((m0 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(x0.x)));
-            let pb = vec2<f32>(fma(bitcast<vec2<f16>>(((m1 >> 8u) & 0x00ff00ffu) | 0x64006400u) - off, bitcast<vec2<f16>>(x1.y),
-                                   (bitcast<vec2<f16>>((m1 & 0x00ff00ffu) | 0x64006400u) - off) * bitcast<vec2<f16>>(x1.x)));
+            let pa = vec2<f32>(fma(bitcast<vec2<f16>>(((m0 >> 8u) & 0x00ff00ffu) | 0x4c004c00u) - off, bitcast<vec2<f16>>(x0.y),
+                                   (bitcast<vec2<f16>>((m0 & 0x00ff00ffu) | 0x4c004c00u) - off) * bitcast<vec2<f16>>(x0.x)));
+            let pb = vec2<f32>(fma(bitcast<vec2<f16>>(((m1 >> 8u) & 0x00ff00ffu) | 0x4c004c00u) - off, bitcast<vec2<f16>>(x1.y),
+                                   (bitcast<vec2<f16>>((m1 & 0x00ff00ffu) | 0x4c004c00u) - off) * bitcast<vec2<f16>>(x1.x)));
             sl_ = sl_ + (pa.x + pa.y);
             sh_ = sh_ + (pb.x + pb.y);
         }
@@ -922,8 +927,8 @@ fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<funct
         let i = l + MVT * j;
         if (i < p.k / 4u) {
             let r = mv_norm_val(xv, gv, j, inv);
-            xsm[i] = hsum(r);
-            xh[i] = vec2<u32>(pack2x16float(r.xz * HS), pack2x16float(r.yw * HS));
+            xsm[i] = hsum(r) * HP;
+            xh[i] = vec2<u32>(pack2x16float(r.xz), pack2x16float(r.yw));
         }
     }
     workgroupBarrier();
