@@ -64,8 +64,9 @@ static void xf_alloc(Xf *xf) {
     xf->pos = vk_tensor(sa, "pos", DT_U32, 1, two);
     xf->chain_pos[0] = vk_tensor(sa, "chain_pos0", DT_U32, 1, two);
     xf->chain_pos[1] = vk_tensor(sa, "chain_pos1", DT_U32, 1, two);
-    xf->chain_out[0] = vk_tensor(sa, "chain_out0", DT_U32, 1, two);
-    xf->chain_out[1] = vk_tensor(sa, "chain_out1", DT_U32, 1, two);
+    u64 idf1[2] = { 2, 1 };
+    xf->chain_out[0] = vk_tensor(sa, "chain_out0", DT_U32, 2, idf1);
+    xf->chain_out[1] = vk_tensor(sa, "chain_out1", DT_U32, 2, idf1);
     xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
@@ -569,10 +570,10 @@ bool xf_chain_ok(const Xf *xf) {
     return !xf->step && !xf->dbg && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
 }
 
-/* out_ids' first row [id, flag], and its id alone (the chained embedding's input) */
-static Tensor xf_out_row(const Xf *xf, u64 words) {
-    Tensor v = xf->out_ids;
-    v.ndim = 1; v.ne[0] = words; v.ne[1] = 1; v.nelem = words; v.nbytes = words * 4;
+/* the id word of a chained recording's [id, flag] (the next chained step's embedding input) */
+static Tensor xf_chain_id(const Xf *xf, u32 i) {
+    Tensor v = xf->chain_out[i];
+    v.ndim = 1; v.ne[0] = 1; v.ne[1] = 1; v.nelem = 1; v.nbytes = 4;
     return v;
 }
 
@@ -580,14 +581,13 @@ static void xf_chain_submit(Xf *xf) {
     u32 i = xf->chain_next;
     VkRec *r = &xf->chain[i];
     if (!r->cmd) vk_rec_init(xf->vk, r);
-    if (!r->ready) {                    /* the decode step, reading its id from out_ids and its position from chain_pos[i] */
-        Tensor ids = xf->ids, pos = xf->pos, row = xf_out_row(xf, 2);
-        xf->ids = xf_out_row(xf, 1); xf->pos = xf->chain_pos[i];
+    if (!r->ready) {                    /* the decode step: its id from the other recording's chain_out, its position from chain_pos[i], its argmax into chain_out[i] */
+        Tensor ids = xf->ids, pos = xf->pos, oi = xf->out_ids;
+        xf->ids = xf_chain_id(xf, i ^ 1); xf->pos = xf->chain_pos[i]; xf->out_ids = xf->chain_out[i];
         vk_rec_begin(xf->vk, r);
         xf_record(xf, 1, xf->chain_p);
-        vk_cmd_copy(xf->vk, &row, &xf->chain_out[i]);
         vk_rec_end(xf->vk, r);
-        xf->ids = ids; xf->pos = pos;
+        xf->ids = ids; xf->pos = pos; xf->out_ids = oi;
     }
     u32 pos[2] = { xf->chain_p, 1 };
     vk_upload(xf->vk, &xf->chain_pos[i], pos);
@@ -603,7 +603,7 @@ bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
     if (token < 0 || (u32)token >= xf->cfg->n_vocab) return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, xf->cfg->n_vocab);
     if (p0 >= xf->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u tokens", p0, xf->n_ctx);
     xf_chain_stop(xf);
-    Tensor id = xf_out_row(xf, 1);
+    Tensor id = xf_chain_id(xf, xf->chain_next ^ 1);   /* the first step's input */
     u32 t = (u32)token;
     vk_upload(xf->vk, &id, &t);
     xf->chain_p = p0;

@@ -146,7 +146,7 @@ typedef struct Xf {
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
     VkRec   chain[2];           /* greedy decode with a step in flight (xf_chain_*): the decode step recorded twice */
     Tensor  chain_pos[2];       /* u32 (2) each chained recording's [p0, 1], written by the host before its submit */
-    Tensor  chain_out[2];       /* u32 (2) each chained recording's [id, flag], copied from out_ids at its end */
+    Tensor  chain_out[2];       /* u32 (2, 1) each chained recording's [id, flag]: its argmax writes it, the other recording's embedding reads its id */
     u32     chain_next;         /* the recording the next chained step goes to */
     u32     chain_n;            /* chained steps in flight (0..2) */
     u32     chain_p;            /* the position of the next chained step */
@@ -183,8 +183,9 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 f64  xf_decode_gpu_ns(Xf *xf);
 /* Greedy decode with one step in flight (the GPU path without debug tools: xf_chain_ok). A chained
-   step's embedding takes its id from out_ids, where the step before it left its argmax (xf_chain_start
-   puts the first id there), so the host queues the next step before it waits for this one and the GPU
+   step's embedding takes its id from chain_out of the other recording, where the step before it left
+   its argmax (xf_chain_start puts the first id there; no copy at a step's end: a copy command and its
+   barrier cost ~20 us per token on the H200), so the host queues the next step before it waits for this one and the GPU
    goes from step to step without waiting for the host. xf_chain_next(more) queues the step after the
    newest (when more and its position is inside the context), then waits for the oldest in flight and
    returns its argmax; xf_chain_stop waits for what is left and drops it (a step queued past the last
