@@ -648,7 +648,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
     for (u32 i = 0; i < 4; i++) { x.ne[i] = i < ndim ? ne[i] : 1; if (!mul_u64(x.nelem, x.ne[i], &x.nelem)) die(EXIT_USAGE, "tensor '%s': element count overflows, at %s", name, site); }
     x.nbytes = dtype_bytes(t, x.nelem);
     if (!x.nbytes) die(EXIT_USAGE, "tensor '%s': %llu elements are not whole %s blocks, at %s", name, (unsigned long long)x.nelem, dtype_name[t], site);
-    u64 al = MAX(a->vk->caps.min_offset_align, 16);
+    u64 al = MAX(MAX(a->vk->caps.min_offset_align, 16), a->align);
     for (;;) {
         if (a->cur >= a->n_blocks) break;
         u64 start = align_up(a->pos, al);

@@ -62,11 +62,12 @@ static void xf_alloc(Xf *xf) {
     u64 one[1] = { T }, two[1] = { 2 };
     xf->ids = vk_tensor(sa, "ids", DT_U32, 1, one);
     xf->pos = vk_tensor(sa, "pos", DT_U32, 1, two);
-    xf->chain_pos[0] = vk_tensor(sa, "chain_pos0", DT_U32, 1, two);
-    xf->chain_pos[1] = vk_tensor(sa, "chain_pos1", DT_U32, 1, two);
     u64 idf1[2] = { 2, 1 };
-    xf->chain_out[0] = vk_tensor(sa, "chain_out0", DT_U32, 2, idf1);
-    xf->chain_out[1] = vk_tensor(sa, "chain_out1", DT_U32, 2, idf1);
+    for (u32 i = 0; i < 2; i++)
+        for (u32 j = 0; j < EDGE_CHAIN_STEPS; j++) {
+            xf->chain_pos[i][j] = vk_tensor(sa, "chain_pos", DT_U32, 1, two);
+            xf->chain_out[i][j] = vk_tensor(sa, "chain_out", DT_U32, 2, idf1);
+        }
     xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
@@ -133,6 +134,7 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
     /* plan: the same allocation sequence on planning arenas */
     vk_arena_plan(vk, &xf->wa, "weights");
     vk_arena_plan(vk, &xf->sa, "state");
+    xf->sa.align = EDGE_VK_STATE_ALIGN;
     xf->wa.on_tensor = xf->sa.on_tensor = on_tensor;
     xf->wa.on_ctx = xf->sa.on_ctx = ctx;
     xf_alloc(xf);
@@ -145,6 +147,7 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
     if (!xf_plan(xf, vk, m, n_ctx, t_max, act, 0, 0, e)) return false;
     if (!vk_arena_init(vk, &xf->wa, "weights", xf->plan_w, e)) { xf_free(xf); return false; }
     if (!vk_arena_init(vk, &xf->sa, "state", xf->plan_s, e)) { xf_free(xf); return false; }
+    xf->sa.align = EDGE_VK_STATE_ALIGN;
     xf_alloc(xf);
     const ModelWeights *w = &m->w;
     xf_upload_weight(vk, &xf->tok_embd, w->tok_embd);
@@ -570,31 +573,39 @@ bool xf_chain_ok(const Xf *xf) {
     return !xf->step && !xf->dbg && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
 }
 
-/* the id word of a chained recording's [id, flag] (the next chained step's embedding input) */
-static Tensor xf_chain_id(const Xf *xf, u32 i) {
-    Tensor v = xf->chain_out[i];
+/* the id word of chained step j's [id, flag] in recording i (the next step's embedding input) */
+static Tensor xf_chain_id(const Xf *xf, u32 i, u32 j) {
+    Tensor v = xf->chain_out[i][j];
     v.ndim = 1; v.ne[0] = 1; v.ne[1] = 1; v.nelem = 1; v.nbytes = 4;
     return v;
 }
 
+/* queues recording chain_next: the steps at chain_p .. chain_p + K - 1 (those past the context at its last position) */
 static void xf_chain_submit(Xf *xf) {
+    const u32 K = EDGE_CHAIN_STEPS;
     u32 i = xf->chain_next;
     VkRec *r = &xf->chain[i];
     if (!r->cmd) vk_rec_init(xf->vk, r);
-    if (!r->ready) {                    /* the decode step: its id from the other recording's chain_out, its position from chain_pos[i], its argmax into chain_out[i] */
+    if (!r->ready) {                    /* step j: its id from step j - 1's chain_out (j = 0: the other recording's last), its position from chain_pos[i][j], its argmax into chain_out[i][j] */
         Tensor ids = xf->ids, pos = xf->pos, oi = xf->out_ids;
-        xf->ids = xf_chain_id(xf, i ^ 1); xf->pos = xf->chain_pos[i]; xf->out_ids = xf->chain_out[i];
         vk_rec_begin(xf->vk, r);
-        xf_record(xf, 1, xf->chain_p);
+        for (u32 j = 0; j < K; j++) {
+            if (j) vk_barrier(xf->vk);
+            xf->ids = j ? xf_chain_id(xf, i, j - 1) : xf_chain_id(xf, i ^ 1, K - 1);
+            xf->pos = xf->chain_pos[i][j]; xf->out_ids = xf->chain_out[i][j];
+            xf_record(xf, 1, xf->chain_p + j);
+        }
         vk_rec_end(xf->vk, r);
         xf->ids = ids; xf->pos = pos; xf->out_ids = oi;
     }
-    u32 pos[2] = { xf->chain_p, 1 };
-    vk_upload(xf->vk, &xf->chain_pos[i], pos);
+    for (u32 j = 0; j < K; j++) {
+        u32 pos[2] = { MIN(xf->chain_p + j, xf->n_ctx - 1), 1 };
+        vk_upload(xf->vk, &xf->chain_pos[i][j], pos);
+    }
     vk_rec_submit_async(xf->vk, r);
-    xf->n_dispatch_last = r->n_dispatch;
-    xf->chain_p++;
-    xf->chain_n++;
+    xf->n_dispatch_last = r->n_dispatch / K;
+    xf->chain_p += K;
+    xf->chain_n += K;
     xf->chain_next ^= 1;
 }
 
@@ -603,7 +614,7 @@ bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
     if (token < 0 || (u32)token >= xf->cfg->n_vocab) return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, xf->cfg->n_vocab);
     if (p0 >= xf->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u tokens", p0, xf->n_ctx);
     xf_chain_stop(xf);
-    Tensor id = xf_chain_id(xf, xf->chain_next ^ 1);   /* the first step's input */
+    Tensor id = xf_chain_id(xf, xf->chain_next ^ 1, EDGE_CHAIN_STEPS - 1);   /* the first step's input */
     u32 t = (u32)token;
     vk_upload(xf->vk, &id, &t);
     xf->chain_p = p0;
@@ -612,24 +623,28 @@ bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
 }
 
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
+    const u32 K = EDGE_CHAIN_STEPS;
     if (!xf->chain_n) return err_set(e, EXIT_USAGE, "xf_chain_next without a step in flight");
-    if (more && xf->chain_n < 2 && xf->chain_p < xf->n_ctx) xf_chain_submit(xf);
-    u32 i = xf->chain_next ^ (xf->chain_n == 2 ? 0 : 1);         /* the oldest step in flight */
-    u32 p = xf->chain_p - xf->chain_n;
-    vk_rec_wait(xf->vk, &xf->chain[i]);
+    u32 i = xf->chain_next ^ ((xf->chain_n + xf->chain_ret) / K == 2 ? 0 : 1);   /* the oldest recording (of one or two) */
+    if (xf->chain_got == 0) {           /* its steps not yet read back: queue the next recording, then wait */
+        if (more && xf->chain_n <= K && xf->chain_p < xf->n_ctx) { xf_chain_submit(xf); i = xf->chain_next; }
+        vk_rec_wait(xf->vk, &xf->chain[i]);
+        for (u32 j = 0; j < K; j++) vk_download(xf->vk, &xf->chain_out[i][j], xf->chain_ids[j]);
+        xf->chain_got = K; xf->chain_ret = 0;
+    }
+    u32 j = xf->chain_ret, p = xf->chain_p - xf->chain_n;
     xf->chain_n--;
-    u32 out[2];
-    vk_download(xf->vk, &xf->chain_out[i], out);
-    if (out[1])
+    if (++xf->chain_ret == K) xf->chain_got = xf->chain_ret = 0;
+    if (xf->chain_ids[j][1])
         return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
                        "a numeric fault; run again with --check-nan to find the first op that produced it", p);
-    *id = out[0];
+    *id = xf->chain_ids[j][0];
     return true;
 }
 
 void xf_chain_stop(Xf *xf) {
     for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->chain[i]);
-    xf->chain_n = 0;
+    xf->chain_n = xf->chain_got = xf->chain_ret = 0;
 }
 
 /* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */

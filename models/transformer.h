@@ -144,12 +144,15 @@ typedef struct Xf {
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
     Arena   names;              /* host copies of the weight tensors' names */
     VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
-    VkRec   chain[2];           /* greedy decode with a step in flight (xf_chain_*): the decode step recorded twice */
-    Tensor  chain_pos[2];       /* u32 (2) each chained recording's [p0, 1], written by the host before its submit */
-    Tensor  chain_out[2];       /* u32 (2, 1) each chained recording's [id, flag]: its argmax writes it, the other recording's embedding reads its id */
-    u32     chain_next;         /* the recording the next chained step goes to */
-    u32     chain_n;            /* chained steps in flight (0..2) */
-    u32     chain_p;            /* the position of the next chained step */
+    VkRec   chain[2];           /* greedy decode with steps in flight (xf_chain_*): EDGE_CHAIN_STEPS decode steps recorded in each of two command buffers */
+    Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (2) each chained step's [p0, 1], written by the host before its recording's submit */
+    Tensor  chain_out[2][EDGE_CHAIN_STEPS];   /* u32 (2, 1) each chained step's [id, flag]: its argmax writes it, the next step's embedding reads its id */
+    u32     chain_next;         /* the recording the next chained submit goes to */
+    u32     chain_n;            /* chained steps in flight or done and not yet returned (0 .. 2 x EDGE_CHAIN_STEPS) */
+    u32     chain_p;            /* the position of the next chained step to submit */
+    u32     chain_got;          /* steps of the oldest recording already waited for, read back and ... */
+    u32     chain_ret;          /* ... of those returned by xf_chain_next */
+    u32     chain_ids[EDGE_CHAIN_STEPS][2];   /* the oldest recording's [id, flag] per step, once waited for */
     bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
     VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and want_last stay */
@@ -182,14 +185,18 @@ extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 f64  xf_decode_gpu_ns(Xf *xf);
-/* Greedy decode with one step in flight (the GPU path without debug tools: xf_chain_ok). A chained
-   step's embedding takes its id from chain_out of the other recording, where the step before it left
-   its argmax (xf_chain_start puts the first id there; no copy at a step's end: a copy command and its
-   barrier cost ~20 us per token on the H200), so the host queues the next step before it waits for this one and the GPU
-   goes from step to step without waiting for the host. xf_chain_next(more) queues the step after the
-   newest (when more and its position is inside the context), then waits for the oldest in flight and
-   returns its argmax; xf_chain_stop waits for what is left and drops it (a step queued past the last
-   one wanted writes only its own KV row, which the next step at that position overwrites). */
+/* Greedy decode with steps in flight (the GPU path without debug tools: xf_chain_ok). Two command
+   buffers each hold EDGE_CHAIN_STEPS decode steps; a chained step's embedding takes its id from the
+   chain_out of the step before it (the previous one in its recording, or the other recording's last;
+   xf_chain_start puts the first id there), where that step's argmax left it, so the host queues the
+   next recording before it waits for this one and the GPU goes from step to step without waiting for
+   the host (no copy at a step's end: a copy command and its barrier cost ~20 us per token on the H200;
+   each submission leaves the GPU ~11 us idle, hence several steps per recording). xf_chain_next(more)
+   returns the oldest step not yet returned: when that step's recording has not been waited for, it
+   first queues the next recording (when more and its first position is inside the context), then
+   waits and reads back all of the recording's ids. xf_chain_stop waits for what is left and drops it
+   (a step queued past the last one wanted writes only its own KV row, which the next step at that
+   position overwrites; steps past the context's end run at its last position, and are never returned). */
 bool xf_chain_ok(const Xf *xf);
 bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e);
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);
