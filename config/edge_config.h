@@ -19,9 +19,9 @@
 #define EDGE_VK_STAGING_BYTES (16u << 20) /* bytes: host-visible bounce buffer on non-unified devices */
 #endif
 
-#ifndef EDGE_VK_STATE_ALIGN
-#define EDGE_VK_STATE_ALIGN 256         /* bytes: activation and KV tensors start on this (decode on the H200 was 0.5-0.7% slower
-                                           with the activations at 16-byte offsets: a vector row's loads straddle more lines) */
+#ifndef EDGE_VK_ATTN_ALIGN
+#define EDGE_VK_ATTN_ALIGN 256          /* bytes: the decode attention's output, partials and o start on this (H200: decode
+                                           0.5-0.7% slower with them at 16-byte offsets) */
 #endif
 
 #ifndef EDGE_VK_UNCACHED_READ_MAX

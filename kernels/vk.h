@@ -112,7 +112,7 @@ typedef struct DevArena {
     u64         cap;            /* sum of block sizes */
     u64         used;           /* sum of exact tensor bytes (no alignment padding) */
     bool        planning;       /* plan mode: no memory, tensors only advance the bump pointer */
-    u64         align;          /* tensors start on a multiple of this (set after init / plan; at least the device's offset alignment and 16) */
+    u64         align;          /* tensors placed while it is set start on a multiple of it (and always of the device's offset alignment and 16) */
     void      (*on_tensor)(void *ctx, const struct Tensor *t);  /* if set: called for every tensor placed (edge plan) */
     void       *on_ctx;
 } DevArena;
