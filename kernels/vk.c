@@ -1013,17 +1013,6 @@ void vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks) {
     VK_CHECK(vkGetQueryPoolResults(vk->dev, q, 0, n, (u64)n * 8, ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
 }
 
-/* In a recording: dst = src (as many bytes as src), after the compute and transfer work before it
-   (vk_barrier); the recording's end barrier makes it visible to the host. */
-void vk_cmd_copy(Vk *vk, const Tensor *src, const Tensor *dst) {
-    if (src->nbytes > dst->nbytes) die(EXIT_USAGE, "vk_cmd_copy: '%s' (%llu bytes) does not fit '%s' (%llu)", src->name,
-                                       (unsigned long long)src->nbytes, dst->name, (unsigned long long)dst->nbytes);
-    if (vk->describe) return;
-    vk_barrier(vk);
-    VkBufferCopy c = { src->offset, dst->offset, src->nbytes };
-    vkCmdCopyBuffer(vk->cur_cmd, src->arena->blocks[src->block].buf, dst->arena->blocks[dst->block].buf, 1, &c);
-}
-
 void vk_fill_word(Vk *vk, const Tensor *t, u32 word) {
     if (vk->describe) return;
     VkMemoryBarrier pre = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT };

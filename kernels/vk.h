@@ -236,7 +236,6 @@ void  vk_rec_end(Vk *vk, VkRec *r);
 void  vk_rec_submit(Vk *vk, VkRec *r);     /* replay: submit and wait */
 void  vk_rec_submit_async(Vk *vk, VkRec *r);   /* replay without waiting (the recording's own fence) */
 void  vk_rec_wait(Vk *vk, VkRec *r);       /* wait for vk_rec_submit_async's submit, if any */
-void  vk_cmd_copy(Vk *vk, const Tensor *src, const Tensor *dst);   /* recorded copy of src's bytes into dst */
 
 /* debug tools: timestamp queries (--profile) and a NaN writer (EDGE_INJECT_NAN) */
 VkQueryPool vk_ts_pool(Vk *vk, u32 n);                     /* n timestamp queries */
