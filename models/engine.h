@@ -13,8 +13,9 @@
      eng_greedy_begin(&g, token, err)                greedy decode from token at the current position; then
      eng_greedy_next(&g, more, &next, err)           each call evaluates the last id (token, then each next) and
      eng_greedy_end(&g)                              returns the greedy next; more: another call may follow. The
-                                                     GPU path queues that step before it waits for this one (its
-                                                     embedding reads the id on the GPU: xf_chain_*); end drops it
+                                                     GPU path queues the next steps (EDGE_CHAIN_STEPS per command buffer)
+                                                     before it waits for these (each embedding reads its id on the GPU:
+                                                     xf_chain_*); end drops what is in flight
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
      eng_pos(&g)                                     tokens in the context                      */
 #ifndef EDGE_ENGINE_H

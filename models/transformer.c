@@ -570,7 +570,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
     return true;
 }
 
-/* ---- greedy decode with a step in flight ---- */
+/* ---- greedy decode with steps in flight ---- */
 bool xf_chain_ok(const Xf *xf) {
     return !xf->step && !xf->dbg && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
 }
