@@ -378,13 +378,12 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
-    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u,
-                    .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS), .eps = eps };
     /* The int8 entry with the residual prologue (Gemma) reads four rows and normalizes twice in every
        workgroup: 4 lanes per row (one super-block per pass, twice the rows per workgroup, half the
        prologues) pay there. Measured on the H200 (docs/performance.md #123): gemma-2-2b tg128
        549.6 -> 582.3; the plain-norm entry is faster at mv_lanes' 8 (qwen 778.5 -> 759.6 at 4). */
-    if (R && q8) push.ll = 2;
+    u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS);
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);

@@ -251,7 +251,7 @@ TEST(gpu_greedy_chained_matches_steps) {
     CHECK(g.chained);
     u32 p = np;
     for (; p < np + 10; p++) REQUIRE(eng_greedy_next(&g, true, &got[p + 1], &e));
-    CHECK(g.xf.chain_n > 0);                                 /* the steps from position 15 on are in flight: dropped */
+    CHECK(g.xf.chain_n > 0 && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* the steps from position 15 on are in flight: dropped */
     eng_greedy_end(&g);
     CHECK(eng_pos(&g) == p && g.xf.chain_n == 0);
     for (; p < np + 16; p++) REQUIRE(eng_step_argmax(&g, got[p], &got[p + 1], &e));   /* (odd: with 2 steps per recording the last one holds a step past the context) */
