@@ -628,15 +628,15 @@ bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
     const u32 K = EDGE_CHAIN_STEPS;
     if (!xf->chain_n) return err_set(e, EXIT_USAGE, "xf_chain_next without a step in flight");
     u32 i = xf->chain_next ^ ((xf->chain_n + xf->chain_ret) / K == 2 ? 0 : 1);   /* the oldest recording (of one or two) */
-    if (xf->chain_got == 0) {           /* its steps not yet read back: queue the next recording, then wait */
+    if (!xf->chain_read) {              /* its steps not yet read back: queue the next recording, then wait */
         if (more && xf->chain_n <= K && xf->chain_p < xf->n_ctx) { xf_chain_submit(xf); i = xf->chain_next; }
         vk_rec_wait(xf->vk, &xf->chain[i]);
         for (u32 j = 0; j < K; j++) vk_download(xf->vk, &xf->chain_out[i][j], xf->chain_ids[j]);
-        xf->chain_got = K; xf->chain_ret = 0;
+        xf->chain_read = true; xf->chain_ret = 0;
     }
     u32 j = xf->chain_ret, p = xf->chain_p - xf->chain_n;
     xf->chain_n--;
-    if (++xf->chain_ret == K) xf->chain_got = xf->chain_ret = 0;
+    if (++xf->chain_ret == K) { xf->chain_read = false; xf->chain_ret = 0; }
     if (xf->chain_ids[j][1])
         return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
                        "a numeric fault; run again with --check-nan to find the first op that produced it", p);
@@ -646,7 +646,8 @@ bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
 
 void xf_chain_stop(Xf *xf) {
     for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->chain[i]);
-    xf->chain_n = xf->chain_got = xf->chain_ret = 0;
+    xf->chain_n = xf->chain_ret = 0;
+    xf->chain_read = false;
 }
 
 /* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */

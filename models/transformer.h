@@ -150,8 +150,8 @@ typedef struct Xf {
     u32     chain_next;         /* the recording the next chained submit goes to */
     u32     chain_n;            /* chained steps in flight or done and not yet returned (0 .. 2 x EDGE_CHAIN_STEPS) */
     u32     chain_p;            /* the position of the next chained step to submit */
-    u32     chain_got;          /* steps of the oldest recording already waited for, read back and ... */
-    u32     chain_ret;          /* ... of those returned by xf_chain_next */
+    bool    chain_read;         /* the oldest recording has been waited for and its ids read back (chain_ids) */
+    u32     chain_ret;          /* steps of it returned by xf_chain_next */
     u32     chain_ids[EDGE_CHAIN_STEPS][2];   /* the oldest recording's [id, flag] per step, once waited for */
     bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */

@@ -260,7 +260,7 @@ TEST(gpu_greedy_chained_matches_steps) {
     CHECK(eng_pos(&g) == ctx - 1);
     i32 last;
     REQUIRE(eng_greedy_next(&g, true, &last, &e));           /* the step at position ctx - 1: nothing queued after it */
-    CHECK(eng_pos(&g) == ctx && g.xf.chain_n < EDGE_CHAIN_STEPS);   /* (a step past the context: never returned) */
+    CHECK(eng_pos(&g) == ctx && g.xf.chain_n < EDGE_CHAIN_STEPS && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* (steps past the context: never returned) */
     CHECK(!eng_greedy_next(&g, true, &last, &e));
     CHECKF(strstr(e.msg, "past the context") != 0, "%s", e.msg);
     eng_greedy_end(&g);
