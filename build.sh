@@ -23,7 +23,8 @@
 #
 # Environment: CC (default cc), EDGE_CFLAGS (extra flags), EDGE_TEST_FILTER="NAME..." (run only the C
 # tests whose names contain a NAME, and no script tests), EDGE_VALIDATION=1 (tests under the
-# Khronos validation layer; on in CI), EDGE_SKIP_APT=1 (never call apt-get).
+# Khronos validation layer; on in CI), EDGE_SKIP_APT=1 (never call apt-get), EDGE_TEST_FAILFAST=1
+# (stop the tests at the first failure; test/mutants.sh).
 set -eu
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -401,6 +402,7 @@ cs=$(tail -n 1 "$log" | sed -n 's/.*failed, \([0-9]*\) skipped.*/\1/p'); cs=${cs
 sp=0; sf=0; ss=0
 for t in test/cli/*.sh; do
     [ -z "${EDGE_TEST_FILTER:-}" ] || break
+    [ -n "${EDGE_TEST_FAILFAST:-}" ] && [ $((cf + sf)) -gt 0 ] && break     # test/mutants.sh: stop at the first failure
     [ -e "$t" ] || continue
     set +e; out=$(bash "$t" 2>&1); rc=$?; set -e
     n=$(basename "$t" .sh)

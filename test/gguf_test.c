@@ -37,12 +37,14 @@ TEST(gguf_dequant_bit_exact_against_fixtures) {
     if (!gt_load(&a, "dequant/INDEX.txt", &idx, &idx_n)) { arena_free(&a); SKIP("no dequant fixtures"); }
     char *line = (char *)push_array(&a, char, idx_n + 1);
     memcpy(line, idx, idx_n);
-    int n_checked = 0;
+    int n_checked = 0, n_listed = 0;
     for (char *save = 0, *l = strtok_r(line, "\n", &save); l; l = strtok_r(0, "\n", &save)) {
         char file[128], name[128], type[16], f32file[160]; unsigned long long ne0, ne1;
         if (sscanf(l, "%127s tensor %127s [ne0 %llu, ne1 %llu] %15s -> %159s", file, name, &ne0, &ne1, type, f32file) != 6) {
             CHECKF(0, "cannot parse INDEX line '%s'", l); continue;
         }
+        if (fixture_dequant_skipped(file)) continue;
+        n_listed++;
         char rel[300]; u8 *gd, *want; u64 gn, wn;
         fmt_buf(rel, sizeof rel, "dequant/%s", file);
         REQUIRE(gt_load(&a, rel, &gd, &gn));
@@ -68,7 +70,7 @@ TEST(gguf_dequant_bit_exact_against_fixtures) {
                (ull)mism, (ull)(ne0 * ne1), maxd);
         n_checked++;
     }
-    CHECKF(n_checked == 6, "checked %d tensors, INDEX lists 6", n_checked);
+    CHECKF(n_checked == n_listed && n_checked >= 6, "checked %d tensors, INDEX lists %d supported (at least 6)", n_checked, n_listed);
     arena_free(&a);
 }
 

@@ -302,10 +302,12 @@ TEST(kernel_matmul_dequant_fixtures) {
     if (!gt_load(&ar, "dequant/INDEX.txt", &idx, &idx_n)) { arena_free(&ar); SKIP("no dequant fixtures"); }
     char *line = (char *)push_array(&ar, char, idx_n + 1);
     memcpy(line, idx, idx_n);
-    int n_checked = 0;
+    int n_checked = 0, n_listed = 0;
     for (char *save = 0, *l = strtok_r(line, "\n", &save); l; l = strtok_r(0, "\n", &save)) {
         char file[128], name[128], type[16], f32file[160]; unsigned long long ne0, ne1;
         if (sscanf(l, "%127s tensor %127s [ne0 %llu, ne1 %llu] %15s -> %159s", file, name, &ne0, &ne1, type, f32file) != 6) continue;
+        if (fixture_dequant_skipped(file)) continue;
+        n_listed++;
         char rel[300]; u8 *gd, *want; u64 gn, wn; Gguf g; Err e;
         fmt_buf(rel, sizeof rel, "dequant/%s", file);
         REQUIRE(gt_load(&ar, rel, &gd, &gn));
@@ -330,7 +332,7 @@ TEST(kernel_matmul_dequant_fixtures) {
         }
         n_checked++;
     }
-    CHECKF(n_checked == 6, "checked %d fixture tensors, INDEX lists 6", n_checked);
+    CHECKF(n_checked == n_listed && n_checked >= 6, "checked %d fixture tensors, INDEX lists %d supported (at least 6)", n_checked, n_listed);
     arena_free(&ar);
 }
 

@@ -59,7 +59,9 @@ int main(int argc, char **argv) {
         if (cur_skipped && !cur_failed) { skipped++; out("SKIP  %s  (%s)\n", t->name, cur_skip_reason); }
         else if (cur_failed)            { failed++;  out("FAIL  %s  (%d checks failed, %.2fs)\n", t->name, cur_failed, dt); }
         else                            { passed++;  out("PASS  %s  (%.2fs)\n", t->name, dt); }
+        if (failed && getenv("EDGE_TEST_FAILFAST")) break;     /* test/mutants.sh: the first failure is enough */
     }
+    skipped += (int)fixture_skips_report();
     out("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

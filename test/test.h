@@ -24,6 +24,7 @@ _Noreturn void test_skip(const char *reason);
 _Noreturn void test_abort(void);
 bool fixture_path(char *buf, int n, const char *rel);
 bool shared_fixtures_present(void);
+u32 fixture_skips_report(void);        /* test/fixtures.c: the fixtures config/fixtures.def skips */
 
 #define TEST(name)                                                              \
     static void test_##name(void);                                              \

@@ -4,6 +4,7 @@
 #include "../edge.c"
 #include "test.h"
 #include "runner.c"
+#include "fixtures.c"
 
 #include "base_test.c"
 #include "gguf_test.c"
