@@ -27,6 +27,7 @@ want=" $* "
 
 echo "== mutants: copying the tree to $TREE"
 mkdir -p "$TREE"
+[ -d ../shared ] && ln -sfn "$(readlink -f ../shared)" "$WORK/shared"     # the copy's ../shared
 git ls-files -co --exclude-standard -z | tar -c --null -T - -f - | (cd "$TREE" && tar -xf -)
 [ -d build ] && { mkdir -p "$TREE/build"; cp -pr build/. "$TREE/build/"; }
 ln -sfn "$(readlink -f .tools)" "$TREE/.tools"
