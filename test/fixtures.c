@@ -5,7 +5,7 @@
                                    table says the code cannot run it yet; unlisted files are run
      fixture_skips_report()        prints the skipped fixtures with their reasons; returns their count */
 
-typedef enum FixtureKind { FIXTURE_MODEL, FIXTURE_DEQUANT } FixtureKind;
+typedef enum FixtureKind { FIXTURE_MODEL, FIXTURE_DEQUANT, FIXTURE_DETOK } FixtureKind;
 typedef struct FixtureRow { FixtureKind kind; const char *name; const char *why; } FixtureRow;
 static const FixtureRow fixture_rows[] = {
 #define FIXTURE(kind, name, why) { FIXTURE_##kind, name, why },

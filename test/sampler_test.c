@@ -72,3 +72,21 @@ TEST(sampler_repetition_penalty) {
     CHECK(samp_pick(&s, m) == 1);                  /* 2: -1.0*1.1 = -1.1, 3: -1.155; 1 (not recent) stays -1.08 */
     arena_free(&a);
 }
+
+/* top-p keeps the smallest set whose mass reaches p, boundary included (llama.cpp's rule): two equal
+   logits have probabilities of exactly 0.5 each, so p = 0.5 keeps one of them, p just above keeps both. */
+TEST(sampler_top_p_boundary_is_inclusive) {
+    f32 l[2] = { 1.0f, 1.0f };
+    Arena a; arena_init(&a, "samp test", 1 << 16);
+    Sampler s; samp_init(&s, 2, 16, &a);
+    SampParams p = { .temp = 1, .top_k = 0, .top_p = 0.5f, .min_p = 0, .repeat_penalty = 1, .repeat_last_n = 64, .seed = 3 };
+    samp_reset(&s, &p);
+    u32 cnt[2] = {0};
+    for (int i = 0; i < 400; i++) cnt[samp_pick(&s, l)]++;
+    CHECKF(cnt[0] == 400 || cnt[1] == 400, "top-p 0.5 over two tokens of 0.5 each picked %u and %u", cnt[0], cnt[1]);
+    p.top_p = 0.5001f; samp_reset(&s, &p);
+    cnt[0] = cnt[1] = 0;
+    for (int i = 0; i < 400; i++) cnt[samp_pick(&s, l)]++;
+    CHECKF(cnt[0] > 120 && cnt[1] > 120, "top-p 0.5001 over two tokens of 0.5 each picked %u and %u", cnt[0], cnt[1]);
+    arena_free(&a);
+}

@@ -26,7 +26,8 @@ done < "$F/SHA256SUMS"
 # every supported row the folder has is intact
 checked=0
 while read -r k n why; do
-    case "$k" in MODEL) path=./models/$n.gguf ;; DEQUANT) path=./dequant/$n.gguf ;; *) echo "bad kind $k"; fail=1; continue ;; esac
+    case "$k" in MODEL) path=./models/$n.gguf ;; DEQUANT) path=./dequant/$n.gguf ;; DETOK) path=./tokenizer/$n.cases.txt ;;
+        *) echo "config/fixtures.def: bad kind $k"; fail=1; continue ;; esac
     [ -z "$why" ] || continue
     line=$(awk -v p="$path" '$2 == p' "$F/SHA256SUMS")
     [ -n "$line" ] || continue                                   # listed in the README, not shipped
