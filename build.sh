@@ -20,11 +20,17 @@
 #                           .tools/arm64-sysroot (dpkg -x, no multiarch) and run under qemu-user: edge info,
 #                           the embedded model's golden greedy output, edge fat --quick (when built), and the
 #                           golden/reference tests (ends with "N passed, N failed")
+#   ./build.sh apt-sources SUITE...
+#                           only print the private apt sources lines build.sh would write for SUITE... (the
+#                           Tint fetch uses unstable, the arm64 sysroot bookworm bookworm-updates); installs nothing
 #
+# Package mirror: the private apt sources (Tint, arm64 sysroot) use the Debian mirror of the machine's own
+# apt sources files, so build.sh works wherever apt-get works (section "package mirror").
 # Environment: CC (default cc), EDGE_CFLAGS (extra flags), EDGE_TEST_FILTER="NAME..." (run only the C
 # tests whose names contain a NAME, and no script tests), EDGE_VALIDATION=1 (tests under the
 # Khronos validation layer; on in CI), EDGE_SKIP_APT=1 (never call apt-get), EDGE_TEST_FAILFAST=1
-# (stop the tests at the first failure; test/mutants.sh).
+# (stop the tests at the first failure; test/mutants.sh), EDGE_APT_ETC (default /etc/apt: the apt
+# configuration folder whose sources files name the Debian mirror; tests point it elsewhere).
 set -eu
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -35,6 +41,9 @@ if [ "${1:-}" = fuzz ]; then
     [ -n "$fuzz_target" ] || { echo "build.sh: fuzz wants a target: all $(ls test/fuzz/*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ')" >&2; exit 1; }
     case "$fuzz_secs" in ''|*[!0-9]*) echo "build.sh: fuzz SECONDS must be a number, not '$fuzz_secs'" >&2; exit 1 ;; esac
     shift $(( $# < 3 ? $# : 3 ))
+elif [ "${1:-}" = apt-sources ]; then
+    mode=apt-sources; shift; apt_suites="$*"; set --
+    [ -n "$apt_suites" ] || { echo "build.sh: apt-sources wants one or more suites (e.g. unstable)" >&2; exit 1; }
 fi
 for w in "$@"; do
     case "$w" in
@@ -44,7 +53,7 @@ for w in "$@"; do
         clean)   mode=clean ;;
         build)   mode=build ;;
         aarch64) arch=aarch64 ;;
-        *) echo "build.sh: unknown word '$w' (words: test debug kernels clean aarch64; fuzz TARGET SECONDS first)" >&2; exit 1 ;;
+        *) echo "build.sh: unknown word '$w' (words: test debug kernels clean aarch64; fuzz TARGET SECONDS or apt-sources SUITE... first)" >&2; exit 1 ;;
     esac
 done
 if [ "$arch" = aarch64 ] && [ "$flavor" = debug ]; then
@@ -56,6 +65,52 @@ if [ "$mode" = clean ]; then
     rm -rf build edge edge-debug edge-aarch64
     echo "== clean: removed build/ and binaries"; exit 0
 fi
+
+# ---- section: package mirror (the machine's own Debian mirror, for the private apt sources) -------
+# apt_sources SUITE...: one line 'deb [signed-by=KEYRING] URI SUITE main' per SUITE, where URI is that
+# of the first entry of the machine's apt sources files that serves Debian's main archive: a 'deb'
+# entry (not deb-src) for bookworm or bookworm-updates (so not bookworm-security), in sources.list or
+# sources.list.d/*.list (one-line 'deb [opts] URI suite comp...') or sources.list.d/*.sources (deb822
+# stanzas: Types, URIs, Suites, Signed-By, Enabled), read in apt's order; other files (*.disabled...)
+# and comments are skipped, as apt does. KEYRING: the entry's signed-by file, else Debian's archive keyring.
+apt_sources() {
+    local etc=${EDGE_APT_ETC:-/etc/apt} files=() f m s
+    [ -f "$etc/sources.list" ] && files+=("$etc/sources.list")
+    for f in "$etc"/sources.list.d/*; do
+        case "$f" in *.list|*.sources) [ -f "$f" ] && files+=("$f") ;; esac
+    done
+    m=$([ ${#files[@]} = 0 ] || awk -v rel=bookworm -v def=/usr/share/keyrings/debian-archive-keyring.gpg '
+        function want(suites,   n, a, i) { n = split(suites, a); for (i = 1; i <= n; i++) if (a[i] == rel || a[i] == rel "-updates") return 1; return 0 }
+        function take(uris, key,   a) { split(uris, a); if (key !~ /^\//) key = def; print a[1], key; found = 1; exit }
+        function stanza() {     # the end of a deb822 stanza
+            if (!found && (" " types " ") ~ /[ \t]deb[ \t]/ && tolower(enabled) != "no" && want(suites)) take(uris, key)
+            types = uris = suites = key = enabled = ""
+        }
+        FNR == 1 { if (d822) stanza(); d822 = FILENAME ~ /\.sources$/ }
+        d822 && /^[ \t]*$/ { stanza(); next }
+        d822 && /^[A-Za-z-]+:/ {
+            name = tolower(substr($0, 1, index($0, ":") - 1)); val = substr($0, index($0, ":") + 1)
+            if (name == "types") types = val; else if (name == "uris") uris = val; else if (name == "suites") suites = val
+            else if (name == "enabled") { enabled = val; gsub(/[ \t]/, "", enabled) }
+            else if (name == "signed-by") { key = val; sub(/^[ \t]+/, "", key); sub(/[ \t].*/, "", key) }
+            next
+        }
+        d822 { next }           # comments (#) and continuation lines
+        {                       # one-line format
+            opts = ""
+            if ($1 != "deb") next
+            if (match($0, /\[[^]]*\]/)) { opts = substr($0, RSTART + 1, RLENGTH - 2); $0 = substr($0, 1, RSTART - 1) substr($0, RSTART + RLENGTH) }
+            key = ""; if (match(opts, /signed-by=[^ \t]+/)) key = substr(opts, RSTART + 10, RLENGTH - 10)
+            if (want($3)) take($2, key)
+        }
+        END { if (!found && d822) stanza(); if (!found) exit 1 }' "${files[@]}") || true
+    if [ -z "$m" ]; then
+        echo "build.sh: no Debian archive URI in the apt sources (read: ${files[*]:-none; $etc/sources.list and $etc/sources.list.d/*.list|*.sources do not exist}); looked for a 'deb' entry for bookworm or bookworm-updates (set EDGE_APT_ETC to another apt configuration folder)" >&2
+        return 1
+    fi
+    for s in "$@"; do echo "deb [signed-by=${m#* }] ${m%% *} $s main"; done
+}
+if [ "$mode" = apt-sources ]; then apt_sources $apt_suites || exit 1; exit 0; fi
 
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 
@@ -106,7 +161,7 @@ if ! tint_ok; then
     echo "== tint: fetching dawn-tools from Debian unstable into .tools/tint"
     rm -rf "$T"; mkdir -p "$T/apt/lists/partial" "$T/apt/cache/archives/partial" "$T/debs" "$T/root"
     : > "$T/apt/status"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian unstable main" > "$T/apt/sources.list"
+    apt_sources unstable > "$T/apt/sources.list" || exit 1
     AO="-o Dir::Etc::SourceList=$T/apt/sources.list -o Dir::Etc::SourceParts=/dev/null
         -o Dir::State::Lists=$T/apt/lists -o Dir::State::Status=$T/apt/status -o Dir::Cache=$T/apt/cache
         -o Acquire::Check-Valid-Until=false -o APT::Architecture=amd64 -o APT::Architectures=amd64
@@ -312,8 +367,7 @@ if [ "$arch" = aarch64 ]; then
         A=$ROOT/.tools/arm64-apt
         rm -rf "$SR" "$A"; mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/debs" "$SR"
         : > "$A/status"
-        { echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main"
-          echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-updates main"; } > "$A/sources.list"
+        apt_sources bookworm bookworm-updates > "$A/sources.list" || exit 1
         AO="-o Dir::Etc::SourceList=$A/sources.list -o Dir::Etc::SourceParts=/dev/null
             -o Dir::State::Lists=$A/lists -o Dir::State::Status=$A/status -o Dir::Cache=$A/cache
             -o APT::Architecture=arm64 -o APT::Architectures=arm64 -o APT::Sandbox::User=root -o Debug::NoLocking=1"
