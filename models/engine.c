@@ -61,13 +61,11 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
         for (u32 done = 0; done < n;) {
             u32 T = MIN(n - done, g->xf.t_max);
             if (logits) {           /* every row wanted (eval) */
-                g->xf.want_last = false;
-                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->batch, 0, e)) return false;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, false, g->batch, 0, e)) return false;
                 memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
                 memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
             } else {                /* generation: the LM head and the readback for the last row only */
-                g->xf.want_last = true;
-                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, 0, 0, e)) return false;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, true, 0, 0, e)) return false;
                 if (done + T == n && !xf_last_logits(&g->xf, T, g->pos + done, g->last, e)) return false;
             }
             done += T;
@@ -85,7 +83,7 @@ bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
     }
     if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
     u32 id;
-    if (!xf_forward(&g->xf, &token, 1, g->pos, 0, &id, e)) return false;
+    if (!xf_forward(&g->xf, &token, 1, g->pos, false, 0, &id, e)) return false;
     g->pos++;
     *next = (i32)id;
     return true;

@@ -31,13 +31,14 @@ static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
     return vk_tensor(a, name, dt, 2, ne);
 }
 
+static void xf_path_decide(Xf *xf);
+
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
     arena_pop_to(&xf->names, 0);
     const ModelConfig *c = xf->cfg;
     const ModelWeights *w = &xf->m->w;
     DevArena *wa = &xf->wa, *sa = &xf->sa;
-    xf->attn_flash = op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act);   /* batches' attention kernel */
     xf->tok_embd = xf_weight(xf, wa, w->tok_embd);
     xf->output_norm = xf_weight(xf, wa, w->output_norm);
     xf->output = c->tied_output ? xf->tok_embd : xf_weight(xf, wa, w->output);
@@ -85,7 +86,7 @@ static void xf_alloc(Xf *xf) {
        the device's offset alignment: the residual rows x and h at 256 bytes made llama's prefill 5% slower) */
     sa->align = EDGE_VK_ATTN_ALIGN;
     xf->att = xf_act(sa, "att", xf->act, qd, T);
-    /* attention: batches through attn_flash where it fits (xf->attn_flash: no scratch); otherwise, and
+    /* attention: batches through attn_flash where it fits (XfPath.attn_flash: no scratch); otherwise, and
        for decode, split over key chunks where the head size allows,
        with partials for Q queries at a time: as many as fit in the bytes the one-workgroup-per-query
        kernel's scores scratch would take (n_ctx x n_head x T f32), so the split never needs more
@@ -112,6 +113,7 @@ static void xf_alloc(Xf *xf) {
     xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
     u32 G = op_argmax_slices(c->n_vocab);
     if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
+    xf_path_decide(xf);
 }
 
 static void xf_debug_init(Xf *xf);
@@ -184,6 +186,7 @@ void xf_free(Xf *xf) {
     if (xf->sa.vk) vk_arena_free(&xf->sa);
     xf_debug_free(xf);
     free(xf->layers); free(xf->host_ids);
+    for (int ph = 0; ph < PH_COUNT; ph++) free(xf->path[ph].layer);
     if (xf->names.base) arena_free(&xf->names);
     memset(xf, 0, sizeof *xf);
 }
@@ -242,230 +245,360 @@ static void xf_rec_start(Xf *xf, u32 T, u32 p0);
    (--check-nan, --trace of values, EDGE_INJECT_NAN): those see the unfused ops, one output each. */
 static bool xf_fused(const Xf *xf) { return !xf->step && !xf_debug.inject; }
 
-/* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
-   f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
-   of the pass, so free while the layers run). */
-static void xf_matmul_prefill(Xf *xf, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
-    u32 s = op_matmul_split_slices(xf->vk, W, X);
-    if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->logits, s)) return;
-    if (acc) op_matmul_acc(xf->vk, PH_PREFILL, W, X, Y); else op_matmul(xf->vk, PH_PREFILL, W, X, Y);
+/* ---- the kernel-path plan ---------------------------------------------------------------- */
+/* Views of each layer's weights that lie back to back: wq+wk(+wv) and w_gate+w_up (nbytes 0: not). */
+static void xf_layer_views(Xf *xf) {
+    for (u32 il = 0; il < xf->cfg->n_layer; il++) {
+        XfLayer *L = &xf->layers[il];
+        memset(&L->wqk, 0, sizeof L->wqk); memset(&L->wqkv, 0, sizeof L->wqkv); memset(&L->gu, 0, sizeof L->gu);
+        if (op_concat_rows(xf->vk, &L->wq, &L->wk, &L->wqk) && !op_concat_rows(xf->vk, &L->wqk, &L->wv, &L->wqkv))
+            memset(&L->wqkv, 0, sizeof L->wqkv);
+        if (!op_gate_up_view(xf->vk, &L->w_gate, &L->w_up, &L->gu)) memset(&L->gu, 0, sizeof L->gu);
+    }
 }
 
-/* The forward pass for T tokens at positions p0..p0+T-1: records one command buffer.
-   Each op is bracketed by xf_op (site name, trace category, injection class, layer, output,
-   activation inputs) and xf_done. */
-static void xf_record(Xf *xf, u32 T, u32 p0) {
-    Vk *vk = xf->vk; const ModelConfig *c = xf->cfg;
-    Phase ph = T == 1 ? PH_DECODE : PH_PREFILL;
-    xf_rec_start(xf, T, p0);
-    Tensor ids = xf_rows(&xf->ids, T), x = xf_rows(&xf->x, T), h = xf_rows(&xf->h, T);
-    Tensor q = xf_rows(&xf->q, T), k = xf_rows(&xf->k, T), v = xf_rows(&xf->v, T);
-    bool qkv_rows = T == 1 && xf->qkv.nbytes && xf_fused(xf) && xf_qkv_views(xf, &q, &k, &v);
-    u32 hd = c->head_dim;
-    /* per-head views (head_dim, n_heads, T) for norms, RoPE and attention */
-    Tensor qh = xf_heads(&q, hd, T), kh = xf_heads(&k, hd, T);
-    Tensor qr = c->qk_norm ? xf_rows(&xf->qr, T) : q, kr = c->qk_norm ? xf_rows(&xf->kr, T) : k;
-    Tensor qrh = xf_heads(&qr, hd, T), krh = xf_heads(&kr, hd, T);
-    Tensor qp = xf_rows(&xf->qp, T), kp = xf_rows(&xf->kp, T);
-    Tensor qph = xf_heads(&qp, hd, T), kph = xf_heads(&kp, hd, T);
-    Tensor att = xf_rows(&xf->att, T), o = xf_rows(&xf->o, T);
-    Tensor atth = xf_heads(&att, hd, T);
-    Tensor gate = xf_rows(&xf->gate, T), up = xf_rows(&xf->up, T), ff = xf_rows(&xf->ff, T);
-    Tensor hn = xf_rows(&xf->hn, T), logits = xf_rows(&xf->logits, T), out_ids = xf_rows(&xf->out_ids, T);
+/* Decode's q/k/v products of one layer: one over q, k, v where its three weights lie back to back and
+   the three outputs can be bound side by side in xf->qkv; q+k and v; or three. With k-quants, the
+   RoPE/KV-store epilogue where the products take it, and the attention norm in their prologue. */
+static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
+    Tensor q = xf->q, k = xf->k, v = xf->v, x1 = xf_rows(&xf->x, 1), h1 = xf_rows(&xf->h, 1);
+    bool rows = xf->qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
+    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
+    if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
+    const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
+    b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));
+    b->qkv_norm = b->qkv_rope && op_matmul_norm_fits(w, &x1) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1));
+}
 
-    xf_op(xf, "embed", XT_EMBED, "embed", -1, &x, &ids, 0, 0);
-    op_get_rows(vk, &xf->tok_embd, &ids, &x, c->embd_scale);
+/* Decode's FFN entry of one layer: gate/up in one pass where its weights lie back to back, with the
+   FFN norm (and for post-norm models with f16 activations, the attention residual too) in its
+   prologue where the row fits; and whether the attention residual add makes the FFN norm itself. */
+static void xf_path_ffn(const Xf *xf, const XfLayer *L, bool res_norm, XfBlockPath *b) {
+    Tensor x1 = xf_rows(&xf->x, 1);
+    bool gu = L->gu.nbytes, gu_norm = gu && op_matmul_norm_fits(&L->gu, &x1);
+    if (gu_norm && xf->cfg->post_norms && xf->act == DT_F16 && xf->x2.nbytes) { b->ffn = XF_GLU_RES_NORM; b->attn_res_norm = false; }
+    else { b->attn_res_norm = res_norm; b->ffn = !gu ? XF_GATE_UP : gu_norm && !res_norm ? XF_GLU_NORM : XF_GLU; }
+}
+
+/* Both phases' paths, from the config, the device and where the tensors were placed. */
+static void xf_path_decide(Xf *xf) {
+    const ModelConfig *c = xf->cfg;
+    xf_layer_views(xf);
+    Tensor x1 = xf_rows(&xf->x, 1), o1 = xf_rows(&xf->o, 1);
+    bool res_norm = c->post_norms && op_rmsnorm_add_norm_fits(&o1);
+    for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
+        XfPath *p = &xf->path[ph];
+        XfBlockPath *layer = p->layer ? p->layer : calloc(c->n_layer, sizeof *layer);
+        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .ffn_res_norm = res_norm,
+                       .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->output, &x1, xf->act), .layer = layer,
+                       .attn_flash = ph == PH_PREFILL && op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act) };
+        for (u32 il = 0; il < c->n_layer; il++) {
+            XfBlockPath *b = &layer[il];
+            *b = (XfBlockPath){ .attn_res_norm = res_norm };
+            if (ph == PH_DECODE) { xf_path_qkv(xf, &xf->layers[il], b); xf_path_ffn(xf, &xf->layers[il], res_norm, b); }
+        }
+    }
+}
+
+/* The same path with every fused kernel off: what the debug tools that read each op's output record. */
+static XfPath xf_path_unfused(const XfPath *p) {
+    XfPath u = { .attn_flash = p->attn_flash };
+    return u;
+}
+
+/* One layer's choices (a path without layers: all plain). */
+static XfBlockPath xf_block_path(const XfPath *p, u32 il) {
+    XfBlockPath none = { .qkv = XQ_SEPARATE };
+    return p->layer ? p->layer[il] : none;
+}
+
+static bool xf_block_path_eq(XfBlockPath a, XfBlockPath b) {
+    return a.qkv == b.qkv && a.qkv_rope == b.qkv_rope && a.qkv_norm == b.qkv_norm && a.attn_res_norm == b.attn_res_norm && a.ffn == b.ffn;
+}
+
+static void xf_block_path_print(const XfPath *p, u32 il, u32 n_layer) {
+    static const char *const qkv[] = { "q, k, v", "q+k, v", "q+k+v" };
+    static const char *const ffn[] = { "gate, up, glu", "gate+up+act", "norm+gate+up+act", "residual+norm+gate+up+act" };
+    XfBlockPath b = xf_block_path(p, il);
+    char list[256]; int w = fmt_buf(list, sizeof list, "%u", il);
+    for (u32 j = il + 1; j < n_layer; j++) {
+        XfBlockPath o = xf_block_path(p, j);
+        if (xf_block_path_eq(o, b) && w < (int)sizeof list) w += fmt_buf(list + w, sizeof list - w, ",%u", j);
+    }
+    out("    layers %s: products %s%s%s; %s%s\n", list, qkv[b.qkv], b.qkv_rope ? " with the RoPE/KV-store epilogue" : "",
+        b.qkv_norm ? " and the norm prologue" : "", ffn[b.ffn], b.attn_res_norm ? "; the attention residual makes the FFN norm" : "");
+}
+
+void xf_path_print(const Xf *xf) {
+    u32 n = xf->cfg->n_layer;
+    for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
+        const XfPath *p = &xf->path[ph];
+        out("  %s plan: %s; attention %s; %s; LM head %s\n", ph == PH_DECODE ? "decode" : "prefill",
+            p->rope_kv ? (p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch") : "RoPE and KV stores apart",
+            ph == PH_PREFILL && p->attn_flash ? "flash" : xf->attn_part.nbytes ? "split over key chunks" : "one pass",
+            p->ffn_res_norm ? "the FFN residual makes the next attention norm" : "plain FFN residual",
+            p->head_norm ? "with the output norm in its prologue" : "after the output norm");
+        bool *shown = calloc(n, 1);
+        for (u32 il = 0; il < n; il++) {
+            if (shown[il]) continue;
+            XfBlockPath b = xf_block_path(p, il);
+            for (u32 j = il; j < n; j++) shown[j] = shown[j] || xf_block_path_eq(xf_block_path(p, j), b);
+            xf_block_path_print(p, il, n);
+        }
+        free(shown);
+    }
+}
+
+/* ---- the forward pass, block by block --------------------------------------------------------- */
+/* One recording: T rows at positions p0.., its inputs and outputs, and the views of the state
+   tensors for T rows. The residual row x lives in xf->x, or for XF_GLU_RES_NORM alternately in
+   xf->x and xf->x2 (the product that takes the attention residual writes the updated row into the
+   other buffer, since its other workgroups still read x). */
+typedef struct XfRec {
+    const XfPath *P;
+    Phase  ph;
+    u32    T, p0;
+    Tensor ids, pos, out_ids;   /* u32: input ids, [p0, T], [id, flag] per row (a chained step brings its own) */
+    Tensor x, x_alt;            /* f32 the residual rows; the other buffer (XF_GLU_RES_NORM) */
+    Tensor h;                   /* act the normed block input */
+    bool   h_ready;             /* h holds this block's normed input already (made by the residual op before) */
+    Tensor q, k, v, qr, kr, qp, kp, att, o, gate, up, ff, hn;   /* see Xf */
+    Tensor qh, kh, qrh, krh, qph, kph, atth;                    /* (head_dim, n_heads, T) views */
+} XfRec;
+
+static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0) {
+    const ModelConfig *c = xf->cfg;
+    u32 hd = c->head_dim;
+    XfRec R = { .P = P, .ph = T == 1 ? PH_DECODE : PH_PREFILL, .T = T, .p0 = p0, .pos = *pos };
+    R.ids = xf_rows(ids, T); R.out_ids = xf_rows(out_ids, T);
+    R.x = xf_rows(&xf->x, T); R.x_alt = xf->x2; R.h = xf_rows(&xf->h, T);
+    R.q = xf_rows(&xf->q, T); R.k = xf_rows(&xf->k, T); R.v = xf_rows(&xf->v, T);
+    if (T == 1 && P->fused && xf->qkv.nbytes) xf_qkv_views(xf, &R.q, &R.k, &R.v);   /* decode: q, k, v side by side */
+    R.qr = c->qk_norm ? xf_rows(&xf->qr, T) : R.q; R.kr = c->qk_norm ? xf_rows(&xf->kr, T) : R.k;
+    R.qp = xf_rows(&xf->qp, T); R.kp = xf_rows(&xf->kp, T);
+    R.att = xf_rows(&xf->att, T); R.o = xf_rows(&xf->o, T);
+    R.gate = xf_rows(&xf->gate, T); R.up = xf_rows(&xf->up, T); R.ff = xf_rows(&xf->ff, T); R.hn = xf_rows(&xf->hn, T);
+    R.qh = xf_heads(&R.q, hd, T); R.kh = xf_heads(&R.k, hd, T); R.qrh = xf_heads(&R.qr, hd, T); R.krh = xf_heads(&R.kr, hd, T);
+    R.qph = xf_heads(&R.qp, hd, T); R.kph = xf_heads(&R.kp, hd, T); R.atth = xf_heads(&R.att, hd, T);
+    return R;
+}
+
+/* x = E[ids] * embd_scale */
+static void xf_embed(Xf *xf, XfRec *R) {
+    xf_op(xf, "embed", XT_EMBED, "embed", -1, &R->x, &R->ids, 0, 0);
+    op_get_rows(xf->vk, &xf->tok_embd, &R->ids, &R->x, xf->cfg->embd_scale);
     xf_done(xf);
-    vk_barrier(vk);
-    /* Gemma's post-norm residual adds take the next pre-norm along (rmsnorm_add_norm) when fused */
-    bool norm_ready = false;
-    for (u32 il = 0; il < c->n_layer; il++) {
-        XfLayer *L = &xf->layers[il];
-        i32 l = (i32)il;
-        /* decode: q, k, v side by side in qkv, and one matvec over the weights that lie back to back */
-        Tensor wqk, wqkv;
-        bool fuse_qk = qkv_rows && op_concat_rows(vk, &L->wq, &L->wk, &wqk);
-        bool fuse_qkv = fuse_qk && op_concat_rows(vk, &wqk, &L->wv, &wqkv);
-        f32 base, fscale;
-        model_layer_rope(c, il, &base, &fscale);
-        /* decode with k-quant q/k/v: RoPE, the biases and the KV stores in the projection's epilogue,
-           and the attention norm in its prologue (unless a fused residual norm made h already) */
-        bool rope_mm = fuse_qk && !c->qk_norm && op_matmul_rope_fits(&wqk, &h) && (fuse_qkv || op_matmul_rope_fits(&L->wv, &h));
-        bool norm_mm = rope_mm && !norm_ready && op_matmul_norm_fits(&wqk, &x) && (fuse_qkv || op_matmul_norm_fits(&L->wv, &x));
-        if (!norm_ready && !norm_mm) {
-            xf_op(xf, "attn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->attn_norm, &h, c->eps); xf_done(xf);
-            vk_barrier(vk);
-        }
-        norm_ready = false;
+    vk_barrier(xf->vk);
+}
+
+/* h = RMSNorm(x, w), unless the op before made it already or the next product takes it in its prologue */
+static void xf_norm(Xf *xf, XfRec *R, const char *site, i32 l, const Tensor *w, bool in_prologue) {
+    if (!R->h_ready && !in_prologue) {
+        xf_op(xf, site, XT_NORM, "norm", l, &R->h, &R->x, 0, 0); op_rmsnorm(xf->vk, &R->x, w, &R->h, xf->cfg->eps); xf_done(xf);
+        vk_barrier(xf->vk);
+    }
+    R->h_ready = false;
+}
+
+/* q, k, v = W . h: with the RoPE/KV-store epilogue (and the norm prologue) one product does the
+   rest of the attention input; otherwise plain products into q, k, v. */
+static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
+    const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
+    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    if (P.qkv_rope) {
+        f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
         const Tensor *bq = c->qkv_bias ? &L->bq : 0, *bk = c->qkv_bias ? &L->bk : 0, *bv = c->qkv_bias ? &L->bv : 0;
-        if (rope_mm) {
-            const Tensor *in = norm_mm ? &x : &h, *nw = norm_mm ? &L->attn_norm : 0;
-            xf_op(xf, norm_mm ? "attn_norm_qkv_rope" : "attn_qkv_rope", XT_ATTN, "matmul", l, &qp, in, 0, 0);
-            if (fuse_qkv)
-                op_matmul_rope(vk, &wqkv, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
-                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
-            else {
-                op_matmul_rope(vk, &wqk, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
-                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
-                op_matmul_rope(vk, &L->wv, in, nw, c->eps, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
-                               c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(q.nelem + k.nelem));
-            }
-            xf_done(xf);
-        } else if (fuse_qkv) {
-            Tensor qkv = xf->qkv;
-            xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &h, 0, 0); op_matmul(vk, ph, &wqkv, &h, &qkv); xf_done(xf);
-        } else {
-            if (fuse_qk) {
-                Tensor qk = xf->qkv; qk.ne[0] = q.nelem + k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
-                xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &h, 0, 0); op_matmul(vk, ph, &wqk, &h, &qk); xf_done(xf);
-            } else {
-                xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &q, &h, 0, 0); op_matmul(vk, ph, &L->wq, &h, &q); xf_done(xf);
-                xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &k, &h, 0, 0); op_matmul(vk, ph, &L->wk, &h, &k); xf_done(xf);
-            }
-            xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &v, &h, 0, 0); op_matmul(vk, ph, &L->wv, &h, &v); xf_done(xf);
-        }
-        vk_barrier(vk);
-        bool bias_in_rope = c->qkv_bias && !c->qk_norm && xf_fused(xf);   /* rope_kv adds the biases */
-        if (!rope_mm) {
-            if (c->qkv_bias && !bias_in_rope) {
-                xf_op(xf, "bias_q", XT_ATTN, "bias", l, &q, &q, 0, 0); op_add_bias(vk, &L->bq, &q); xf_done(xf);
-                xf_op(xf, "bias_k", XT_ATTN, "bias", l, &k, &k, 0, 0); op_add_bias(vk, &L->bk, &k); xf_done(xf);
-                xf_op(xf, "bias_v", XT_ATTN, "bias", l, &v, &v, 0, 0); op_add_bias(vk, &L->bv, &v); xf_done(xf);
-                vk_barrier(vk);
-            }
-            if (c->qk_norm) {
-                xf_op(xf, "q_norm", XT_NORM, "norm", l, &qr, &q, 0, 0); op_rmsnorm(vk, &qh, &L->q_norm, &qrh, c->eps); xf_done(xf);
-                xf_op(xf, "k_norm", XT_NORM, "norm", l, &kr, &k, 0, 0); op_rmsnorm(vk, &kh, &L->k_norm, &krh, c->eps); xf_done(xf);
-                vk_barrier(vk);
-            }
-            Tensor kc_new = xf_cache_rows(&L->k_cache, p0, T), vc_new = xf_cache_rows(&L->v_cache, p0, T);
-            if (xf_fused(xf)) {     /* RoPE of q and k, and the K/V cache stores, in one dispatch */
-                xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &qp, &qr, &kr, &v);
-                op_rope_kv(vk, &qrh, &krh, &v, &xf->pos, &xf->rope_ff, &qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale, c->rope_neox,
-                           bias_in_rope ? bq : 0, bias_in_rope ? bk : 0, bias_in_rope ? bv : 0);
-                xf_done(xf);
-            } else {
-                xf_op(xf, "rope_q", XT_ATTN, "rope", l, &qp, &qr, &xf->pos, 0);
-                op_rope(vk, &qrh, &xf->pos, &xf->rope_ff, &qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
-                xf_op(xf, "rope_k", XT_ATTN, "rope", l, &kp, &kr, &xf->pos, 0);
-                op_rope(vk, &krh, &xf->pos, &xf->rope_ff, &kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
-                /* v is ready since the projections: its store needs no barrier after RoPE */
-                xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &v, 0, 0); op_kv_store(vk, &v, &xf->pos, &L->v_cache); xf_done(xf);
-                vk_barrier(vk);
-                xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &kp, 0, 0); op_kv_store(vk, &kp, &xf->pos, &L->k_cache); xf_done(xf);
-            }
-            vk_barrier(vk);
-        }
-        u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
-        Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, p0 + T), vc_seen = xf_cache_rows(&L->v_cache, 0, p0 + T);
-        xf_op(xf, "attention", XT_ATTN, "attn", l, &att, &qp, &kc_seen, &vc_seen);
-        if (T > 1 && xf->attn_flash)
-            op_attention_flash(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
-        else if (xf->attn_part.nbytes)
-            op_attention_split(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->attn_part, &atth,
-                                c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
-        else
-            op_attention(vk, &qph, &L->k_cache, &L->v_cache, &xf->pos, &xf->scores, &atth,
-                         c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+        const Tensor *in = norm_in ? &R->x : &R->h, *nw = norm_in ? &L->attn_norm : 0;
+        xf_op(xf, norm_in ? "attn_norm_qkv_rope" : "attn_qkv_rope", XT_ATTN, "matmul", l, &R->qp, in, 0, 0);
+        op_matmul_rope(vk, P.qkv == XQ_QKV ? &L->wqkv : &L->wqk, in, nw, c->eps, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache,
+                       c->n_head, c->n_head_kv, c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
+        if (P.qkv != XQ_QKV)
+            op_matmul_rope(vk, &L->wv, in, nw, c->eps, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+                           c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(R->q.nelem + R->k.nelem));
         xf_done(xf);
-        vk_barrier(vk);
-        bool glu_res = false;
-        Tensor gu;          /* decode: gate and up lying back to back, one product */
-        bool glu_mm = ph == PH_DECODE && xf_fused(xf) && op_gate_up_view(vk, &L->w_gate, &L->w_up, &gu);
-        if (c->post_norms) {
-            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &o, &att, 0, 0);
-            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &o, false); else op_matmul(vk, ph, &L->wo, &att, &o);
-            xf_done(xf);
-            /* decode with f16 activations: when the gate/up product can take the FFN norm in its
-               prologue, only the residual add runs here (the same number of dispatches), and the
-               product's f16-pair lanes read the normalized row from shared memory instead of building
-               their pairs from h per row (H200 gemma-2-2b: gate/up 26.4 -> 21.6 us, tg +2.5%, #83;
-               with f32 activations level, so not there) */
-            bool glu_norm_next = glu_mm && T == 1 && xf->act == DT_F16 && op_matmul_norm_fits(&gu, &x);
-            /* and the residual add moves into that product's prologue as well, which writes the
-               updated row into the other residual buffer (x2, or x again a layer later): one
-               dispatch fewer per layer. H200 gemma-2-2b: tg128 427.0 -> 435.9; the prologue costs
-               6.3 us of the 9.2 us the residual op took (docs/performance.md #99) */
-            glu_res = glu_norm_next && xf->x2.nbytes;
-            if (!glu_res) {
-                vk_barrier(vk);
-                if (xf_fused(xf) && !glu_norm_next && op_rmsnorm_add_norm_fits(&o)) {
-                    xf_op(xf, "attn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
-                    op_rmsnorm_add_norm(vk, &o, &L->post_attn_norm, &x, &L->ffn_norm, &h, c->eps);
-                    norm_ready = true;
-                } else {
-                    xf_op(xf, "attn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
-                    op_rmsnorm_add(vk, &o, &L->post_attn_norm, &x, c->eps);
-                }
-                xf_done(xf);
-            }
-        } else {            /* x += Wo . att: the residual add fused into the product's store */
-            xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &x, &att, 0, 0);
-            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->wo, &att, &x, true); else op_matmul_acc(vk, ph, &L->wo, &att, &x);
-            xf_done(xf);
-        }
-        vk_barrier(vk);
-        bool glu_norm = !glu_res && glu_mm && !norm_ready && T == 1 && op_matmul_norm_fits(&gu, &x);
-        if (!norm_ready && !glu_norm && !glu_res) {
-            xf_op(xf, "ffn_norm", XT_NORM, "norm", l, &h, &x, 0, 0); op_rmsnorm(vk, &x, &L->ffn_norm, &h, c->eps); xf_done(xf);
-            vk_barrier(vk);
-        }
-        norm_ready = false;
-        if (glu_res) {      /* the attention residual, the FFN norm, gate, up and the activation in one dispatch */
-            Tensor xn = x.offset == xf->x.offset && x.block == xf->x.block ? xf->x2 : xf_rows(&xf->x, 1);
-            xf_op(xf, "attn_residual_ffn_norm_gate_up", XT_FFN, "glu", l, &ff, &x, &o, 0);
-            op_matmul_glu_res_norm(vk, &gu, &x, &o, &L->post_attn_norm, &xn, &L->ffn_norm, c->eps, &ff, c->gelu); xf_done(xf);
-            x = xn;         /* the residual row lives in the other buffer from here */
-        } else if (glu_norm) {     /* the FFN norm, gate, up and the activation in one dispatch */
-            xf_op(xf, "ffn_norm_gate_up", XT_FFN, "glu", l, &ff, &x, 0, 0); op_matmul_glu_norm(vk, &gu, &x, &L->ffn_norm, c->eps, &ff, c->gelu); xf_done(xf);
-        } else if (glu_mm) {
-            /* act(gate) * up in one pass over both weights */
-            xf_op(xf, "ffn_gate_up", XT_FFN, "glu", l, &ff, &h, 0, 0); op_matmul_glu(vk, &gu, &h, &ff, c->gelu); xf_done(xf);
+    } else if (P.qkv == XQ_QKV) {
+        Tensor qkv = xf->qkv;
+        xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
+    } else {
+        if (P.qkv == XQ_QK) {
+            Tensor qk = xf->qkv; qk.ne[0] = R->q.nelem + R->k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+            xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqk, &R->h, &qk); xf_done(xf);
         } else {
-            xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &gate, &h, 0, 0); op_matmul(vk, ph, &L->w_gate, &h, &gate); xf_done(xf);
-            xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &up, &h, 0, 0); op_matmul(vk, ph, &L->w_up, &h, &up); xf_done(xf);
-            vk_barrier(vk);
-            xf_op(xf, "glu", XT_FFN, "glu", l, &ff, &gate, &up, 0); op_glu(vk, &gate, &up, &ff, c->gelu); xf_done(xf);
+            xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &R->q, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wq, &R->h, &R->q); xf_done(xf);
+            xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &R->k, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wk, &R->h, &R->k); xf_done(xf);
         }
-        vk_barrier(vk);
-        if (c->post_norms) {
-            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &o, &ff, 0, 0);
-            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->w_down, &ff, &o, false); else op_matmul(vk, ph, &L->w_down, &ff, &o);
-            xf_done(xf);
-            vk_barrier(vk);
-            if (xf_fused(xf) && il + 1 < c->n_layer && op_rmsnorm_add_norm_fits(&o)) {
-                xf_op(xf, "ffn_residual_norm", XT_NORM, "norm", l, &h, &x, &o, 0);
-                op_rmsnorm_add_norm(vk, &o, &L->post_ffn_norm, &x, &xf->layers[il + 1].attn_norm, &h, c->eps);
-                norm_ready = true;
-            } else {
-                xf_op(xf, "ffn_residual", XT_NORM, "add", l, &x, &x, &o, 0);
-                op_rmsnorm_add(vk, &o, &L->post_ffn_norm, &x, c->eps);
-            }
-            xf_done(xf);
-        } else {            /* x += Wd . ff */
-            xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &x, &ff, 0, 0);
-            if (ph == PH_PREFILL) xf_matmul_prefill(xf, &L->w_down, &ff, &x, true); else op_matmul_acc(vk, ph, &L->w_down, &ff, &x);
-            xf_done(xf);
-        }
+        xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &R->v, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wv, &R->h, &R->v); xf_done(xf);
+    }
+    vk_barrier(vk);
+}
+
+/* q, k += biases; q, k = RMSNorm per head (q/k norm); RoPE of q and k; K and V into the cache at p0.. */
+static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
+    const ModelConfig *c = xf->cfg; const XfPath *P = R->P; Vk *vk = xf->vk;
+    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    if (c->qkv_bias && !P->bias_in_rope) {
+        xf_op(xf, "bias_q", XT_ATTN, "bias", l, &R->q, &R->q, 0, 0); op_add_bias(vk, &L->bq, &R->q); xf_done(xf);
+        xf_op(xf, "bias_k", XT_ATTN, "bias", l, &R->k, &R->k, 0, 0); op_add_bias(vk, &L->bk, &R->k); xf_done(xf);
+        xf_op(xf, "bias_v", XT_ATTN, "bias", l, &R->v, &R->v, 0, 0); op_add_bias(vk, &L->bv, &R->v); xf_done(xf);
         vk_barrier(vk);
     }
-    /* Only the last position's logits are wanted (generation): norm and LM head on that row alone,
-       when its offset keeps the binding aligned. */
-    Phase hph = ph;
+    if (c->qk_norm) {
+        xf_op(xf, "q_norm", XT_NORM, "norm", l, &R->qr, &R->q, 0, 0); op_rmsnorm(vk, &R->qh, &L->q_norm, &R->qrh, c->eps); xf_done(xf);
+        xf_op(xf, "k_norm", XT_NORM, "norm", l, &R->kr, &R->k, 0, 0); op_rmsnorm(vk, &R->kh, &L->k_norm, &R->krh, c->eps); xf_done(xf);
+        vk_barrier(vk);
+    }
+    f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
+    Tensor kc_new = xf_cache_rows(&L->k_cache, R->p0, R->T), vc_new = xf_cache_rows(&L->v_cache, R->p0, R->T);
+    if (P->rope_kv) {       /* RoPE of q and k, and the K/V cache stores, in one dispatch */
+        bool b = P->bias_in_rope;
+        xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->kr, &R->v);
+        op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale,
+                   c->rope_neox, b ? &L->bq : 0, b ? &L->bk : 0, b ? &L->bv : 0);
+        xf_done(xf);
+    } else {
+        xf_op(xf, "rope_q", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->pos, 0);
+        op_rope(vk, &R->qrh, &R->pos, &xf->rope_ff, &R->qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        xf_op(xf, "rope_k", XT_ATTN, "rope", l, &R->kp, &R->kr, &R->pos, 0);
+        op_rope(vk, &R->krh, &R->pos, &xf->rope_ff, &R->kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        /* v is ready since the projections: its store needs no barrier after RoPE */
+        xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &R->v, 0, 0); op_kv_store(vk, &R->v, &R->pos, &L->v_cache); xf_done(xf);
+        vk_barrier(vk);
+        xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &R->kp, 0, 0); op_kv_store(vk, &R->kp, &R->pos, &L->k_cache); xf_done(xf);
+    }
+    vk_barrier(vk);
+}
+
+/* att = softmax(q K^T * scale (softcap), causal and window mask) V over the cache up to p0 + T */
+static void xf_attention(Xf *xf, XfRec *R, u32 il) {
+    const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
+    XfLayer *L = &xf->layers[il];
+    u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
+    Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, R->p0 + R->T), vc_seen = xf_cache_rows(&L->v_cache, 0, R->p0 + R->T);
+    xf_op(xf, "attention", XT_ATTN, "attn", (i32)il, &R->att, &R->qp, &kc_seen, &vc_seen);
+    if (R->T > 1 && R->P->attn_flash)
+        op_attention_flash(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+    else if (xf->attn_part.nbytes)
+        op_attention_split(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &xf->attn_part, &R->atth,
+                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+    else
+        op_attention(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &xf->scores, &R->atth,
+                     c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+    xf_done(xf);
+    vk_barrier(vk);
+}
+
+/* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
+   f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
+   of the pass, so free while the layers run); decode: one product. */
+static void xf_matmul_out(Xf *xf, XfRec *R, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
+    if (R->ph == PH_PREFILL) {
+        u32 s = op_matmul_split_slices(xf->vk, W, X);
+        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->logits, s)) return;
+    }
+    if (acc) op_matmul_acc(xf->vk, R->ph, W, X, Y); else op_matmul(xf->vk, R->ph, W, X, Y);
+}
+
+/* x += post_norm(o) for post-norm models (then h = norm(x) with next_norm along where the path says);
+   the op that writes o first. */
+static void xf_post_norm_residual(Xf *xf, XfRec *R, const char *site, i32 l, const Tensor *post, const Tensor *next_norm) {
+    const ModelConfig *c = xf->cfg;
+    if (next_norm) {
+        xf_op(xf, site, XT_NORM, "norm", l, &R->h, &R->x, &R->o, 0);
+        op_rmsnorm_add_norm(xf->vk, &R->o, post, &R->x, next_norm, &R->h, c->eps);
+        R->h_ready = true;
+    } else {
+        xf_op(xf, site + 0, XT_NORM, "add", l, &R->x, &R->x, &R->o, 0);
+        op_rmsnorm_add(xf->vk, &R->o, post, &R->x, c->eps);
+    }
+    xf_done(xf);
+}
+
+/* The attention block: x += [post_norm](Wo . attention(RoPE(norm(x) . Wq,k,v))) */
+static void xf_attn_block(Xf *xf, XfRec *R, u32 il) {
+    const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il);
+    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    bool norm_in = P.qkv_norm && !R->h_ready;           /* the attention norm in the q/k/v product's prologue */
+    xf_norm(xf, R, "attn_norm", l, &L->attn_norm, norm_in);
+    xf_qkv(xf, R, il, norm_in);
+    if (!P.qkv_rope) xf_rope_kv(xf, R, il);
+    xf_attention(xf, R, il);
+    if (!c->post_norms) {   /* x += Wo . att: the residual add fused into the product's store */
+        xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &R->x, &R->att, 0, 0); xf_matmul_out(xf, R, &L->wo, &R->att, &R->x, true); xf_done(xf);
+    } else {
+        xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &R->o, &R->att, 0, 0); xf_matmul_out(xf, R, &L->wo, &R->att, &R->o, false); xf_done(xf);
+        if (P.ffn != XF_GLU_RES_NORM) {                 /* (else the FFN's product takes the residual add) */
+            vk_barrier(xf->vk);
+            xf_post_norm_residual(xf, R, P.attn_res_norm ? "attn_residual_norm" : "attn_residual", l, &L->post_attn_norm,
+                                  P.attn_res_norm ? &L->ffn_norm : 0);
+        }
+    }
+    vk_barrier(xf->vk);
+}
+
+/* ff = act(Wgate . h) * (Wup . h), h = norm(x) (in the product's prologue where the path says) */
+static void xf_gate_up(Xf *xf, XfRec *R, u32 il) {
+    const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
+    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    if (P.ffn == XF_GLU_RES_NORM) {     /* the attention residual, the FFN norm, gate, up and the activation in one dispatch */
+        Tensor xn = R->x.offset == xf->x.offset && R->x.block == xf->x.block ? R->x_alt : xf_rows(&xf->x, 1);
+        xf_op(xf, "attn_residual_ffn_norm_gate_up", XT_FFN, "glu", l, &R->ff, &R->x, &R->o, 0);
+        op_matmul_glu_res_norm(vk, &L->gu, &R->x, &R->o, &L->post_attn_norm, &xn, &L->ffn_norm, c->eps, &R->ff, c->gelu); xf_done(xf);
+        R->x = xn;          /* the residual row lives in the other buffer from here */
+        R->h_ready = false;
+    } else if (P.ffn == XF_GLU_NORM && !R->h_ready) {  /* the FFN norm, gate, up and the activation in one dispatch */
+        xf_op(xf, "ffn_norm_gate_up", XT_FFN, "glu", l, &R->ff, &R->x, 0, 0);
+        op_matmul_glu_norm(vk, &L->gu, &R->x, &L->ffn_norm, c->eps, &R->ff, c->gelu); xf_done(xf);
+    } else {
+        xf_norm(xf, R, "ffn_norm", l, &L->ffn_norm, false);
+        if (P.ffn != XF_GATE_UP) {      /* act(gate) * up in one pass over both weights */
+            xf_op(xf, "ffn_gate_up", XT_FFN, "glu", l, &R->ff, &R->h, 0, 0); op_matmul_glu(vk, &L->gu, &R->h, &R->ff, c->gelu); xf_done(xf);
+        } else {
+            xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &R->gate, &R->h, 0, 0); op_matmul(vk, R->ph, &L->w_gate, &R->h, &R->gate); xf_done(xf);
+            xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &R->up, &R->h, 0, 0); op_matmul(vk, R->ph, &L->w_up, &R->h, &R->up); xf_done(xf);
+            vk_barrier(vk);
+            xf_op(xf, "glu", XT_FFN, "glu", l, &R->ff, &R->gate, &R->up, 0); op_glu(vk, &R->gate, &R->up, &R->ff, c->gelu); xf_done(xf);
+        }
+    }
+    R->h_ready = false;
+    vk_barrier(vk);
+}
+
+/* The FFN block: x += [post_norm](Wdown . ff) */
+static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
+    const ModelConfig *c = xf->cfg;
+    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    xf_gate_up(xf, R, il);
+    if (!c->post_norms) {   /* x += Wd . ff */
+        xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &R->x, &R->ff, 0, 0); xf_matmul_out(xf, R, &L->w_down, &R->ff, &R->x, true); xf_done(xf);
+    } else {
+        xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &R->o, &R->ff, 0, 0); xf_matmul_out(xf, R, &L->w_down, &R->ff, &R->o, false); xf_done(xf);
+        vk_barrier(xf->vk);
+        bool next = R->P->ffn_res_norm && il + 1 < c->n_layer;
+        xf_post_norm_residual(xf, R, next ? "ffn_residual_norm" : "ffn_residual", l, &L->post_ffn_norm,
+                              next ? &xf->layers[il + 1].attn_norm : 0);
+    }
+    vk_barrier(xf->vk);
+}
+
+/* logits = [softcap](Woutput . norm(x)) and their argmax (with a NaN/Inf flag) per row; last_only:
+   the last row alone, when its offset keeps the binding aligned (xf->head_last) */
+static void xf_output(Xf *xf, XfRec *R, bool last_only) {
+    const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
+    u32 T = R->T;
+    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->logits, T), out_ids = R->out_ids;
+    Phase hph = R->ph;
     xf->head_last = false;
-    if (xf->want_last && T > 1) {
+    if (last_only && T > 1) {
         u64 xrow = dtype_bytes(x.dtype, c->n_embd), hrow = dtype_bytes(hn.dtype, c->n_embd), al = vk->caps.min_offset_align;
         if (((u64)(T - 1) * xrow) % al == 0 && ((u64)(T - 1) * hrow) % al == 0) {
             x.offset += (u64)(T - 1) * xrow; x.ne[1] = 1; x.nelem = c->n_embd; x.nbytes = xrow;
-            hn = xf_rows(&xf->hn, 1); logits = xf_rows(&xf->logits, 1); out_ids = xf_rows(&xf->out_ids, 1);
+            hn = xf_rows(&xf->hn, 1); logits = xf_rows(&xf->logits, 1); out_ids = xf_rows(&R->out_ids, 1);
             hph = PH_DECODE; xf->head_last = true;
         }
     }
-    /* one row (decode, or the last of a prefill): the output norm in the LM head's prologue where
-       the int8 lanes run (op_matmul_norm_q8_fits) */
-    bool head_norm = (T == 1 || xf->head_last) && xf_fused(xf) && op_matmul_norm_q8_fits(vk, &xf->output, &x, xf->act);
-    Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->zl, xf->head_last ? 1 : T) : logits, *head = &zl;   /* the LM head's output */
-    if (head_norm) {
+    u32 rows = xf->head_last ? 1 : T;
+    Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->zl, rows) : logits, *head = &zl;   /* the LM head's output */
+    if (R->P->head_norm && rows == 1) {
         xf_op(xf, "output_norm_lm_head", XT_LOGITS, "logits", -1, head, &x, 0, 0); op_matmul_norm(vk, &xf->output, &x, &xf->output_norm, c->eps, head); xf_done(xf);
     } else {
         xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
@@ -477,9 +610,25 @@ static void xf_record(Xf *xf, u32 T, u32 p0) {
         xf_op(xf, "softcap", XT_LOGITS, "softcap", -1, &logits, &zl, 0, 0); op_softcap(vk, &zl, &logits, c->final_softcap); xf_done(xf);
     }
     vk_barrier(vk);
-    Tensor part = xf->argmax_part.nbytes ? xf_rows(&xf->argmax_part, xf->head_last ? 1 : T) : xf->argmax_part;
+    Tensor part = xf->argmax_part.nbytes ? xf_rows(&xf->argmax_part, rows) : xf->argmax_part;
     xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0);
     op_argmax_check(vk, &logits, &out_ids, part.nbytes ? &part : 0); xf_done(xf);
+}
+
+/* The forward pass for T tokens at positions p0..p0+T-1 into the open command buffer: the ids from
+   `ids`, the positions from `pos`, the argmax rows into `out_ids`. Each op is bracketed by xf_op
+   (site name, trace category, injection class, layer, output, activation inputs) and xf_done. */
+static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool last_only) {
+    const XfPath *path = &xf->path[T == 1 ? PH_DECODE : PH_PREFILL];
+    XfPath unfused = xf_path_unfused(path);
+    XfRec R = xf_rec_views(xf, xf_fused(xf) ? path : &unfused, ids, pos, out_ids, T, p0);
+    xf_rec_start(xf, T, p0);
+    xf_embed(xf, &R);
+    for (u32 il = 0; il < xf->cfg->n_layer; il++) {
+        xf_attn_block(xf, &R, il);
+        xf_ffn_block(xf, &R, il);
+    }
+    xf_output(xf, &R, last_only);
 }
 
 /* The last evaluated position's logits into dst (n_vocab floats), checked for NaN/Inf. */
@@ -499,7 +648,7 @@ bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e) {
 
 u64 xf_prefill_replays;
 
-bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e) {
+bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e) {
     if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
     if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
     for (u32 i = 0; i < T; i++)
@@ -519,7 +668,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
             if (ts && !xf->dec_ts) xf->dec_ts = vk_ts_pool(xf->vk, 2);
             vk_rec_begin(xf->vk, &xf->dec);
             if (ts) { vk_ts_reset(xf->vk, xf->dec_ts, 2); vk_ts_write(xf->vk, xf->dec_ts, 0); }
-            xf_record(xf, 1, p0);
+            xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, 1, p0, false);
             if (ts) vk_ts_write(xf->vk, xf->dec_ts, 1);
             vk_rec_end(xf->vk, &xf->dec);
         }
@@ -529,11 +678,11 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         /* prefill: as decode, the recording does not depend on p0 (positions come from pos), so a
            batch of the last batch's size replays it (a prompt's full batches, bench repetitions) */
         if (!xf->pre.cmd) vk_rec_init(xf->vk, &xf->pre);
-        if (!xf->pre.ready || xf->pre_t != T || xf->pre_last != xf->want_last) {
+        if (!xf->pre.ready || xf->pre_t != T || xf->pre_last != last_only) {
             vk_rec_begin(xf->vk, &xf->pre);
-            xf_record(xf, T, p0);
+            xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, p0, last_only);
             vk_rec_end(xf->vk, &xf->pre);
-            xf->pre_t = T; xf->pre_last = xf->want_last; xf->pre_head_last = xf->head_last;
+            xf->pre_t = T; xf->pre_last = last_only; xf->pre_head_last = xf->head_last;
         } else {
             xf_prefill_replays++;
             xf->head_last = xf->pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
@@ -542,7 +691,7 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids,
         vk_rec_submit(xf->vk, &xf->pre);
     } else {
         vk_begin(xf->vk);
-        xf_record(xf, T, p0);
+        xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, p0, last_only);
         xf->n_dispatch_last = xf->rec_dispatch;
         vk_submit_wait(xf->vk);
     }
@@ -589,16 +738,13 @@ static void xf_chain_submit(Xf *xf) {
     VkRec *r = &xf->chain[i];
     if (!r->cmd) vk_rec_init(xf->vk, r);
     if (!r->ready) {                    /* step j: its id from step j - 1's chain_out (j = 0: the other recording's last), its position from chain_pos[i][j], its argmax into chain_out[i][j] */
-        Tensor ids = xf->ids, pos = xf->pos, oi = xf->out_ids;
         vk_rec_begin(xf->vk, r);
         for (u32 j = 0; j < K; j++) {
             if (j) vk_barrier(xf->vk);
-            xf->ids = j ? xf_chain_id(xf, i, j - 1) : xf_chain_id(xf, i ^ 1, K - 1);
-            xf->pos = xf->chain_pos[i][j]; xf->out_ids = xf->chain_out[i][j];
-            xf_record(xf, 1, xf->chain_p + j);
+            Tensor id = j ? xf_chain_id(xf, i, j - 1) : xf_chain_id(xf, i ^ 1, K - 1);
+            xf_record(xf, &id, &xf->chain_pos[i][j], &xf->chain_out[i][j], 1, xf->chain_p + j, false);
         }
         vk_rec_end(xf->vk, r);
-        xf->ids = ids; xf->pos = pos; xf->out_ids = oi;
     }
     for (u32 j = 0; j < K; j++) {
         u32 pos[2] = { MIN(xf->chain_p + j, xf->n_ctx - 1), 1 };

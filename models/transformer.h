@@ -12,8 +12,10 @@
      xf_plan(&xf, vk, model, n_ctx, t_max, act, on_tensor, ctx, err)   the plan only (planning arenas, nothing
                                                       allocated or uploaded); every tensor to on_tensor; then xf_free
      xf_free(&xf)
-     xf_forward(&xf, tokens, T, p0, logits, ids)      evaluate T tokens at positions p0.. (T <= t_max):
-                                                      logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL
+     xf_forward(&xf, tokens, T, p0, last_only, logits, ids)   evaluate T tokens at positions p0.. (T <= t_max):
+                                                      logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL;
+                                                      last_only: only the last row's logits are wanted (xf_last_logits)
+     xf_path_print(&xf)                               the kernel-path plan of both phases (edge paths)
      xf_plan_print(&xf)                               every device buffer and its bytes
    Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
      xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
@@ -90,6 +92,34 @@ typedef struct XfDesc {
     char  chain_msg[512];       /* the first chain error */
 } XfDesc;
 
+/* The kernel path of one phase: which fused products the recording runs. Decided once per model and
+   device at load (xf_path_decide, after the tensors are placed), printed by `edge paths`, and read by
+   the recording, which holds no fusion flags of its own. The debug tools that read every op's output
+   (--check-nan, value traces, EDGE_INJECT_NAN) record with xf_path_unfused instead. */
+typedef enum XfQkv { XQ_SEPARATE, XQ_QK, XQ_QKV } XfQkv;       /* q, k, v products: three, q+k and v, one */
+typedef enum XfFfn {                                            /* the gate/up products and the activation */
+    XF_GATE_UP,         /* gate, up, then glu */
+    XF_GLU,             /* act(gate) * up in one pass over the back-to-back weights (op_matmul_glu) */
+    XF_GLU_NORM,        /* ... with the FFN norm in its prologue (op_matmul_glu_norm) */
+    XF_GLU_RES_NORM,    /* ... with the attention residual add and the FFN norm in its prologue (Gemma, f16) */
+} XfFfn;
+typedef struct XfBlockPath {    /* one layer's choices (layers differ where a file mixes weight types) */
+    XfQkv qkv;          /* decode: one product over q/k(/v) weights lying back to back */
+    bool  qkv_rope;     /* decode, k-quants: RoPE, biases and the KV stores in the q/k/v product's epilogue */
+    bool  qkv_norm;     /* ... and the attention norm in its prologue (when no fused residual made h) */
+    bool  attn_res_norm;/* post-norm models: the attention residual add also makes the FFN norm (rmsnorm_add_norm) */
+    XfFfn ffn;
+} XfBlockPath;
+typedef struct XfPath {
+    bool  fused;        /* any fused kernel at all */
+    bool  rope_kv;      /* RoPE of q and k and both KV stores in one dispatch (else rope, rope, kv_store x2) */
+    bool  bias_in_rope; /* rope_kv adds the q/k/v biases (else bias ops) */
+    bool  ffn_res_norm; /* post-norm models: the FFN residual add also makes the next layer's attention norm */
+    bool  head_norm;    /* one row: the output norm in the LM head's prologue (int8 lanes) */
+    bool  attn_flash;   /* batches: attention through attn_flash (else split over key chunks, or one pass) */
+    XfBlockPath *layer; /* (n_layer); 0: every layer plain (XfBlockPath of zeros) */
+} XfPath;
+
 typedef struct XfLayer {
     Tensor attn_norm;           /* f32 (n_embd) */
     Tensor wq, wk, wv;          /* (n_embd, n_head*hd) / (n_embd, n_head_kv*hd) any weight type */
@@ -102,6 +132,8 @@ typedef struct XfLayer {
     Tensor w_down;              /* (n_ff, n_embd) */
     Tensor post_ffn_norm;       /* f32 (n_embd) */
     Tensor k_cache, v_cache;    /* kv dtype (n_head_kv*hd, n_ctx) */
+    Tensor wqk, wqkv;           /* views: wq+wk and wq+wk+wv when they lie back to back (nbytes 0: not) */
+    Tensor gu;                  /* view: w_gate+w_up when they lie back to back (nbytes 0: not) */
 } XfLayer;
 
 typedef struct Xf {
@@ -111,6 +143,7 @@ typedef struct Xf {
     DType   act;                /* activation dtype of the kernel path */
     DType   kv;                 /* KV cache dtype */
     u32     n_ctx, t_max;
+    XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
     DevArena wa, sa;            /* weights, state (KV + activations) */
     u64     plan_w, plan_s;     /* planned bytes of each arena */
     Tensor  tok_embd, output_norm, output;
@@ -155,12 +188,10 @@ typedef struct Xf {
     u32     chain_ids[EDGE_CHAIN_STEPS][2];   /* the oldest recording's [id, flag] per step, once waited for */
     bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
-    VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and want_last stay */
+    VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and last_only stay */
     u32     pre_t;
-    bool    pre_last;
+    bool    pre_last;           /* last_only of the prefill recording */
     bool    pre_head_last;      /* head_last of the prefill recording */
-    bool    want_last;          /* prefill: only the last position's logits are needed (generation) */
-    bool    attn_flash;         /* batches run attention through attn_flash (op_attention_flash_fits, decided at plan time) */
     bool    head_last;          /* the last recording computed the LM head for the last row only */
     u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
     /* debug tools (all idle unless xf_debug or describe asks) */
@@ -182,7 +213,7 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */
-bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, f32 *logits, u32 *ids, Err *e);
+bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 f64  xf_decode_gpu_ns(Xf *xf);
 /* Greedy decode with steps in flight (the GPU path without debug tools: xf_chain_ok). Two command
@@ -202,6 +233,7 @@ bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e);
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);
 void xf_chain_stop(Xf *xf);
 void xf_plan_print(const Xf *xf);
+void xf_path_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);
 bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d);

@@ -520,7 +520,7 @@ static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
     Tensor ids = xf_rows(&xf->ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
     xf_chain_write(d, &xf->pos, "(host: positions)");
-    xf_record(xf, T, xf->n_ctx - T);
+    xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, xf->n_ctx - T, false);
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;
     xf->desc = old; xf->dbg = dbg; xf->step = step;
 }
@@ -650,6 +650,8 @@ static int xf_cmd_paths(int argc, char **argv) {
     Xf xp, xd; XfDesc dp, dd;
     bool okp = xf_describe(&xp, &vk, &m, n_ctx, t_max, act, t_max, &dp);
     bool okd = xf_describe(&xd, &vk, &m, n_ctx, t_max, act, 1, &dd);
+    out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
+    xf_path_print(&xd);
     /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
     out("\nprefill (a batch of %u tokens):\n", t_max);
     xf_paths_phase(&dp, c->n_layer, &vk);
