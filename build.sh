@@ -2,7 +2,9 @@
 # build.sh — the one build entry of edge.
 #
 #   ./build.sh              install what is missing, fetch Tint, compile kernels, build ./edge, run the demo
-#   ./build.sh test         build, then run the whole test suite (ends with "N passed, N failed")
+#   ./build.sh test         build, then run the whole test suite (C tests, then test/cli/*.sh); names every
+#                           skipped test with its reason ("skipped: NAME  (REASON)"), then ends with
+#                           "N passed, N failed, N skipped"
 #   ./build.sh debug        -O0 -g with AddressSanitizer + UndefinedBehaviorSanitizer (./edge-debug)
 #   ./build.sh test debug   the test suite built that way
 #   ./build.sh kernels      only compile kernels/*.wgsl -> build/kernels.gen.h
@@ -18,7 +20,7 @@
 #                           libm, libdl, libpthread; libvulkan comes through dlopen at run time)
 #   ./build.sh test aarch64 also build/edge_test_aarch64, unpack Debian's arm64 libvulkan1 and lavapipe into
 #                           .tools/arm64-sysroot (dpkg -x, no multiarch) and run under qemu-user: edge info,
-#                           the embedded model's golden greedy output, edge fat --quick (when built), and the
+#                           the embedded model's golden greedy output on ref and gpu, edge fat --quick, and the
 #                           golden/reference tests (ends with "N passed, N failed")
 #   ./build.sh apt-sources SUITE...
 #                           only print the private apt sources lines build.sh would write for SUITE... (the
@@ -28,9 +30,11 @@
 # apt sources files, so build.sh works wherever apt-get works (section "package mirror").
 # Environment: CC (default cc), EDGE_CFLAGS (extra flags), EDGE_TEST_FILTER="NAME..." (run only the C
 # tests whose names contain a NAME, and no script tests), EDGE_VALIDATION=1 (tests under the
-# Khronos validation layer; on in CI), EDGE_SKIP_APT=1 (never call apt-get), EDGE_TEST_FAILFAST=1
-# (stop the tests at the first failure; test/mutants.sh), EDGE_APT_ETC (default /etc/apt: the apt
-# configuration folder whose sources files name the Debian mirror; tests point it elsewhere).
+# Khronos validation layer; on in CI), EDGE_TEST_REQUIRE=1 (a test that cannot open its Vulkan device, load
+# a fixture or vocabulary, or find a tool fails instead of skipping; on in CI: .ci/run), EDGE_SKIP_APT=1
+# (never call apt-get), EDGE_TEST_FAILFAST=1 (stop the tests at the first failure; test/mutants.sh),
+# EDGE_APT_ETC (default /etc/apt: the apt configuration folder whose sources files name the Debian mirror;
+# tests point it elsewhere).
 set -eu
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -127,6 +131,7 @@ vulkan-validationlayers:/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_valid
 unicode-data:/usr/share/unicode/UnicodeData.txt
 xz-utils:/usr/bin/xz
 python3:/usr/bin/python3
+python3-regex:/usr/lib/python3/dist-packages/regex/__init__.py
 ca-certificates:/etc/ssl/certs
 clang:/usr/bin/clang"
 if [ "$arch" = aarch64 ]; then
@@ -417,11 +422,8 @@ if [ "$arch" = aarch64 ]; then
                         [ $rc = 3 ] && grep -q 'unknown device profile (valid: ' build/err-aarch64.txt; }
     check unknown_profile_exit_3 unknown_profile
     check greedy_ref greedy ref
-    if qrun "./$BIN" eval --backend gpu --greedy 1 --tokens "1" 2>&1 | grep -q "GPU backend is not built"; then
-        as=$((as+1)); echo "SKIP  aarch64/greedy_gpu  (edge eval --backend gpu: the GPU backend is not built yet)"
-    else check greedy_gpu greedy gpu; fi
-    if qrun "./$BIN" help | grep -q '^  fat '; then check fat_quick qrun "./$BIN" fat --quick
-    else as=$((as+1)); echo "SKIP  aarch64/fat_quick  (this edge has no 'fat' command yet)"; fi
+    check greedy_gpu greedy gpu
+    check fat_quick qrun "./$BIN" fat --quick
     # The C tests that matter on arm64: kernels against C, golden logits/greedy, profiles.
     # (No kernel uses unpack2x16float: Debian 12's arm64 lavapipe aborts compiling it; docs/porting.md.)
     qrun "$TBIN" kernel_table every_kernel_def kernel_add kernel_mul kernel_rmsnorm kernel_matvec_f32 kernel_matvec_f16 dispatch_refuses \
@@ -432,6 +434,7 @@ if [ "$arch" = aarch64 ]; then
     cs=$(echo "$last" | sed -n 's/.*failed, \([0-9]*\) skipped.*/\1/p')
     [ -n "$cf" ] || { echo "FAIL  aarch64 test binary did not finish (see build/test-c-aarch64.log)"; cp=0; cf=1; }
     p=$((ap+cp)); f=$((af+cf)); s=$((as+${cs:-0}))
+    grep '^skipped: ' build/test-c-aarch64.log || true
     echo "$p passed, $f failed, $s skipped"
     [ "$f" = 0 ]; exit
 fi
@@ -453,7 +456,7 @@ cf=$(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
 cs=$(tail -n 1 "$log" | sed -n 's/.*failed, \([0-9]*\) skipped.*/\1/p'); cs=${cs:-0}
 [ -n "$cf" ] || { echo "FAIL  test binary did not finish (see $log)"; cf=1; }
 # Script tests: test/cli/*.sh drive the built binary; each exits 0 (pass), 77 (skip) or other (fail).
-sp=0; sf=0; ss=0
+sp=0; sf=0; ss=0; skipped=$(grep '^skipped: ' "$log" || true)
 for t in test/cli/*.sh; do
     [ -z "${EDGE_TEST_FILTER:-}" ] || break
     [ -n "${EDGE_TEST_FAILFAST:-}" ] && [ $((cf + sf)) -gt 0 ] && break     # test/mutants.sh: stop at the first failure
@@ -461,9 +464,11 @@ for t in test/cli/*.sh; do
     set +e; out=$(bash "$t" 2>&1); rc=$?; set -e
     n=$(basename "$t" .sh)
     if [ $rc = 0 ]; then sp=$((sp+1)); echo "PASS  cli/$n"
-    elif [ $rc = 77 ]; then ss=$((ss+1)); echo "SKIP  cli/$n  ($(echo "$out" | tail -n 1))"
+    elif [ $rc = 77 ]; then ss=$((ss+1)); why=$(echo "$out" | tail -n 1); echo "SKIP  cli/$n  ($why)"
+                            skipped="$skipped${skipped:+$'\n'}skipped: cli/$n  ($why)"
     else sf=$((sf+1)); echo "FAIL  cli/$n"; echo "$out" | tail -n 20 | sed 's/^/    /'; fi
 done
 p=$((cp+sp)); f=$((cf+sf)); s=$((cs+ss))
+[ -z "$skipped" ] || echo "$skipped"
 echo "$p passed, $f failed, $s skipped"
 [ "$f" = 0 ]

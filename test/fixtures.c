@@ -35,7 +35,7 @@ bool fixture_skipped(FixtureKind kind, const char *name) {
 
 u32 fixture_skips_report(void) {
     for (u32 i = 0; i < fixture_n_skips; i++)
-        out("SKIP  fixture %s  (%s)\n", fixture_skips[i]->name, fixture_skips[i]->why);
+        out("skipped: fixture %s  (%s)\n", fixture_skips[i]->name, fixture_skips[i]->why);
     return fixture_n_skips;
 }
 

@@ -1,7 +1,9 @@
-/* fuzz_test.c — replays every file of test/corpus/TARGET/ (inputs that once crashed or hung a
-   fuzz target, kept after the fix) through the same fuzz_TARGET functions libFuzzer calls
-   (test/fuzz/TARGET.c), here without libFuzzer: under `./build.sh test debug` with ASan and
-   UBSan. A die() inside a target is a failure (a parser must return an error instead). */
+/* fuzz_test.c — replays every file of test/corpus/TARGET/ (small regression inputs: valid and
+   malformed GGUF headers, text with invalid UTF-8, JSON and argument edge cases, and any input that
+   once crashed or hung a fuzz target, kept after the fix) through the same fuzz_TARGET functions
+   libFuzzer calls (test/fuzz/TARGET.c), here without libFuzzer: under `./build.sh test debug` with
+   ASan and UBSan. A die() inside a target is a failure (a parser must return an error instead), and
+   so is a missing test/corpus or a target without files. */
 #define FUZZ_IN_TESTS 1
 #include "fuzz/fuzz.h"
 #include "fuzz/gguf.c"
@@ -30,7 +32,8 @@ TEST(fuzz_corpus_replay) {
         char dir[256];
         fmt_buf(dir, sizeof dir, "test/corpus/%s", fuzz_targets[i].name);
         DIR *d = opendir(dir);
-        if (!d) continue;
+        if (!d) { CHECKF(0, "%s: no corpus folder (run from the repository root)", dir); continue; }
+        u32 files_before = files;
         for (struct dirent *de; (de = readdir(d));) {
             if (de->d_name[0] == '.') continue;
             char path[512];
@@ -46,8 +49,12 @@ TEST(fuzz_corpus_replay) {
             files++;
         }
         closedir(d);
+        CHECKF(files > files_before, "%s: no files", dir);
     }
     out("    %u corpus files replayed\n", files);
+    /* the tokenizer targets return at once without their vocabularies: then they checked nothing */
+    if (!fuzz_vocab("llama2") || !fuzz_vocab("gemma") || !fuzz_vocab("qwen2.5"))
+        SKIP_UNLESS_REQUIRED("tokenizer vocabularies not found (build/vocab or test/fixtures/tokenizer): tok_spm, tok_bpe and detok replayed nothing");
 }
 
 /* The seeds of a few targets, built here, so the harness bodies run in every test build. */
@@ -61,7 +68,7 @@ TEST(fuzz_harness_smoke) {
     static const char chat[] = "\x02\x00sys\0\x01user <|im_end|>\0\x02reply";
     fuzz_chat((const u8 *)chat, sizeof chat - 1);
     static const char text[] = "\x03Hello world \xc3\xa9 <s>\xff";
-    if (!fuzz_vocab("llama2") || !fuzz_vocab("qwen2.5")) SKIP("tokenizer vocabularies not found");
+    if (!fuzz_vocab("llama2") || !fuzz_vocab("qwen2.5")) SKIP_UNLESS_REQUIRED("tokenizer vocabularies llama2 and qwen2.5 not found (build/vocab or test/fixtures/tokenizer)");
     fuzz_tok_spm((const u8 *)text, sizeof text - 1);
     fuzz_tok_bpe((const u8 *)text, sizeof text - 1);
     static const u8 ids[] = { 2, 7, 1, 0, 0x10, 0, 0xff, 0xff, 0x34, 0x12 };

@@ -34,7 +34,7 @@ static void gt_put_u64(u8 *p, u64 v) { for (int i = 0; i < 8; i++) p[i] = (u8)(v
 TEST(gguf_dequant_bit_exact_against_fixtures) {
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     u8 *idx; u64 idx_n;
-    if (!gt_load(&a, "dequant/INDEX.txt", &idx, &idx_n)) { arena_free(&a); SKIP("no dequant fixtures"); }
+    if (!gt_load(&a, "dequant/INDEX.txt", &idx, &idx_n)) { arena_free(&a); SKIP_UNLESS_REQUIRED("no dequant fixtures (dequant/INDEX.txt)"); }
     char *line = (char *)push_array(&a, char, idx_n + 1);
     memcpy(line, idx, idx_n);
     int n_checked = 0, n_listed = 0;
@@ -227,7 +227,7 @@ TEST(gguf_vocab_fixtures_parse) {
         { "tokenizer/llama2-vocab.gguf.xz",  "llama", 32000 },
         { "tokenizer/gemma-vocab.gguf.xz",   "llama", 0 },
     };
-    if (system("command -v xz >/dev/null 2>&1") != 0) SKIP("xz not installed");
+    if (system("command -v xz >/dev/null 2>&1") != 0) SKIP_UNLESS_REQUIRED("xz not installed");
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     int seen = 0;
     for (u32 i = 0; i < ARRAY_COUNT(vf); i++) {
@@ -253,7 +253,7 @@ TEST(gguf_vocab_fixtures_parse) {
         unlink(tmp);
     }
     arena_free(&a);
-    if (!seen) SKIP("no tokenizer fixtures");
+    if (!seen) SKIP_UNLESS_REQUIRED("no tokenizer fixtures");
 }
 
 /* ---- every metadata type, through a small GGUF v2 built here ------------------------ */
@@ -343,7 +343,7 @@ static u64 gt_ti_offset(const Gguf *g, const GgufTensor *t) { return gt_ti_type(
 TEST(gguf_truncated_at_every_section_boundary_and_random_offsets) {
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     u8 *d; u64 n; Gguf g;
-    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP_UNLESS_REQUIRED("no stories260K.gguf"); }
     u64 *cut = push_array(&a, u64, 4096), nc = 0;
     u64 fixed[] = { 0, 3, 4, 8, 16, 23, 24 };
     for (u32 i = 0; i < ARRAY_COUNT(fixed); i++) cut[nc++] = fixed[i];
@@ -407,7 +407,7 @@ TEST(gguf_truncated_at_every_section_boundary_and_random_offsets) {
 TEST(gguf_mutated_fields_are_rejected_with_messages) {
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     u8 *d; u64 n; Gguf g;
-    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP_UNLESS_REQUIRED("no stories260K.gguf"); }
     u8 *m = push_array(&a, u8, n);
     const GgufTensor *t0 = &g.tensors[0], *t1 = &g.tensors[1];
     const GgufTensor *q1 = gguf_find_tensor(&g, "blk.1.attn_q.weight"), *q3 = gguf_find_tensor(&g, "blk.3.attn_q.weight");
@@ -468,7 +468,7 @@ TEST(gguf_mutated_fields_are_rejected_with_messages) {
 TEST(gguf_tensor_type_not_allowed_for_its_kind) {
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     u8 *d; u64 n; Gguf g;
-    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP_UNLESS_REQUIRED("no stories260K.gguf"); }
     u8 *m = push_array(&a, u8, n);
     static const struct { const char *tensor; u32 type; bool ok; const char *want; } cases[] = {
         { "blk.0.attn_norm.weight", GGML_TYPE_Q8_0, false, "tensor 'blk.0.attn_norm.weight': type Q8_0 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)" },
@@ -510,7 +510,7 @@ TEST(gguf_open_errors_name_the_file) {
 TEST(gguf_random_directory_mutations_never_crash) {
     Arena a; arena_init(&a, "gguf-test", GT_ARENA);
     u8 *d; u64 n; Gguf g;
-    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP("no stories260K.gguf"); }
+    if (!gt_stories(&a, &d, &n, &g)) { arena_free(&a); SKIP_UNLESS_REQUIRED("no stories260K.gguf"); }
     u8 *m = malloc(n);
     u32 seed = 12345, bad = 0, rejected = 0;
     for (int it = 0; it < 3000; it++) {

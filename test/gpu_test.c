@@ -70,7 +70,7 @@ static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
    only the short case, under a binding limit that splits every weight matrix into several row
    chunks (and as many of its tokens as keep every activation under that limit). */
 static void gput_logits(const GpuPath *p, bool chunked) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     static RefFixture fx[REFT_MAX_FIXTURES];
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
     REQUIRE(n > 0);
@@ -136,7 +136,7 @@ TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false); }
 /* prompts in batches of 16 tokens: the prefill recording of the first batch is replayed for the
    next ones at later positions (xf_forward keeps it while the batch size stays) */
 TEST(gpu_fixture_logits_batches_of_16) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     u32 saved = eng_prefill_batch;
     u64 before = xf_prefill_replays;
     eng_prefill_batch = 16;
@@ -148,7 +148,7 @@ TEST(gpu_fixture_logits_batches_of_16) {
 /* every prefill attn_out / ffn_down product split over k (EDGE_SPLITK=4: as many slices as the row
    length allows, at most 4), which the device would only choose with many compute units */
 TEST(gpu_fixture_logits_split_k) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     u64 before = op_split_products;
     setenv("EDGE_SPLITK", "4", 1);
     gput_logits(&gpu_paths[0], false);
@@ -157,7 +157,7 @@ TEST(gpu_fixture_logits_split_k) {
     out("    %llu products split\n", (unsigned long long)(op_split_products - before));
 }
 TEST(gpu_fixture_logits_act_f16) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
     if (!f16) SKIP("the device has no f16 arithmetic");
     gput_logits(&gpu_paths[1], false);
@@ -200,7 +200,7 @@ static bool gput_greedy(Engine *g, const i32 *prompt, u32 n_prompt, const i32 *w
    picks the exact id; running on its own ids, one step at a time and chained, both runs are
    identical for all 64 steps and equal the exact ids up to the first step below the threshold. */
 TEST(gpu_fixture_greedy) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     static RefFixture fx[REFT_MAX_FIXTURES];
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
     REQUIRE(n > 0);
@@ -253,7 +253,7 @@ TEST(gpu_fixture_greedy) {
    ids of eng_step_argmax, also when a run ends with a step in flight and decoding goes on from there
    one step at a time, and up to the end of the context, past which they report an error. */
 TEST(gpu_greedy_chained_matches_steps) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Arena a; arena_init(&a, "gpu chain", 16u << 20);
     Err e = {0};
     Model m;
@@ -297,7 +297,7 @@ TEST(gpu_greedy_chained_matches_steps) {
 /* The decode step allocates nothing and builds no pipelines: arena positions and the pipeline
    count are the same before and after 32 tokens; the step is one replayed recording. */
 TEST(gpu_decode_allocates_nothing) {
-    if (!gput_device_ok()) SKIP("no Vulkan device");
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Arena a; arena_init(&a, "gpu decode", 16u << 20);
     Err e = {0};
     Model m;

@@ -201,7 +201,8 @@ TEST(reference_fixture_greedy) {
         if (llamacpp)
             CHECKF(reft_check_greedy(&a, &m, fx[f].name, "once_upon_a_time.greedy.txt"), "%s: no greedy file", fx[f].name);
         if (!strcmp(fx[f].name, "stories260K"))
-            for (u32 i = 0; i < ARRAY_COUNT(stories_prompts); i++) reft_check_greedy(&a, &m, fx[f].name, stories_prompts[i]);
+            for (u32 i = 0; i < ARRAY_COUNT(stories_prompts); i++)
+                CHECKF(reft_check_greedy(&a, &m, fx[f].name, stories_prompts[i]), "%s: no greedy file %s", fx[f].name, stories_prompts[i]);
         model_close(&m);
         arena_free(&a);
     }

@@ -1,5 +1,10 @@
-/* runner.c — one line per test, then "N passed, N failed, N skipped".
-   Usage: build/edge_test [SUBSTRING...]  runs the tests whose names contain any SUBSTRING. */
+/* runner.c — one line per test, then a line "skipped: NAME  (REASON)" per skipped test, then
+   "N passed, N failed, N skipped" (always the last line).
+   Usage: build/edge_test [SUBSTRING...]  runs the tests whose names contain any SUBSTRING.
+   Environment: EDGE_TEST_REQUIRE=1 turns SKIP_UNLESS_REQUIRED (no Vulkan device, a fixture,
+   vocabulary or tool missing) into a failure with the reason; .ci/run sets it.
+   After each test: what it saved (test_save, test_setenv) is put back, and a test during which
+   the Khronos validation layer reported errors (EDGE_VALIDATION=1) fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,6 +14,12 @@ static TestCase *tests_head, *tests_tail;
 static int   cur_failed, cur_skipped;
 static char  cur_skip_reason[512];
 static jmp_buf cur_jmp;
+static bool  test_required;     /* EDGE_TEST_REQUIRE=1, read once in main */
+
+/* What the current test asked to be put back when it ends (test_save, test_setenv), newest last. */
+typedef struct TestSaved { void *p; size_t n; void *copy; char *env_name, *env_value; } TestSaved;
+static TestSaved test_saved[32];
+static u32       test_n_saved;
 
 void test_register(TestCase *t) {
     if (tests_tail) tests_tail->next = t; else tests_head = t;
@@ -29,6 +40,48 @@ _Noreturn void test_skip(const char *reason) {
 
 _Noreturn void test_abort(void) { longjmp(cur_jmp, 1); }
 
+_Noreturn void test_skip_unless_required(const char *file, int line, const char *reason) {
+    if (!test_required) test_skip(reason);
+    out("    %s:%d: cannot run (EDGE_TEST_REQUIRE=1 makes this a failure): %s\n", file, line, reason);
+    cur_failed++;
+    test_abort();
+}
+
+static TestSaved *test_saved_slot(void) {
+    if (test_n_saved == ARRAY_COUNT(test_saved)) { errf("test runner: more than %u saved states in one test\n", (u32)ARRAY_COUNT(test_saved)); abort(); }
+    TestSaved *s = &test_saved[test_n_saved++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+void test_save(void *p, size_t n) {
+    for (u32 i = 0; i < test_n_saved; i++) if (test_saved[i].p == p && test_saved[i].n == n) return;   /* the first copy stays */
+    TestSaved *s = test_saved_slot();
+    s->p = p; s->n = n; s->copy = malloc(n);
+    memcpy(s->copy, p, n);
+}
+
+void test_setenv(const char *name, const char *value) {
+    TestSaved *s = test_saved_slot();
+    const char *old = getenv(name);
+    s->env_name = strdup(name); s->env_value = old ? strdup(old) : 0;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+}
+
+/* Puts back what the test saved, newest first. */
+static void test_restore_saved(void) {
+    while (test_n_saved > 0) {
+        TestSaved *s = &test_saved[--test_n_saved];
+        if (s->env_name) {
+            if (s->env_value) setenv(s->env_name, s->env_value, 1); else unsetenv(s->env_name);
+            free(s->env_name); free(s->env_value);
+        } else {
+            memcpy(s->p, s->copy, s->n);
+            free(s->copy);
+        }
+    }
+}
+
 bool shared_fixtures_present(void) { return access("../shared/fixtures/README.md", R_OK) == 0; }
 
 bool fixture_path(char *buf, int n, const char *rel) {
@@ -43,6 +96,9 @@ static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t
 int main(int argc, char **argv) {
     setvbuf(stdout, 0, _IOLBF, 0);
     static int passed, failed, skipped;
+    static struct { const char *name; char *reason; } skips[512];
+    const char *req = getenv("EDGE_TEST_REQUIRE");
+    test_required = req && !strcmp(req, "1");
     out("edge tests: shared fixtures %s\n", shared_fixtures_present()
         ? "found at ../shared/fixtures (running every fixture)"
         : "not found (running the copies in test/fixtures only)");
@@ -54,13 +110,22 @@ int main(int argc, char **argv) {
         }
         cur_failed = 0; cur_skipped = 0;
         static double t0; t0 = now_s();
+        static u32 verr0; verr0 = vk_validation_errors();
         if (setjmp(cur_jmp) == 0) t->fn();
+        test_restore_saved();
         double dt = now_s() - t0;
-        if (cur_skipped && !cur_failed) { skipped++; out("SKIP  %s  (%s)\n", t->name, cur_skip_reason); }
+        u32 verr = vk_validation_errors() - verr0;
+        if (verr) { out("    %u errors from the Khronos validation layer during this test (see stderr)\n", verr); cur_failed++; }
+        if (cur_skipped && !cur_failed) {
+            if (skipped < (int)ARRAY_COUNT(skips)) { skips[skipped].name = t->name; skips[skipped].reason = strdup(cur_skip_reason); }
+            skipped++;
+            out("SKIP  %s  (%s)\n", t->name, cur_skip_reason);
+        }
         else if (cur_failed)            { failed++;  out("FAIL  %s  (%d checks failed, %.2fs)\n", t->name, cur_failed, dt); }
         else                            { passed++;  out("PASS  %s  (%.2fs)\n", t->name, dt); }
         if (failed && getenv("EDGE_TEST_FAILFAST")) break;     /* test/mutants.sh: the first failure is enough */
     }
+    for (int i = 0; i < skipped && i < (int)ARRAY_COUNT(skips); i++) out("skipped: %s  (%s)\n", skips[i].name, skips[i].reason);
     skipped += (int)fixture_skips_report();
     out("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;

@@ -21,6 +21,3 @@
 #include "run_test.c"
 #include "gen_test.c"
 #include "fuzz_test.c"
-
-/* keep last */
-#include "zz_final_test.c"

@@ -18,7 +18,8 @@ typedef struct TokVocab {
 static TokVocab tok_vocabs[5] = { { .name = "qwen2.5" }, { .name = "llama2" }, { .name = "gemma" },
                                   { .name = "llama3" }, { .name = "gemma3" } };
 
-/* Decompress and load a vocabulary once per test run; SKIP when the fixture is absent. */
+/* Decompress and load a vocabulary once per test run; NULL when the fixture is absent or does not load
+   (the callers skip, or fail under EDGE_TEST_REQUIRE=1). */
 static Tokenizer *tok_test_vocab(int which) {
     TokVocab *v = &tok_vocabs[which];
     if (v->failed) return 0;
@@ -115,7 +116,7 @@ static void tok_hexstr(const char *s, u32 n, char *o, u32 cap) {
 /* Every case of one vocabulary: exact ids, detokenizer == detok_hex, round trip. */
 static void tok_run_cases(int which) {
     Tokenizer *t = tok_test_vocab(which);
-    if (!t) SKIP("vocabulary fixture tokenizer/%s-vocab.gguf.xz not found or not loadable", tok_vocabs[which].name);
+    if (!t) SKIP_UNLESS_REQUIRED("vocabulary fixture tokenizer/%s-vocab.gguf.xz not found or not loadable", tok_vocabs[which].name);
     char rel[128], path[512]; Err e = {0};
     fmt_buf(rel, sizeof rel, "tokenizer/%s.cases.txt", tok_vocabs[which].name);
     REQUIRE(fixture_path(path, sizeof path, rel));
@@ -185,7 +186,7 @@ TEST(tok_cases_gemma3) { tok_run_cases(4); }   /* the real Gemma 3 vocabulary (2
 
 TEST(tok_specials_and_flags) {
     Tokenizer *q = tok_test_vocab(0), *l = tok_test_vocab(1), *g = tok_test_vocab(2);
-    if (!q || !l || !g) SKIP("vocabulary fixtures not found");
+    if (!q || !l || !g) SKIP_UNLESS_REQUIRED("vocabulary fixtures not found or not loadable");
     /* values stated in fixtures/README.md */
     CHECK(tok_n_vocab(q) == 151936 && tok_n_vocab(l) == 32000 && tok_n_vocab(g) == 256000);
     CHECK(tok_bos(q) == 151643 && tok_eos(q) == 151643);
@@ -218,7 +219,7 @@ TEST(tok_specials_and_flags) {
 
 TEST(tok_decoder_streams_utf8) {
     Tokenizer *l = tok_test_vocab(1), *q = tok_test_vocab(0);
-    if (!l || !q) SKIP("vocabulary fixtures not found");
+    if (!l || !q) SKIP_UNLESS_REQUIRED("vocabulary fixtures not found or not loadable");
     /* the llama emoji is four byte tokens in Llama 2: nothing comes out until the last */
     i32 b[4]; const u8 bytes[4] = { 0xf0, 0x9f, 0xa6, 0x99 };
     for (int i = 0; i < 4; i++) { char s[8]; fmt_buf(s, sizeof s, "<0x%02X>", bytes[i]); b[i] = tok_find(l, s, 6); CHECK(b[i] >= 0); }
@@ -303,7 +304,7 @@ TEST(chat_templates_render) {
 /* Rendered prompts tokenize to the family's control tokens (by text), not to pieces of '<'. */
 TEST(chat_templates_tokenize_to_control_tokens) {
     Tokenizer *q = tok_test_vocab(0), *g = tok_test_vocab(2);
-    if (!q || !g) SKIP("vocabulary fixtures not found");
+    if (!q || !g) SKIP_UNLESS_REQUIRED("vocabulary fixtures not found or not loadable");
     char buf[1024]; i32 ids[512];
     CHECK(chat_family_infer(q, "qwen2") == CHAT_CHATML && chat_family_infer(g, "gemma2") == CHAT_GEMMA);
     i32 im_start = tok_find(q, "<|im_start|>", 12), im_end = chat_eot_id(CHAT_CHATML, q);

@@ -5,14 +5,16 @@ static Vk   tvk;
 static int  tvk_state;          /* 0 untried, 1 up, -1 unavailable */
 static char tvk_why[1024];
 
-/* One device for the whole test binary; tests skip with the reason when there is none. */
+/* One device for the whole test binary; tests skip with the reason when there is none (fail
+   under EDGE_TEST_REQUIRE=1). The caps a test changes are put back when it ends (test_save). */
 static Vk *test_vk(void) {
     if (tvk_state == 0) {
         Err e;
         if (vk_init(&tvk, &e)) tvk_state = 1;
         else { tvk_state = -1; fmt_buf(tvk_why, sizeof tvk_why, "%s", e.msg); }
     }
-    if (tvk_state < 0) SKIP("no Vulkan device: %s", tvk_why);
+    if (tvk_state < 0) SKIP_UNLESS_REQUIRED("no Vulkan device: %s", tvk_why);
+    test_save(&tvk.caps, sizeof tvk.caps);
     return &tvk;
 }
 

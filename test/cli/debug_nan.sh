@@ -6,7 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
-"$EDGE_BIN" info >/dev/null 2>&1 || { echo "no Vulkan device"; exit 77; }
+source test/cli/require.bash
+"$EDGE_BIN" info >/dev/null 2>&1 || skip_unless_required "no Vulkan device"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 T="1 403 407 261 378"
 fail=0

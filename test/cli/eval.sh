@@ -7,7 +7,8 @@ set -u
 cd "$(dirname "$0")/../.."
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
 golden() { for d in ../shared/fixtures test/fixtures; do [ -f "$d/golden/stories260K/$1" ] && { echo "$d/golden/stories260K/$1"; return 0; }; done; return 1; }
-g=$(golden once_upon_a_time.exact.greedy.txt) || { echo "no stories260K golden files"; exit 77; }
+source test/cli/require.bash
+g=$(golden once_upon_a_time.exact.greedy.txt) || skip_unless_required "no stories260K golden files"
 want=$(sed -n 's/^generated_tokens: //p' "$g")
 got=$("$EDGE_BIN" eval --tokens "1 403 407 261 378" --greedy 64) || { echo "edge eval --greedy failed"; exit 1; }
 [ "$got" = "$want" ] || { echo "greedy differs"; echo "got:  $got"; echo "want: $want"; exit 1; }

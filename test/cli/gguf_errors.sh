@@ -9,10 +9,11 @@
 set -u
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "skip: EDGE_BIN not set"; exit 77; }
 cd "$(dirname "$0")/../.."
+source test/cli/require.bash
 src=../shared/fixtures/models/stories260K.gguf
 [ -r "$src" ] || src=test/fixtures/models/stories260K.gguf
-[ -r "$src" ] || { echo "skip: no stories260K.gguf"; exit 77; }
-command -v python3 > /dev/null || { echo "skip: python3 not installed"; exit 77; }
+[ -r "$src" ] || skip_unless_required "no stories260K.gguf"
+command -v python3 > /dev/null || skip_unless_required "python3 not installed"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 

@@ -10,14 +10,13 @@
 # Subset (CI time): EDGE_MATRIX_MODELS (default "stories260K tiny-llama-Q4_K_M tiny-qwen2-Q4_K_M
 # tiny-gemma3-Q4_K_M"), case EDGE_MATRIX_CASE (default "short"); models come from
 # ../shared/fixtures/models (preferred) or test/fixtures/models, goldens from .../golden/NAME/.
-# Exits 77 (skip) with the reason while `edge eval --backend gpu` says the GPU backend is not built.
 # Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
 set -eu
 cd "$(dirname "$0")/../.."
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
+source test/cli/require.bash
 set +e; probe=$("$EDGE_BIN" eval --backend gpu --tokens "1" --greedy 1 2>&1); rc=$?; set -e
-if echo "$probe" | grep -q "GPU backend is not built"; then echo "edge eval --backend gpu: the GPU backend is not built yet"; exit 77; fi
-if [ $rc != 0 ] && echo "$probe" | grep -qi "vulkan\|no .*device"; then echo "no Vulkan device: $(echo "$probe" | head -n 1)"; exit 77; fi
+if [ $rc != 0 ] && echo "$probe" | grep -qi "vulkan\|no .*device"; then skip_unless_required "no Vulkan device: $(echo "$probe" | head -n 1)"; fi
 
 profiles=$(sed -n 's/^PROFILE([A-Z0-9_]*, *"\([^"]*\)".*/\1/p' config/profiles.def)
 models=${EDGE_MATRIX_MODELS:-"stories260K tiny-llama-Q4_K_M tiny-qwen2-Q4_K_M tiny-gemma3-Q4_K_M"}
@@ -59,6 +58,6 @@ for m in $models; do
         done
     done
 done
-[ $runs -gt 0 ] || { echo "no fixtures found for the matrix"; exit 77; }
+[ $runs -gt 0 ] || skip_unless_required "no fixtures found for the matrix"
 echo "profile matrix: $runs runs, $fails failed"
 [ $fails = 0 ]

@@ -5,7 +5,7 @@
 # `edge --backend ref -n 64 --temp 0 -p "Once upon a time"`, the other prompts through one process in
 # --input nul mode on ref, and "" (BOS only) through -p "".
 source "$(dirname "$0")/run_lib.bash"
-g=$(golden once_upon_a_time.greedy.txt) || { echo "no stories260K golden files"; exit 77; }
+g=$(golden once_upon_a_time.greedy.txt) || skip_unless_required "no stories260K golden files"
 gdir=$(dirname "$g")
 # want FILE: the golden generated_text, unescaped, into $tmp/want
 want() {

@@ -2,6 +2,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
+source test/cli/require.bash
 E=$EDGE_BIN
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -6,14 +6,17 @@ The reference: the pre-tokenizer regexes exactly as llama.cpp lists them, run by
 `regex` module; GPT-2's bytes_to_unicode; merges applied by rank (lowest first, leftmost on
 ties); for llama-bpe a word that is a whole token is kept whole (ignore_merges). The vocab
 is the Qwen2.5 vocab-only GGUF, rewritten with tokenizer.ggml.pre set to each value.
-Usage: tok_bpe_crosscheck.py EDGE_BIN QWEN_GGUF WORKDIR   (exit 0 pass, 1 fail, 77 skip)"""
+Usage: tok_bpe_crosscheck.py EDGE_BIN QWEN_GGUF WORKDIR   (exit 0 pass, 1 fail, 77 skip; without the
+`regex` module (Debian: python3-regex, which build.sh installs) it skips, or fails under EDGE_TEST_REQUIRE=1)"""
 import os, random, struct, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tok_bpe_crosscheck_lib import read_gguf
 try:
     import regex
 except ImportError:
-    print("python3 regex module not installed"); sys.exit(77)
+    required = os.environ.get("EDGE_TEST_REQUIRE") == "1"
+    print("python3 regex module not installed (Debian: python3-regex)" + (" (EDGE_TEST_REQUIRE=1 makes this a failure)" if required else ""))
+    sys.exit(1 if required else 77)
 
 PATTERNS = {
     "qwen2": r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",

@@ -3,10 +3,11 @@
 # with the exact pre-tokenizer regexes, on random unseen strings, for qwen2, llama-bpe and gpt-2).
 set -u
 cd "$(dirname "$0")/../.."
+source test/cli/require.bash
 BIN=${EDGE_BIN:-./edge}
 src=../shared/fixtures/tokenizer/qwen2.5-vocab.gguf.xz; [ -f "$src" ] || src=test/fixtures/tokenizer/qwen2.5-vocab.gguf.xz
-[ -f "$src" ] || { echo "no tokenizer fixtures"; exit 77; }
-command -v python3 > /dev/null || { echo "python3 not installed"; exit 77; }
+[ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
+command -v python3 > /dev/null || skip_unless_required "python3 not installed"
 mkdir -p build
 [ -f build/qwen2.5-vocab.gguf ] && [ build/qwen2.5-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/qwen2.5-vocab.gguf || exit 1
 exec python3 test/cli/tok_bpe_crosscheck.py "$BIN" build/qwen2.5-vocab.gguf build

@@ -3,11 +3,12 @@
 # ids of a known text, --no-special, --no-bos, round trip, rendered templates, exit codes.
 set -u
 cd "$(dirname "$0")/../.."
+source test/cli/require.bash
 BIN=${EDGE_BIN:-./edge}
 fx() { [ -f "../shared/fixtures/tokenizer/$1" ] && echo "../shared/fixtures/tokenizer/$1" || echo "test/fixtures/tokenizer/$1"; }
 mkdir -p build
 for v in qwen2.5 llama2 gemma; do
-    src=$(fx $v-vocab.gguf.xz); [ -f "$src" ] || { echo "no tokenizer fixtures"; exit 77; }
+    src=$(fx $v-vocab.gguf.xz); [ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
     [ -f build/$v-vocab.gguf ] && [ build/$v-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/$v-vocab.gguf || exit 1
 done
 Q=build/qwen2.5-vocab.gguf; L=build/llama2-vocab.gguf; G=build/gemma-vocab.gguf

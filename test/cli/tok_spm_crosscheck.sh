@@ -3,12 +3,13 @@
 # of llama.cpp's rules, Llama 2 and Gemma vocabs, random unseen byte strings with specials and invalid UTF-8).
 set -u
 cd "$(dirname "$0")/../.."
+source test/cli/require.bash
 BIN=${EDGE_BIN:-./edge}
-command -v python3 > /dev/null || { echo "python3 not installed"; exit 77; }
+command -v python3 > /dev/null || skip_unless_required "python3 not installed"
 mkdir -p build
 for v in llama2 gemma; do
     src=../shared/fixtures/tokenizer/$v-vocab.gguf.xz; [ -f "$src" ] || src=test/fixtures/tokenizer/$v-vocab.gguf.xz
-    [ -f "$src" ] || { echo "no tokenizer fixtures"; exit 77; }
+    [ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
     [ -f build/$v-vocab.gguf ] && [ build/$v-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/$v-vocab.gguf || exit 1
 done
 exec python3 test/cli/tok_spm_crosscheck.py "$BIN" build
