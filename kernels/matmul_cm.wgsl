@@ -12,7 +12,7 @@
 // which is subgroup-uniform as the matrix operations require (an offset derived from the
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
-// Measured on the H200 (docs/performance.md #65-#70): prefill 1.76-1.84x the f32 tiles.
+// Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
 // Exactness: each dequantized weight w (f32, as matmul.wgsl's dq4) is split into hi (w with its
 // mantissa cut to f16's 10 bits) and lo = f16(w - hi), and both are multiplied: hi + lo carries 22
 // bits of w, so the product matches the f32 kernel to accumulation order (f16 x f16 products are

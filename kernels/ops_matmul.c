@@ -51,7 +51,7 @@ static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
    fewest that give `target` invocations in all (WQ_MV_THREADS, or WQ_MV_NORM_THREADS for the
    entries with the norm prologue, whose cost grows with the workgroups), at most one 4-element
    group (k-quants: one super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at
-   most max_ll. Measured on the H200 with the f16-pair lanes (docs/performance.md #77): llama's q/k/v (3,072 rows of
+   most max_ll. Measured on the H200 with the f16-pair lanes (docs/perf-log.md #77): llama's q/k/v (3,072 rows of
    2,048, norm prologue) takes 9.8 us with 32 lanes and 12.9 with 64; its ffn_down (2,048 rows of
    8,192) 15.0 us with 64 and 16.0 with 32. */
 static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
@@ -313,7 +313,7 @@ static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off;
 
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
    (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype). The
-   q/k/v product measured slower this way (docs/performance.md #85) and keeps its f16 lanes. */
+   q/k/v product measured slower this way (docs/perf-log.md #85) and keeps its f16 lanes. */
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
@@ -345,7 +345,7 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
         Tensor v = wq_view(op, W, r0, nr, rb);
         /* 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per workgroup, so each
            workgroup's prologue serves more rows; the grid is capped at 32 workgroups per compute
-           unit (each then takes several groups of rows). Measured on the H200 (docs/performance.md
+           unit (each then takes several groups of rows). Measured on the H200 (docs/perf-log.md
            #88): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
            workgroups than 32 per SM are slower (one per SM 137 us). */
         WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = 1, .scale = 1.0f, .eps = eps, .ll = 2 };
@@ -380,7 +380,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     /* The int8 entry with the residual prologue (Gemma) reads four rows and normalizes twice in every
        workgroup: 4 lanes per row (one super-block per pass, twice the rows per workgroup, half the
-       prologues) pay there. Measured on the H200 (docs/performance.md #123): gemma-2-2b tg128
+       prologues) pay there. Measured on the H200 (docs/perf-log.md #123): gemma-2-2b tg128
        549.6 -> 582.3; the plain-norm entry is faster at mv_lanes' 8 (qwen 778.5 -> 759.6 at 4). */
     u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS);
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
