@@ -1,22 +1,57 @@
-/* ops_matmul.c — op_get_rows and op_matmul for every weight type (see ops.h).
+/* ops_matmul.c — every weight product of the forward pass (see ops.h for the contracts): the
+   embedding gather, the plain and the split-k products, and the fused decode products.
 
    Why: the weights stay in their GGUF block bytes on the device; the kernels of
-   kernels/matmul.wgsl dequantize while they multiply. A weight tensor larger than
-   maxStorageBufferRange cannot be bound whole, so each op binds it as row chunks:
+   kernels/matmul.wgsl (and matmul_cm.wgsl) dequantize while they multiply. A weight tensor larger
+   than maxStorageBufferRange cannot be bound whole, so each op binds it as row chunks:
    sub-Tensor views of the same arena block whose offsets are whole rows and stay
    aligned to minStorageBufferOffsetAlignment. X and Y are bound whole; the chunk's
    first row goes to the kernel through push constants (r0), so the output offset
-   never needs to be aligned.
+   never needs to be aligned. Q6_K tensors are regrouped by the upload in units of 8 super-blocks
+   (vk_q6k_units): chunks and op_concat_rows keep whole units.
+
+   Which kernel runs:
+     decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
+              product by mv_lanes (1..128, k-quants at least 8: few long rows get many lanes). The
+              lane family follows the dtypes and the device: the f32 lanes; for Q4_K / Q6_K with f16
+              activations the f16-pair lanes (*_h); where the device accelerates int8 dot products
+              (caps.idot) the int8 lanes (*_q) for the gate/up product with its norm prologue (Q4_K)
+              and the output norm + LM head (Q4_K / Q6_K). The q/k/v product keeps its f16
+              lanes (docs/perf-log.md #85).
+     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles) where
+              op_matmul_cm_fits and cm_view can bind X up to a whole tile of tokens. op_matmul_split
+              runs a product in 2 or 4 k slices (f32 partials in a caller's free scratch, then
+              splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill the compute units
+              better than the tiles alone.
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
-     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (lanes per row by shape, mv_lanes), prefill: 64x64 tiles
+     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T)
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
+     op_matmul_split(vk, W, X, Y, acc, scratch, s)   prefill in s k slices; false (nothing recorded) if it cannot split
+     op_matmul_split_slices(vk, W, X)     1, 2 or 4 by the tiles and the device's compute units
+     op_matmul_cm_fits(vk, ph, W, X)      does this prefill product run on matmul_cm?
+     op_concat_rows(vk, a, b, &ab)        a's rows then b's as one tensor when b follows a in memory (q|k|v)
+     op_gate_up_view(vk, gate, up, &gu)   the same for the FFN's gate and up
+     op_matmul_glu(vk, GU, X, Y, gelu)    decode: act(gate) * up in one pass over both
+     op_matmul_glu_norm(vk, GU, X, nw, eps, Y, gelu)    the same with the FFN norm of the f32 residual in the prologue
+     op_matmul_glu_res_norm(vk, GU, X, O, pw, Xout, nw, eps, Y, gelu)   Gemma: x' = x + rmsnorm(o) * pw first (into Xout)
+     op_matmul_rope(vk, W, X, nw, ...)    decode q/k/v with biases, RoPE and both KV stores in the epilogue
+                                          (nw: the attention norm in the prologue)
+     op_matmul_norm(vk, W, X, nw, eps, Y) decode: the output norm and the LM head in one dispatch (int8 lanes)
+     op_matmul_rope_fits / op_matmul_norm_fits / op_matmul_norm_q8_fits   where the fused forms apply
+
+   Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
+   (the second for the entries with a norm prologue); WQ_CM_PER_UNIT (3): matmul_cm workgroups
+   resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
      matvec_<wt>_a32_y32    (OP_MATMUL,   PH_DECODE,  wt, f32, f32)   and _a16_y32 (f16, f32), _a16_y16 (f16, f16)
      matmul_<wt>_a32_y32    (OP_MATMUL,   PH_PREFILL, wt, f32, f32)   and the same two f16 variants
+     the fused and split forms have keys of their own (OP_MATMUL_GLU, OP_MATMUL_ROPE(_NORM),
+     OP_MATMUL_GLU_NORM(_Q8), OP_MATMUL_GLU_RES_NORM(_Q8), OP_MATMUL_NORM_Q8, OP_MATMUL_CM(_SPLIT),
+     OP_MATMUL_SPLIT, OP_SPLITK_SUM)
    Decode takes any T (token = grid z), so a short batch may use the matvec kernels too.
 
    Measured (lavapipe, tests): max |y - ref| / sum|w x| is 1.8e-7 .. 3.3e-7 for f32 output
