@@ -8,6 +8,20 @@
 //   3. out[d] = sum_j e_j v_j[d] / sum, keys split over 256/head_dim invocation groups.
 // GQA: head h reads KV head h / (n_head / n_head_kv). head_dim <= 256. f32 accumulation.
 // A is the activation dtype of q and out, C the cache dtype.
+// Above: the `attention` entry, the portable one. The other entries, and when the forward pass
+// (models/transformer.c, through ops_attn.c) runs each:
+//   attn_flash, attn_flash_w   batches of more than one token (prefill): 16 queries of a head per
+//                              workgroup (8 for head_dim 256; 16 in the _w variants where their 18.5 KiB
+//                              of shared memory fit), online softmax, one dispatch, no scratch
+//   attn_split + attn_merge    decode, and batches where attn_flash does not fit: a workgroup per
+//                              (head, chunk of 32 keys, query) leaves a partial row of head_dim + 4
+//                              floats (m, sum, 0, 0, acc: 16-byte aligned, so attn_merge reads vectors),
+//                              then one merge per (head, query). The attn_split_dec_* variants (key
+//                              phase decode) issue their loads before q is shared; with an f16 cache
+//                              they are attn_split_h (keys and values as vectors of 8 halves;
+//                              head_dim a multiple of 8 with head_dim / 8 dividing 128)
+//   attention                  only where the split does not fit (more than 1024 chunks of keys, or a
+//                              head_dim the split's vectors do not divide); only then is `scores` allocated
 // Bounds: keys run to min(position, n_ctx - 1), queries stop at the token count and the grid,
 // heads at n_head, chunks at the grid (<= 1024 = wc's length, checked by the host with the
 // cache, scratch and part sizes in ops_attn.c). So the robustness transform is off:

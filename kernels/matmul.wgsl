@@ -6,6 +6,24 @@
 // type A (f32 or f16 storage) and the output type O; arithmetic and accumulation are f32.
 // Blocks of Q8_0 (34 B) and Q4_0 (18 B) are not word-aligned: bytes are read from words
 // with shifts. All indices are in u32 within one binding (a chunk of rows).
+// Entries by phase and lane family (ops_matmul.c picks the entry and the lanes per row, mv_lanes):
+//   get_rows                     embedding rows, dequantized and scaled
+//   matvec, matvec_glu           decode, F32 F16 BF16 Q8_0 Q4_0: a lane takes 4 elements per pass (dq4)
+//   matvec_k*                    decode, Q4_K / Q6_K, A = f32: 8 lanes per super-block (q4k_lane, q6k_lane)
+//   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x; the
+//                                0x4c00 magic below), two products per f16 fma
+//   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
+//                                4 lanes per super-block; gate/up with its norm prologue (Q4_K) and the
+//                                output norm + LM head (Q4_K / Q6_K)
+//   matmul                       prefill: 64-row x 64-token tiles; the matmul_split_* variants (KSPLIT)
+//                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
+// Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
+// RMSNorm of the f32 residual row in the prologue, k <= 3072), _rope (RoPE, biases and both KV-cache
+// stores in the epilogue, as rope_kv.wgsl), _res_norm (Gemma: the post-attention residual add first),
+// matvec_k_norm_q (output norm + LM head, a capped grid). Tolerance: the f16-pair lanes round each
+// product to f16, so test/matmul_test.c holds them to 5e-4 of sum |w x| (the f32 lanes: 1e-5).
+// `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
+// uses f16 (an f16 helper shared with an f32 entry would make that entry need it too).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
 // host checks the binding sizes against k, rows and t (ops_matmul.c); the one read that can
 // pass a block's end (rd32's second word) is clamped to the binding. So the robustness

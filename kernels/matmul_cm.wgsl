@@ -12,13 +12,15 @@
 // which is subgroup-uniform as the matrix operations require (an offset derived from the
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
-// Measured on the H200 (docs/performance.md #65-#70): prefill 1.76-1.84x the f32 tiles.
+// Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
 // Exactness: each dequantized weight w (f32, as matmul.wgsl's dq4) is split into hi (w with its
 // mantissa cut to f16's 10 bits) and lo = f16(w - hi), and both are multiplied: hi + lo carries 22
 // bits of w, so the product matches the f32 kernel to accumulation order (f16 x f16 products are
 // exact in f32). A weight beyond the f16 range (|w| > 65504) turns NaN: its outputs are NaN, never
-// silently wrong. The host (ops_matmul.c) uses it only on devices with a 16x16x16 f16/f32
-// subgroup-scope configuration and subgroups of 32, for k a multiple of 256. matmul_cm_split_*
+// silently wrong. The host (ops_matmul.c, key OP_MATMUL_CM) uses it only on devices with a
+// 16x16x16 f16/f32 subgroup-scope configuration and subgroups of 32 (caps.coopmat, shown by
+// `edge info`; EDGE_NO_COOPMAT=1 and every EDGE_PROFILE turn it off), for k a multiple of 256;
+// elsewhere the prefill products run matmul.wgsl's 64 x 64 tiles. matmul_cm_split_*
 // (KSPLIT) run a k slice per grid z and write f32 partial slices, as matmul.wgsl's matmul_split_*.
 // Bounds: weight rows past p.rows are read as zeros and tokens past p.t are not stored, k is a
 // whole number of super-blocks (host check). So the robustness transform is off:

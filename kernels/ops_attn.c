@@ -2,7 +2,27 @@
    (see ops.h for the contracts; kernels in rmsnorm, bias, rope, kv_store, attention,
    glu, softcap and argmax .wgsl). Ops whose position depends on the batch read it from
    the u32 `pos` tensor [p0, T] inside the kernel; every dispatch size here comes from
-   tensor shapes only, so a recorded decode command buffer stays valid for any p0. */
+   tensor shapes only, so a recorded decode command buffer stays valid for any p0.
+
+   API (ops.h):
+     op_rmsnorm_add(vk, o, w, x, eps)              x += rmsnorm(o) * w (Gemma's post-norms)
+     op_rmsnorm_add_norm(vk, o, w, x, w2, h, eps)  that, then h = rmsnorm(x) * w2 in one dispatch (the row in
+                                                   registers as 16-byte vectors: op_rmsnorm_add_norm_fits)
+     op_add_bias / op_rope / op_kv_store           the unfused steps (debug tools, and where a fused form does not fit)
+     op_rope_kv(vk, q, k, v, pos, ff, qo, kc, vc, ..., bq, bk, bv)   biases, RoPE of q and k, both cache stores
+     op_attention(...)                             one workgroup per (head, query), scores in a global scratch
+     op_attention_split(...)                       a workgroup per (head, 32 keys, query) + attn_merge per
+                                                   (head, query); part holds Q queries' partial rows of
+                                                   op_attn_part_row = head_dim + 4 floats (m, sum, 0, 0, acc):
+                                                   a batch of more goes in groups, a dispatch pair each
+     op_attention_flash(...)                       batches: 16 queries of a head per workgroup (attn_flash_w
+                                                   where it holds more and fits), one dispatch, no scratch
+     op_attention_split_fits / op_attention_flash_fits / op_attn_chunks   what the device and shape allow
+     op_glu, op_softcap, op_argmax, op_topk        one dispatch each
+     op_argmax_check(vk, logits, ids, part)        [id, NaN/Inf flag] per row; with part, the scan split over
+                                                   op_argmax_slices (one per 1,024 logits, 2..128) and merged
+   Which attention the forward pass runs is models/transformer.c's choice (kernels/attention.wgsl
+   lists the entries and when each runs). */
 
 /* Grid for `n` invocations in workgroups of 256 along x, spilling into y past 65535 groups
    (kernels index them as g.x + g.y * nw.x * 256). */

@@ -1,22 +1,57 @@
-/* ops_matmul.c — op_get_rows and op_matmul for every weight type (see ops.h).
+/* ops_matmul.c — every weight product of the forward pass (see ops.h for the contracts): the
+   embedding gather, the plain and the split-k products, and the fused decode products.
 
    Why: the weights stay in their GGUF block bytes on the device; the kernels of
-   kernels/matmul.wgsl dequantize while they multiply. A weight tensor larger than
-   maxStorageBufferRange cannot be bound whole, so each op binds it as row chunks:
+   kernels/matmul.wgsl (and matmul_cm.wgsl) dequantize while they multiply. A weight tensor larger
+   than maxStorageBufferRange cannot be bound whole, so each op binds it as row chunks:
    sub-Tensor views of the same arena block whose offsets are whole rows and stay
    aligned to minStorageBufferOffsetAlignment. X and Y are bound whole; the chunk's
    first row goes to the kernel through push constants (r0), so the output offset
-   never needs to be aligned.
+   never needs to be aligned. Q6_K tensors are regrouped by the upload in units of 8 super-blocks
+   (vk_q6k_units): chunks and op_concat_rows keep whole units.
+
+   Which kernel runs:
+     decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
+              product by mv_lanes (1..128, k-quants at least 8: few long rows get many lanes). The
+              lane family follows the dtypes and the device: the f32 lanes; for Q4_K / Q6_K with f16
+              activations the f16-pair lanes (*_h); where the device accelerates int8 dot products
+              (caps.idot) the int8 lanes (*_q) for the gate/up product with its norm prologue (Q4_K)
+              and the output norm + LM head (Q4_K / Q6_K). The q/k/v product keeps its f16
+              lanes (docs/perf-log.md #85).
+     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles) where
+              op_matmul_cm_fits and cm_view can bind X up to a whole tile of tokens. op_matmul_split
+              runs a product in 2 or 4 k slices (f32 partials in a caller's free scratch, then
+              splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill the compute units
+              better than the tiles alone.
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
-     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T); decode: matvec (lanes per row by shape, mv_lanes), prefill: 64x64 tiles
+     op_matmul(vk, ph, W, X, Y)           Y (M, T) = W (K, M) . X (K, T)
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
+     op_matmul_split(vk, W, X, Y, acc, scratch, s)   prefill in s k slices; false (nothing recorded) if it cannot split
+     op_matmul_split_slices(vk, W, X)     1, 2 or 4 by the tiles and the device's compute units
+     op_matmul_cm_fits(vk, ph, W, X)      does this prefill product run on matmul_cm?
+     op_concat_rows(vk, a, b, &ab)        a's rows then b's as one tensor when b follows a in memory (q|k|v)
+     op_gate_up_view(vk, gate, up, &gu)   the same for the FFN's gate and up
+     op_matmul_glu(vk, GU, X, Y, gelu)    decode: act(gate) * up in one pass over both
+     op_matmul_glu_norm(vk, GU, X, nw, eps, Y, gelu)    the same with the FFN norm of the f32 residual in the prologue
+     op_matmul_glu_res_norm(vk, GU, X, O, pw, Xout, nw, eps, Y, gelu)   Gemma: x' = x + rmsnorm(o) * pw first (into Xout)
+     op_matmul_rope(vk, W, X, nw, ...)    decode q/k/v with biases, RoPE and both KV stores in the epilogue
+                                          (nw: the attention norm in the prologue)
+     op_matmul_norm(vk, W, X, nw, eps, Y) decode: the output norm and the LM head in one dispatch (int8 lanes)
+     op_matmul_rope_fits / op_matmul_norm_fits / op_matmul_norm_q8_fits   where the fused forms apply
+
+   Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
+   (the second for the entries with a norm prologue); WQ_CM_PER_UNIT (3): matmul_cm workgroups
+   resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
 
    Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
      matvec_<wt>_a32_y32    (OP_MATMUL,   PH_DECODE,  wt, f32, f32)   and _a16_y32 (f16, f32), _a16_y16 (f16, f16)
      matmul_<wt>_a32_y32    (OP_MATMUL,   PH_PREFILL, wt, f32, f32)   and the same two f16 variants
+     the fused and split forms have keys of their own (OP_MATMUL_GLU, OP_MATMUL_ROPE(_NORM),
+     OP_MATMUL_GLU_NORM(_Q8), OP_MATMUL_GLU_RES_NORM(_Q8), OP_MATMUL_NORM_Q8, OP_MATMUL_CM(_SPLIT),
+     OP_MATMUL_SPLIT, OP_SPLITK_SUM)
    Decode takes any T (token = grid z), so a short batch may use the matvec kernels too.
 
    Measured (lavapipe, tests): max |y - ref| / sum|w x| is 1.8e-7 .. 3.3e-7 for f32 output
@@ -51,7 +86,7 @@ static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
    fewest that give `target` invocations in all (WQ_MV_THREADS, or WQ_MV_NORM_THREADS for the
    entries with the norm prologue, whose cost grows with the workgroups), at most one 4-element
    group (k-quants: one super-block per 8 lanes, and at least 8 lanes) per lane and pass, and at
-   most max_ll. Measured on the H200 with the f16-pair lanes (docs/performance.md #77): llama's q/k/v (3,072 rows of
+   most max_ll. Measured on the H200 with the f16-pair lanes (docs/perf-log.md #77): llama's q/k/v (3,072 rows of
    2,048, norm prologue) takes 9.8 us with 32 lanes and 12.9 with 64; its ffn_down (2,048 rows of
    8,192) 15.0 us with 64 and 16.0 with 32. */
 static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
@@ -313,7 +348,7 @@ static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off;
 
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
    (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype). The
-   q/k/v product measured slower this way (docs/performance.md #85) and keeps its f16 lanes. */
+   q/k/v product measured slower this way (docs/perf-log.md #85) and keeps its f16 lanes. */
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
@@ -345,7 +380,7 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
         Tensor v = wq_view(op, W, r0, nr, rb);
         /* 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per workgroup, so each
            workgroup's prologue serves more rows; the grid is capped at 32 workgroups per compute
-           unit (each then takes several groups of rows). Measured on the H200 (docs/performance.md
+           unit (each then takes several groups of rows). Measured on the H200 (docs/perf-log.md
            #88): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
            workgroups than 32 per SM are slower (one per SM 137 us). */
         WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = 1, .scale = 1.0f, .eps = eps, .ll = 2 };
@@ -380,7 +415,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     /* The int8 entry with the residual prologue (Gemma) reads four rows and normalizes twice in every
        workgroup: 4 lanes per row (one super-block per pass, twice the rows per workgroup, half the
-       prologues) pay there. Measured on the H200 (docs/performance.md #123): gemma-2-2b tg128
+       prologues) pay there. Measured on the H200 (docs/perf-log.md #123): gemma-2-2b tg128
        549.6 -> 582.3; the plain-norm entry is faster at mv_lanes' 8 (qwen 778.5 -> 759.6 at 4). */
     u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS);
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
