@@ -1,5 +1,6 @@
 // memtest.wgsl — device memory test for `edge fat`: write a pattern over a window of the
-// arena, later verify it and count mismatches (only the counts travel back to the host).
+// arena, later verify it and count mismatches. The host also reads back sampled words and
+// compares them with its own copy of mt_value (test/fat.c: fat_mt_value, keep them equal).
 // The value of a word depends on its global word address (base + i), so a verify pass
 // over the whole arena after writing all of it also catches aliased addresses.
 // Patterns: 0 address-in-address, 1 walking ones, 2 random (hash of address and seed),

@@ -187,6 +187,11 @@ typedef struct Vk {
     bool                  describe;
     void                (*on_describe)(void *user, VkPipe *p, const Tensor *const *ts, u32 n);
     void                 *describe_user;
+    /* testing aid (edge fat, EDGE_FAT_PERTURB; docs/fat.md): after each dispatch of kernel_table[perturb - 1]
+       (0: none) the first word of every buffer it writes is overwritten (0x4A004A00), a wrong result on
+       the real path; perturb_hits counts those dispatches */
+    i32                   perturb;
+    u32                   perturb_hits;
 } Vk;
 
 /* What the submits are for (set by the caller: run.c); names the phase in device errors and

@@ -6,9 +6,15 @@
      identity     device, ids, driver, Vulkan version, the features and limits edge needs
      kernel.NAME  every kernel variant of config/kernels.def at the shipped configs' shapes (fat_kernels.c)
      trap.NAME    activations over every finite f16 value and large f32 values: no NaN/Inf
-     determinism  embedded model, greedy, 64 tokens, 5 GPU runs: identical and equal to the reference
-     memory       address-in-address, walking ones, random patterns over the device arena (kernels/memtest.wgsl)
-     throughput.* decode tokens/s and matvec GB/s against the floors in config/edge_config.h
+     end_to_end   embedded model on the path `edge run` takes on this device (f16 where it has it, batched
+                  prefill, chained greedy decode), 3 runs: identical tokens, prompt logits and greedy tokens
+                  equal to the reference backend within the path's tolerance
+     determinism  embedded model, f32 activations one step at a time, greedy, 64 tokens, 5 GPU runs:
+                  identical and equal to the reference
+     memory       address-in-address, walking ones, random patterns over the device arena (kernels/memtest.wgsl),
+                  compared on the GPU and, for sampled words, on the host; an injected bad word must be seen by both
+     throughput.* decode tokens/s (end_to_end's decode) and matvec GB/s against the device class's floors
+                  (config/edge_config.h) or a board's --floors FILE
 
    API:
      fat_check_begin(f, name) / fat_check_end(f, c, st, fmt, ...)   one result line (and a JSON entry)
@@ -34,6 +40,17 @@ typedef struct FatCheck {
     u32       rep;          /* soak repetition that produced it (0: first) */
 } FatCheck;
 
+/* One throughput floor and where it came from (the class default's knob, or FILE line N). */
+typedef struct FatFloor { f64 val; bool set; char from[200]; } FatFloor;
+
+/* The reference backend's answer for the end-to-end check (computed once; soak reuses it). */
+typedef struct FatE2eRef {
+    i32  prompt[64];    /* (n_prompt) BOS + the prompt's ids */
+    u32  n_prompt;
+    f32 *logits;        /* (n_prompt, n_vocab) every prompt row's logits */
+    i32  tokens[64];    /* greedy continuation */
+} FatE2eRef;
+
 typedef struct Fat {
     Vk          vk;
     bool        full;           /* --full: every shape, longer memory test */
@@ -43,6 +60,9 @@ typedef struct Fat {
     const char *only;           /* --only GROUP[,GROUP] (developer option) */
     const char *perturb;        /* EDGE_FAT_PERTURB: kernel whose result is perturbed (testing aid) */
     bool        nondet;         /* EDGE_FAT_NONDET=1: one determinism run differs (testing aid) */
+    bool        memfault;       /* EDGE_FAT_MEMFAULT=1: the memory test's real pass sees one corrupted word (testing aid) */
+    const char *floors_path;    /* --floors FILE */
+    FatFloor    floor_tps, floor_gbps;  /* decode tokens/s, matvec GB/s */
     bool        f16;            /* device runs the f16 kernels */
     FatCheck   *checks;         /* (cap) every result, for the JSON report */
     u32         n_checks, cap;
@@ -52,6 +72,10 @@ typedef struct Fat {
     i32         tokens0[64];    /* determinism tokens of repetition 0 */
     i32         ref_tokens[64]; /* the reference backend's tokens (computed once) */
     bool        have_ref;
+    FatE2eRef   e2e;            /* end_to_end's reference (computed once) */
+    bool        have_e2e;
+    i32         e2e_tokens0[64];/* end_to_end tokens of repetition 0 */
+    f64         decode_tps;     /* end_to_end's decode speed (0: not measured) */
     u32         open;           /* 1 + index of the check begun and not yet ended (0: none) */
     bool        broken;         /* a device error ended the device checks */
 } Fat;
