@@ -63,17 +63,14 @@ static int bench_cmd(int argc, char **argv) {
     if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
     u32 n_ctx = n_p + n_g;
     if (n_ctx > m.cfg.n_ctx) { errf("edge bench: -p %u + -n %u exceed the context of %u for '%s'\n", n_p, n_g, m.cfg.n_ctx, m.cfg.name); model_close(&m); arena_free(&a); return EXIT_USAGE; }
-    DType act = DT_F32;
+    /* the default path: f16 where the device has f16 arithmetic (eng_open's DT_COUNT) */
+    DType act = !act_s ? DT_COUNT : !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
-    /* the default path: f16 where the device has f16 arithmetic */
-    if (!act_s) {
-        Vk probe; Err pe;
-        if (vk_init(&probe, &pe)) { act = probe.caps.f16_arith ? DT_F16 : DT_F32; vk_shutdown(&probe); }
-    } else act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
     eng_prefill_batch = batch ? batch : MAX(1, MIN(n_p, 512));
     if (!eng_open(&g, &m, ENG_GPU, n_ctx, act, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     f64 t_loaded = now_sec();
-    g.xf.time_decode = true;            /* the GPU time of a decode step beside the wall time */
+    eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
+    act = eng_info(&g).act;
 
     i32 *prompt = push_array(&a, i32, n_p ? n_p : 1);
     u64 seed = 0x9e3779b97f4a7c15ull;
@@ -89,14 +86,13 @@ static int bench_cmd(int argc, char **argv) {
         if (n_p) {
             if (!eng_feed(&g, prompt, n_p, 0, &e)) { rc = e.code; break; }
             tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-        } else if (!eng_step_argmax(&g, tok, &tok, &e)) { rc = e.code; break; }
+        } else if (!eng_decode(&g, tok, true, &tok, &e)) { rc = e.code; break; }
         f64 t1 = now_sec();
         if (r == 0) ttft = t1 - t_start;
-        /* greedy decode as edge run does it (eng_greedy_*: on a GPU, the next step queued before the host waits) */
-        u32 s0 = n_p ? 0 : 1;
-        if (s0 < n_g && !eng_greedy_begin(&g, tok, &e)) { rc = e.code; break; }
-        for (u32 s = s0; s < n_g; s++)
-            if (!eng_greedy_next(&g, s + 1 < n_g, &tok, &e)) { rc = e.code; break; }
+        /* greedy decode as edge run does it (eng_decode: on a GPU, the next step queued before the host waits) */
+        for (u32 s = n_p ? 0 : 1; s < n_g; s++)
+            if (!eng_decode(&g, tok, s + 1 < n_g, &tok, &e)) { rc = e.code; break; }
+        eng_decode_end(&g);
         f64 t2 = now_sec();
         if (r > 0) { pp[r - 1] = n_p ? n_p / (t1 - t0) : 0; tg[r - 1] = (n_p ? n_g : n_g - 1) / (t2 - t1); }
         if (!json && isatty(2)) errf("\redge bench: repetition %u/%u", r, reps);
@@ -104,13 +100,14 @@ static int bench_cmd(int argc, char **argv) {
     /* one more repetition, not counted: each decode step's GPU time read back after it (a query read per
        token would perturb the timed runs), to set against the wall time per token */
     u32 n_gpu = 0;
-    if (rc == EXIT_OK && g.vk.caps.timestamps) {
+    if (rc == EXIT_OK && eng_info(&g).timestamps) {
         eng_reset(&g);
+        eng_set_chain(&g, false);
         i32 tok = 1 % (i32)m.cfg.n_vocab;
         bool fed = !n_p || eng_feed(&g, prompt, n_p, 0, &e);    /* (the timed repetitions fed the same prompt) */
         if (!fed) rc = e.code;
         else if (n_p) tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-        for (u32 s = 0; fed && s < n_g && eng_step_argmax(&g, tok, &tok, &e); s++) gpu[n_gpu++] = xf_decode_gpu_ns(&g.xf);
+        for (u32 s = 0; fed && s < n_g && eng_decode(&g, tok, false, &tok, &e); s++) gpu[n_gpu++] = eng_decode_gpu_ns(&g);
     }
     if (!json && isatty(2)) errf("\n");
     if (rc != EXIT_OK) { errf("edge: %s\n", e.msg); eng_close(&g); model_close(&m); arena_free(&a); return rc; }
@@ -122,23 +119,22 @@ static int bench_cmd(int argc, char **argv) {
     /* a decode step's GPU time (median, timed alone) beside the wall time per token of the chained steps */
     f64 gpu_us = n_gpu ? gpu[n_gpu / 2] * 1e-3 : 0, wall_us = tg_med > 0 ? 1e6 / tg_med : 0;
     /* weight bytes a decode token reads: every matrix once (the embedding table: one row) */
-    u64 wbytes = g.xf.wa.used - g.xf.tok_embd.nbytes / m.cfg.n_vocab * (m.cfg.n_vocab - 1);
-    if (m.cfg.tied_output) wbytes += g.xf.tok_embd.nbytes - g.xf.tok_embd.nbytes / m.cfg.n_vocab;
+    EngInfo gi = eng_info(&g);
+    u64 wbytes = gi.weight_bytes - gi.embd_bytes / m.cfg.n_vocab * (m.cfg.n_vocab - 1);
+    if (m.cfg.tied_output) wbytes += gi.embd_bytes - gi.embd_bytes / m.cfg.n_vocab;
     f64 gbs = (f64)wbytes * tg_med / 1e9;
-    u64 dev_alloc = 0;
-    for (u32 i = 0; i < g.xf.wa.n_blocks; i++) dev_alloc += g.xf.wa.blocks[i].size;
-    for (u32 i = 0; i < g.xf.sa.n_blocks; i++) dev_alloc += g.xf.sa.blocks[i].size;
-    u64 plan = g.xf.plan_w + g.xf.plan_s, tensors = g.xf.wa.used + g.xf.sa.used;
+    u64 dev_alloc = gi.alloc_bytes, plan = gi.plan_bytes, tensors = gi.weight_bytes + gi.state_bytes;
+    u32 dispatches = gi.dispatches;
     const char *actn = act == DT_F16 ? "f16" : "f32";
     if (json) {
         out("{\"model\":\"%s\",\"file\":\"%s\",\"device\":\"%s\",\"act\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"reps\":%u,"
             "\"load_s\":%.4f,\"ttft_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
             "\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
-            m.cfg.name, path ? path : "(embedded)", g.vk.props.deviceName, actn, n_p, n_g, reps, t_loaded - t_start, ttft,
-            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], gpu_us, wall_us, g.xf.n_dispatch_last,
+            m.cfg.name, path ? path : "(embedded)", gi.device, actn, n_p, n_g, reps, t_loaded - t_start, ttft,
+            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], gpu_us, wall_us, dispatches,
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors, (unsigned long long)wbytes, gbs);
     } else {
-        out("model: %s (%s)  device: %s  activations: %s\n", m.cfg.name, path ? path : "embedded", g.vk.props.deviceName, actn);
+        out("model: %s (%s)  device: %s  activations: %s\n", m.cfg.name, path ? path : "embedded", gi.device, actn);
         out("load %.3f s   time to first token (cold) %.3f s\n", t_loaded - t_start, ttft);
         out("device memory: %llu bytes allocated, plan %llu, tensors %llu (alignment overhead %.3f%%)\n",
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors,
@@ -150,7 +146,7 @@ static int bench_cmd(int argc, char **argv) {
         fmt_buf(tn, sizeof tn, "tg%u", n_g);
         out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m.cfg.name, actn, tn, tg_med, tgs[0], tgs[reps - 1]);
         out("decode: %u dispatches per token, %.1f MB of weights per token, %.1f GB/s effective\n",
-            g.xf.n_dispatch_last, (f64)wbytes / 1e6, gbs);
+            dispatches, (f64)wbytes / 1e6, gbs);
         if (gpu_us > 0) out("decode step: %.1f us of GPU time (a step timed alone), %.1f us wall per token (greedy steps queued back to back)\n", gpu_us, wall_us);
     }
     eng_close(&g);

@@ -13,7 +13,7 @@
 
    Flow per prompt: read a record -> replace invalid UTF-8 -> chat template (cfg.chat unless
    --raw) -> tokenize (BOS as the vocabulary says) -> fit the context (--truncate keeps the end)
-   -> prefill (eng_feed) -> decode: greedy on the GPU through eng_greedy_* (the id is the only
+   -> prefill (eng_feed) -> decode: greedy on the GPU through eng_decode (the id is the only
    readback; the next step is queued before the host reads it), otherwise the logits row through the sampler -> stop on an end-of-generation
    token, -n, a stop string (held back, never printed), a full context, or SIGINT.
 
@@ -372,7 +372,7 @@ static int run_open(Run *r) {
     if (tty) errf("\r\033[K");
     if (!o->quiet)
         errf("edge: %s (%s), %s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
-             o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (r->g.xf.act == DT_F16 ? "f16" : "f32") : "",
+             o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (eng_info(&r->g).act == DT_F16 ? "f16" : "f32") : "",
              n_ctx, run_now_ms() - t0);
 
     /* Fixed buffers. Decoded bytes per token <= 3 x the longest stored piece (every byte may
@@ -590,7 +590,6 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     if (r->o.chat && r->n_kv < n && r->n_kv == eng_pos(g) && !memcmp(r->kv, r->toks, r->n_kv * sizeof(i32))) reuse = r->n_kv;
     else { eng_reset(g); r->n_kv = 0; }
     f64 t0 = run_now_ms();
-    vk_phase = VK_PHASE_PREFILL;
     if (!eng_feed(g, r->toks + reuse, n - reuse, 0, &e)) {
         res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "%s", e.msg);
         if (e.code == EXIT_DEVICE) *fatal = EXIT_DEVICE;
@@ -615,10 +614,8 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     char piece[1024];
     res->stop = RUN_STOP_LENGTH;
     f64 t1 = run_now_ms();
-    vk_phase = VK_PHASE_DECODE;
-    /* greedy on the GPU: each step is queued before the host has read the one before (eng_greedy_*); a
+    /* greedy on the GPU: each step is queued before the host has read the one before (eng_decode); a
        step queued after the last token wanted (an end of text, a stop string) is dropped */
-    if (gpu_greedy && q->max_tokens > 1) eng_greedy_begin(g, next, &e);   /* if it fails, the steps go one by one and report their own errors */
     for (i64 step = 0; step < q->max_tokens; step++) {
         i32 tok = next;
         if (tok_is_eog(r->tok, tok) || tok == eot) { res->stop = RUN_STOP_EOS; break; }
@@ -632,7 +629,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         if (eng_pos(g) >= r->n_ctx) { res->stop = RUN_STOP_CONTEXT; break; }
         bool ok;
         if (gpu_greedy) {
-            ok = eng_greedy_next(g, step + 2 < q->max_tokens, &next, &e);
+            ok = eng_decode(g, tok, step + 2 < q->max_tokens, &next, &e);
             if (ok && (next < 0 || (u32)next >= nv)) {
                 fmt_buf(res->err, sizeof res->err, "GPU argmax returned id %d (vocabulary of %u): NaN in the logits?", next, nv);
                 res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
@@ -653,7 +650,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         }
         r->kv[r->n_kv++] = tok;
     }
-    if (gpu_greedy) eng_greedy_end(g);
+    if (gpu_greedy) eng_decode_end(g);
     if (res->stop != RUN_STOP_STRING) {
         u32 k = tok_decode_flush(r->tok, &d, piece, sizeof piece);
         if (run_emit(r, q, piece, k, stream)) res->stop = RUN_STOP_STRING;
@@ -710,7 +707,7 @@ static bool run_die_hook(int code, const char *msg) {
 /* Every --stats-every prompts: the numbers the soak test (test/soak.sh) checks for growth. */
 static void run_stats(Run *r, u32 prompts) {
     u64 dev_w = 0, dev_s = 0, dev_p = 0;   /* device arenas: exact tensor bytes carved; the state arena's bump position */
-    if (r->o.backend == ENG_GPU && r->g_up) { dev_w = r->g.xf.wa.used; dev_s = r->g.xf.sa.used; dev_p = r->g.xf.sa.pos; }
+    if (r->o.backend == ENG_GPU && r->g_up) { EngInfo gi = eng_info(&r->g); dev_w = gi.weight_bytes; dev_s = gi.state_bytes; dev_p = gi.state_pos; }
     errf("edge: stats: prompts %u host_arena %llu host_buffers %llu host_scratch %llu device_weights %llu device_state %llu "
          "device_state_pos %llu rss_kib %llu\n",
          prompts, (unsigned long long)arena_pos(&r->a), (unsigned long long)arena_pos(&r->bufs),

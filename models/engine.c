@@ -24,6 +24,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
     u32 t_max = MIN(n_ctx, eng_prefill_batch);
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
     g->xf_up = true;
+    g->chain = true;
     g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));
     return true;
 }
@@ -38,13 +39,14 @@ void eng_close(Engine *g) {
 }
 
 void eng_reset(Engine *g) {
-    eng_greedy_end(g);
+    eng_decode_end(g);
     g->pos = 0;
     if (g->backend == ENG_REF) ref_reset(&g->ref);
 }
 
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
-    eng_greedy_end(g);                  /* (a chained step in flight ends the greedy run) */
+    eng_decode_end(g);                  /* (a chained step in flight ends there) */
+    if (g->backend == ENG_GPU) vk_phase = n > 1 || g->pos == 0 ? VK_PHASE_PREFILL : VK_PHASE_DECODE;
     if ((u64)g->pos + n > g->n_ctx)
         return err_set(e, EXIT_USAGE, "%u more tokens at position %u exceed the context of %u", n, g->pos, g->n_ctx);
     for (u32 i = 0; i < n; i++)
@@ -75,13 +77,8 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
     return true;
 }
 
-bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
-    if (g->backend == ENG_REF) {
-        if (!eng_feed(g, &token, 1, 0, e)) return false;
-        *next = (i32)ref_argmax(g->last, g->n_vocab);
-        return true;
-    }
-    if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
+/* One decode step on the GPU, one command buffer: token at the current position; its argmax id. */
+static bool eng_step_id(Engine *g, i32 token, i32 *next, Err *e) {
     u32 id;
     if (!xf_forward(&g->xf, &token, 1, g->pos, false, 0, &id, e)) return false;
     g->pos++;
@@ -89,33 +86,56 @@ bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e) {
     return true;
 }
 
-bool eng_greedy_begin(Engine *g, i32 token, Err *e) {
-    eng_greedy_end(g);
-    g->gtok = token;
-    if (g->backend != ENG_GPU || !xf_chain_ok(&g->xf) || g->pos >= g->n_ctx) return true;   /* step by step */
-    if (!xf_chain_start(&g->xf, token, g->pos, e)) return false;
-    g->chained = true;
+/* A chained step: the id after g->gtok, from steps queued on the GPU before the host waits. */
+static bool eng_chain_step(Engine *g, i32 token, bool more, i32 *next, Err *e) {
+    if (!g->chained || token != g->gtok) {          /* not the id the chain is on: start one from token */
+        eng_decode_end(g);
+        if (!xf_chain_start(&g->xf, token, g->pos, e)) return false;
+        g->chained = true;
+    }
+    u32 id;
+    if (!xf_chain_next(&g->xf, more, &id, e)) { eng_decode_end(g); return false; }
+    g->pos++;
+    *next = g->gtok = (i32)id;
     return true;
 }
 
-bool eng_greedy_next(Engine *g, bool more, i32 *next, Err *e) {
-    if (!g->chained) {
-        if (!eng_step_argmax(g, g->gtok, next, e)) return false;
-        g->gtok = *next;
+bool eng_decode(Engine *g, i32 token, bool more, i32 *next, Err *e) {
+    if (token < 0 || (u32)token >= g->n_vocab)
+        return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, g->n_vocab);
+    if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
+    if (g->backend == ENG_REF) {
+        if (!eng_feed(g, &token, 1, 0, e)) return false;
+        *next = (i32)ref_argmax(g->last, g->n_vocab);
         return true;
     }
-    if (g->pos + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u", g->pos, g->n_ctx);
-    u32 id;
-    if (!xf_chain_next(&g->xf, more, &id, e)) { eng_greedy_end(g); return false; }
-    g->pos++;
-    *next = (i32)id;
-    return true;
+    vk_phase = VK_PHASE_DECODE;
+    if (g->chain && xf_chain_ok(&g->xf)) return eng_chain_step(g, token, more, next, e);
+    eng_decode_end(g);
+    return eng_step_id(g, token, next, e);
 }
 
-void eng_greedy_end(Engine *g) {
+void eng_decode_end(Engine *g) {
     if (g->chained) xf_chain_stop(&g->xf);
     g->chained = false;
 }
+
+void eng_set_chain(Engine *g, bool on) { eng_decode_end(g); g->chain = on; }
+
+EngInfo eng_info(const Engine *g) {
+    EngInfo i = { .act = DT_F32 };
+    if (g->backend != ENG_GPU) return i;
+    const Xf *x = &g->xf;
+    i.act = x->act; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
+    i.weight_bytes = x->wa.used; i.state_bytes = x->sa.used; i.state_pos = x->sa.pos; i.plan_bytes = x->plan_w + x->plan_s;
+    for (u32 b = 0; b < x->wa.n_blocks; b++) i.alloc_bytes += x->wa.blocks[b].size;
+    for (u32 b = 0; b < x->sa.n_blocks; b++) i.alloc_bytes += x->sa.blocks[b].size;
+    i.embd_bytes = x->tok_embd.nbytes; i.dispatches = x->n_dispatch_last;
+    return i;
+}
+
+void eng_time_decode(Engine *g, bool on) { g->xf.time_decode = on; }
+f64 eng_decode_gpu_ns(Engine *g) { return g->backend == ENG_GPU ? xf_decode_gpu_ns(&g->xf) : 0; }
 
 /* ---- edge eval ------------------------------------------------------------------------------ */
 static int eng_eval_usage(const char *why) {
@@ -233,12 +253,11 @@ static int eng_cmd_eval(int argc, char **argv) {
     }
     /* GPU: the next ids come from the argmax kernel, which also flags NaN/Inf rows */
     i32 tok = greedy > 0 ? (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab) : 0;
-    if (be == ENG_GPU && greedy > 1 && !eng_greedy_begin(&g, tok, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done_engine; }
     for (i64 s = 0; s < greedy; s++) {
         out(s ? " %d" : "%d", tok);
         if (s + 1 < greedy) {
             if (be == ENG_GPU) {
-                if (!eng_greedy_next(&g, s + 2 < greedy, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
+                if (!eng_decode(&g, tok, s + 2 < greedy, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
                 continue;
             }
             if (!eng_feed(&g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }

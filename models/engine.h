@@ -1,6 +1,9 @@
 /* engine.h — one interface over the two forward passes: the scalar CPU reference
    (models/reference.c) and the GPU (models/transformer.c). Commands (eval, generation,
-   the factory test) drive a model through this, never through a backend directly.
+   bench, the factory test) drive a model through this, never through a backend directly. Two
+   ways to advance: eng_feed (a list of tokens: a prompt, or a sampled step, logits to the host)
+   and eng_decode (greedy steps, chained on the GPU). The engine sets the device's phase
+   (vk_phase: prefill or decode) for the fault injector and error messages.
 
    API:
      eng_open(&g, model, backend, n_ctx, act, err)   backend ENG_REF or ENG_GPU; act DT_F32/DT_F16 (GPU),
@@ -9,13 +12,17 @@
      eng_reset(&g)                                   empty context (position 0)
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
                                                      logits: NULL, or n*n_vocab floats (every row)
-     eng_step_argmax(&g, token, &next, err)          one token; the greedy next id (GPU: reads back only the id)
-     eng_greedy_begin(&g, token, err)                greedy decode from token at the current position; then
-     eng_greedy_next(&g, more, &next, err)           each call evaluates the last id (token, then each next) and
-     eng_greedy_end(&g)                              returns the greedy next; more: another call may follow. The
-                                                     GPU path queues the next steps (EDGE_CHAIN_STEPS per command buffer)
-                                                     before it waits for these (each embedding reads its id on the GPU:
-                                                     xf_chain_*); end drops what is in flight
+     eng_decode(&g, token, more, &next, err)         one decode step: token at the current position; the greedy next id
+                                                     (GPU: the argmax on the device, only the id read back). Chained
+                                                     (the default on the GPU without debug tools; eng_set_chain): when
+                                                     token is the id the step before returned, the steps run on the
+                                                     GPU back to back, each embedding reading its id there, EDGE_CHAIN_STEPS
+                                                     per command buffer, the next queued before the host waits (more:
+                                                     another step may follow; xf_chain_*)
+     eng_decode_end(&g)                              drops the chained steps in flight (eng_feed and eng_reset do too)
+     eng_set_chain(&g, on)                           chained decode on or off (tests compare both)
+     eng_info(&g)                                    activations, device, memory and dispatch figures (bench, run -v)
+     eng_time_decode(&g, on), eng_decode_gpu_ns(&g)  timestamps around the decode step; its GPU time (bench)
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
      eng_pos(&g)                                     tokens in the context                      */
 #ifndef EDGE_ENGINE_H
@@ -34,9 +41,20 @@ typedef struct Engine {
     Vk          vk;
     Xf          xf;
     bool        vk_up, xf_up;
-    bool        chained;     /* eng_greedy_*: the GPU steps are chained (xf_chain_*) */
-    i32         gtok;        /* eng_greedy_*: the id the next step evaluates (when not chained) */
+    bool        chain;       /* eng_decode chains GPU steps (eng_set_chain; default on) */
+    bool        chained;     /* a chain is running (xf_chain_*) */
+    i32         gtok;        /* the id the chain's last returned step predicted */
 } Engine;
+
+typedef struct EngInfo {     /* eng_info: figures for bench and run -v (GPU; zeros for the reference) */
+    DType       act;         /* activation dtype of the kernel path */
+    const char *device;
+    bool        timestamps;  /* the device can time a decode step (eng_time_decode) */
+    u64         weight_bytes, state_bytes, state_pos;   /* tensor bytes in the weights / state arenas; state arena position */
+    u64         plan_bytes, alloc_bytes;                /* planned and allocated device bytes */
+    u64         embd_bytes;  /* the token embedding table */
+    u32         dispatches;  /* dispatches of the last forward (per token after a decode step) */
+} EngInfo;
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
 extern u32 eng_prefill_batch;   /* tokens per GPU prefill batch (default EDGE_PREFILL_BATCH = 64): the logits,
@@ -44,10 +62,12 @@ extern u32 eng_prefill_batch;   /* tokens per GPU prefill batch (default EDGE_PR
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
-bool eng_step_argmax(Engine *g, i32 token, i32 *next, Err *e);
-bool eng_greedy_begin(Engine *g, i32 token, Err *e);
-bool eng_greedy_next(Engine *g, bool more, i32 *next, Err *e);
-void eng_greedy_end(Engine *g);
+bool eng_decode(Engine *g, i32 token, bool more, i32 *next, Err *e);
+void eng_decode_end(Engine *g);
+void eng_set_chain(Engine *g, bool on);
+EngInfo eng_info(const Engine *g);
+void eng_time_decode(Engine *g, bool on);
+f64  eng_decode_gpu_ns(Engine *g);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
 

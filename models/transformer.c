@@ -804,9 +804,3 @@ f64 xf_decode_gpu_ns(Xf *xf) {
     return (f64)((t[1] - t[0]) & xf->vk->caps.timestamp_mask) * xf->vk->caps.timestamp_period_ns;
 }
 
-void xf_plan_print(const Xf *xf) {
-    out("device memory plan for %s (context %u, batch %u, activations %s, KV %s):\n",
-        xf->cfg->name, xf->n_ctx, xf->t_max, dtype_name[xf->act], dtype_name[xf->kv]);
-    out("  weights arena: %llu bytes (tensor bytes %llu)\n", (unsigned long long)xf->plan_w, (unsigned long long)xf->wa.used);
-    out("  state arena:   %llu bytes (tensor bytes %llu)\n", (unsigned long long)xf->plan_s, (unsigned long long)xf->sa.used);
-}

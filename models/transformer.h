@@ -16,7 +16,6 @@
                                                       logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL;
                                                       last_only: only the last row's logits are wanted (xf_last_logits)
      xf_path_print(&xf)                               the kernel-path plan of both phases (edge paths)
-     xf_plan_print(&xf)                               every device buffer and its bytes
    Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
      xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
                                                       --trace-warn --check-nan --profile from argv; reads EDGE_INJECT_NAN
@@ -232,7 +231,6 @@ bool xf_chain_ok(const Xf *xf);
 bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e);
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);
 void xf_chain_stop(Xf *xf);
-void xf_plan_print(const Xf *xf);
 void xf_path_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);

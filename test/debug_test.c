@@ -201,7 +201,7 @@ TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
     REQUIRE(eng_feed(&g, toks, 5, 0, &e));
     u32 pre = g.xf.n_dispatch_last;
     i32 next = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-    for (int i = 0; i < 4; i++) REQUIRE(eng_step_argmax(&g, next, &next, &e));
+    for (int i = 0; i < 4; i++) REQUIRE(eng_decode(&g, next, i < 3, &next, &e));
     CHECKF(g.xf.prof[0].n_dispatch == pre, "prefill: profile counted %u dispatches, the recording had %u", g.xf.prof[0].n_dispatch, pre);
     CHECKF(g.xf.prof[1].n_dispatch == g.xf.dec.n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.prof[1].n_dispatch, g.xf.dec.n_dispatch);
     CHECK(g.xf.prof[1].tokens == 4 && g.xf.prof[0].tokens == 5);

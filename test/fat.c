@@ -201,10 +201,11 @@ static void fat_floors_default(Fat *f) {
 
 static bool fat_greedy(Engine *g, i32 *toks, f64 *secs, Err *e) {
     eng_reset(g);
+    eng_set_chain(g, false);                      /* one step per command buffer */
     i32 tok = 1;                                  /* BOS */
     f64 t0 = fat_now();
     for (u32 s = 0; s < FAT_TOKENS; s++) {
-        if (!eng_step_argmax(g, tok, &toks[s], e)) return false;
+        if (!eng_decode(g, tok, true, &toks[s], e)) return false;
         tok = toks[s];
     }
     *secs = fat_now() - t0;
@@ -258,7 +259,7 @@ done:
 /* ---- end to end on the default path ------------------------------------------------------------ */
 /* The path `edge run` takes on this device (cli/run.c): activations DT_COUNT (f16 where the device has
    shaderFloat16), the context run would give the model, the prompt in prefill batches, then chained
-   greedy decode (eng_greedy_*). Tolerances (docs/fat.md): f16 activations |got - want| <= 0.5% of the
+   greedy decode (eng_decode). Tolerances (docs/fat.md): f16 activations |got - want| <= 0.5% of the
    row's largest |logit| (measured on the fixtures: <= 0.24%), f32 activations 1e-3 absolute. */
 #define FAT_E2E_RUNS    3
 #define FAT_E2E_TOL_F16 5e-3
@@ -287,7 +288,7 @@ static bool fat_e2e_reference(Fat *f, Model *m, Arena *ha, Err *e) {
     r->logits = malloc((u64)r->n_prompt * nv * sizeof(f32));
     bool ok = eng_feed(&g, r->prompt, r->n_prompt, r->logits, e);
     r->tokens[0] = (i32)ref_argmax(eng_last_logits(&g), nv);
-    for (u32 s = 1; ok && s < FAT_TOKENS; s++) ok = eng_step_argmax(&g, r->tokens[s - 1], &r->tokens[s], e);
+    for (u32 s = 1; ok && s < FAT_TOKENS; s++) ok = eng_decode(&g, r->tokens[s - 1], true, &r->tokens[s], e);
     eng_close(&g);
     if (!ok) { free(r->logits); r->logits = NULL; }
     f->have_e2e = ok;
@@ -301,10 +302,10 @@ static bool fat_e2e_run(Engine *g, const FatE2eRef *r, f32 *rows, i32 *toks, f64
     if (!eng_feed(g, r->prompt, r->n_prompt, rows, e)) return false;
     toks[0] = (i32)ref_argmax(eng_last_logits(g), g->n_vocab);
     f64 t0 = fat_now();
-    if (!eng_greedy_begin(g, toks[0], e)) return false;
+    eng_set_chain(g, true);
     for (u32 s = 1; s < FAT_TOKENS; s++)
-        if (!eng_greedy_next(g, s + 1 < FAT_TOKENS, &toks[s], e)) { eng_greedy_end(g); return false; }
-    eng_greedy_end(g);
+        if (!eng_decode(g, toks[s - 1], s + 1 < FAT_TOKENS, &toks[s], e)) { eng_decode_end(g); return false; }
+    eng_decode_end(g);
     *decode_s = fat_now() - t0;
     return true;
 }

@@ -177,21 +177,19 @@ static void gput_margins(const char *txt, f64 margin[64]) {
 }
 
 /* 64 greedy ids after the prompt: each step fed the exact file's previous id (`forced`, so every
-   step is checked whatever came before), or its own previous id one step at a time
-   (eng_step_argmax), or chained on the GPU as edge run and bench decode (eng_greedy_*). */
+   step is checked whatever came before), or its own previous id one step at a time, or chained on
+   the GPU as edge run and bench decode (eng_decode with the chain on). */
 typedef enum GputMode { GPUT_FORCED, GPUT_STEPS, GPUT_CHAINED } GputMode;
 static bool gput_greedy(Engine *g, const i32 *prompt, u32 n_prompt, const i32 *want, GputMode mode, i32 got[64], Err *e) {
     eng_reset(g);
+    eng_set_chain(g, mode == GPUT_CHAINED);
     if (!eng_feed(g, prompt, n_prompt, 0, e)) return false;
     got[0] = (i32)ref_argmax(eng_last_logits(g), g->m->cfg.n_vocab);
-    if (mode == GPUT_CHAINED) {
-        if (!eng_greedy_begin(g, got[0], e)) return false;
-        CHECKF(g->chained, "the GPU greedy steps are not chained");
-        for (u32 s = 1; s < 64; s++) if (!eng_greedy_next(g, s + 1 < 64, &got[s], e)) return false;
-        return true;
+    for (u32 s = 1; s < 64; s++) {
+        if (!eng_decode(g, mode == GPUT_FORCED ? want[s - 1] : got[s - 1], s + 1 < 64, &got[s], e)) return false;
+        if (s == 1 && mode == GPUT_CHAINED) CHECKF(g->chained, "the GPU greedy steps are not chained");
     }
-    for (u32 s = 1; s < 64; s++)
-        if (!eng_step_argmax(g, mode == GPUT_FORCED ? want[s - 1] : got[s - 1], &got[s], e)) return false;
+    eng_decode_end(g);
     return true;
 }
 
@@ -249,9 +247,10 @@ TEST(gpu_fixture_greedy) {
     }
 }
 
-/* Chained greedy steps (eng_greedy_*, a step queued before the host reads the one before) give the
-   ids of eng_step_argmax, also when a run ends with a step in flight and decoding goes on from there
-   one step at a time, and up to the end of the context, past which they report an error. */
+/* Chained greedy steps (eng_decode with the chain on: a step queued before the host reads the one
+   before) give the ids of steps one at a time, also when a run ends with a step in flight and decoding
+   goes on from there one step at a time, and up to the end of the context, past which they report an
+   error. */
 TEST(gpu_greedy_chained_matches_steps) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Arena a; arena_init(&a, "gpu chain", 16u << 20);
@@ -262,29 +261,32 @@ TEST(gpu_greedy_chained_matches_steps) {
     const u32 ctx = 40, np = 5;
     REQUIRE(eng_open(&g, &m, ENG_GPU, ctx, DT_F32, &e));
     i32 prompt[5] = { 1, 403, 407, 261, 378 }, want[40], got[40];
+    eng_set_chain(&g, false);
     REQUIRE(eng_feed(&g, prompt, np, 0, &e));
     want[np] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-    for (u32 p = np; p + 1 < ctx; p++) REQUIRE(eng_step_argmax(&g, want[p], &want[p + 1], &e));
+    for (u32 p = np; p + 1 < ctx; p++) REQUIRE(eng_decode(&g, want[p], true, &want[p + 1], &e));
     eng_reset(&g);
+    eng_set_chain(&g, true);
     REQUIRE(eng_feed(&g, prompt, np, 0, &e));
     got[np] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-    REQUIRE(eng_greedy_begin(&g, got[np], &e));
-    CHECK(g.chained);
     u32 p = np;
-    for (; p < np + 10; p++) REQUIRE(eng_greedy_next(&g, true, &got[p + 1], &e));
+    for (; p < np + 10; p++) REQUIRE(eng_decode(&g, got[p], true, &got[p + 1], &e));
+    CHECK(g.chained);
     CHECK(g.xf.chain_n > 0 && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* the steps from position 15 on are in flight: dropped */
-    eng_greedy_end(&g);
+    eng_decode_end(&g);
     CHECK(eng_pos(&g) == p && g.xf.chain_n == 0);
-    for (; p < np + 16; p++) REQUIRE(eng_step_argmax(&g, got[p], &got[p + 1], &e));   /* (odd: with 2 steps per recording the last one holds a step past the context) */
-    REQUIRE(eng_greedy_begin(&g, got[p], &e));
-    for (; p + 1 < ctx; p++) REQUIRE(eng_greedy_next(&g, true, &got[p + 1], &e));
-    CHECK(eng_pos(&g) == ctx - 1);
+    eng_set_chain(&g, false);
+    for (; p < np + 16; p++) REQUIRE(eng_decode(&g, got[p], true, &got[p + 1], &e));   /* (odd: with 2 steps per recording the last one holds a step past the context) */
+    CHECK(!g.chained);
+    eng_set_chain(&g, true);
+    for (; p + 1 < ctx; p++) REQUIRE(eng_decode(&g, got[p], true, &got[p + 1], &e));
+    CHECK(eng_pos(&g) == ctx - 1 && g.chained);
     i32 last;
-    REQUIRE(eng_greedy_next(&g, true, &last, &e));           /* the step at position ctx - 1: nothing queued after it */
+    REQUIRE(eng_decode(&g, got[p], true, &last, &e));        /* the step at position ctx - 1: nothing queued after it */
     CHECK(eng_pos(&g) == ctx && g.xf.chain_n < EDGE_CHAIN_STEPS && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* (steps past the context: never returned) */
-    CHECK(!eng_greedy_next(&g, true, &last, &e));
+    CHECK(!eng_decode(&g, last, true, &last, &e));
     CHECKF(strstr(e.msg, "past the context") != 0, "%s", e.msg);
-    eng_greedy_end(&g);
+    eng_decode_end(&g);
     CHECK(g.xf.chain_n == 0);
     u32 same = np;
     while (same < ctx && got[same] == want[same]) same++;
@@ -307,28 +309,29 @@ TEST(gpu_decode_allocates_nothing) {
     i32 prompt[5] = { 1, 403, 407, 261, 378 }, tok = 0;
     REQUIRE(eng_feed(&g, prompt, 5, 0, &e));
     tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-    REQUIRE(eng_step_argmax(&g, tok, &tok, &e));          /* the first decode records the step */
+    eng_set_chain(&g, false);
+    REQUIRE(eng_decode(&g, tok, true, &tok, &e));        /* the first decode records the step */
     u64 host = arena_pos(&a), names = arena_pos(&g.xf.names), wa = g.xf.wa.pos, sa = g.xf.sa.pos;
     u64 wa_used = g.xf.wa.used, sa_used = g.xf.sa.used;
     u32 pipes = g.vk.n_pipelines;
     VkCommandBuffer cmd = g.xf.dec.cmd;
-    for (u32 i = 0; i < 32; i++) REQUIRE(eng_step_argmax(&g, tok, &tok, &e));
+    for (u32 i = 0; i < 32; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
     CHECK(arena_pos(&a) == host);
     CHECK(arena_pos(&g.xf.names) == names);
     CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during decode", g.vk.n_pipelines - pipes);
     CHECK(g.xf.dec.cmd == cmd && g.xf.dec.ready);
     CHECK(g.xf.n_dispatch_last == g.xf.dec.n_dispatch && g.xf.dec.n_dispatch > 0);
-    /* greedy steps chained on the GPU (eng_greedy_*): their two recordings are made at the first
-       chained steps; after that the chain allocates nothing either */
-    REQUIRE(eng_greedy_begin(&g, tok, &e));
-    for (u32 i = 0; i < 2; i++) REQUIRE(eng_greedy_next(&g, true, &tok, &e));
+    /* greedy steps chained on the GPU (eng_decode, chain on): their two recordings are made at the
+       first chained steps; after that the chain allocates nothing either */
+    eng_set_chain(&g, true);
+    for (u32 i = 0; i < 2; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
     CHECK(g.chained && g.xf.chain[0].ready && g.xf.chain[1].ready);
     host = arena_pos(&a); names = arena_pos(&g.xf.names); wa = g.xf.wa.pos; sa = g.xf.sa.pos;
     wa_used = g.xf.wa.used; sa_used = g.xf.sa.used; pipes = g.vk.n_pipelines;
     VkCommandBuffer c0 = g.xf.chain[0].cmd, c1 = g.xf.chain[1].cmd;
-    for (u32 i = 0; i < 16; i++) REQUIRE(eng_greedy_next(&g, i + 1 < 16, &tok, &e));
-    eng_greedy_end(&g);
+    for (u32 i = 0; i < 16; i++) REQUIRE(eng_decode(&g, tok, i + 1 < 16, &tok, &e));
+    eng_decode_end(&g);
     CHECK(arena_pos(&a) == host && arena_pos(&g.xf.names) == names);
     CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during chained decode", g.vk.n_pipelines - pipes);
