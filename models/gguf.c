@@ -260,20 +260,22 @@ static int gguf_span_cmp(const void *a, const void *b) {
     return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, Err *e) {
-    memset(g, 0, sizeof *g);
-    g->path = name; g->data = data; g->size = size; g->alignment = GGUF_DEFAULT_ALIGN;
-    GgufCur c = { data, size, 0, name, "header", e };
+/* The 24-byte header: magic, version, tensor and metadata counts, each count
+   bounded by what the rest of the file can hold. */
+static bool gguf_parse_header(Gguf *g, GgufCur *c) {
+    const char *name = g->path;
+    u64 size = g->size;
+    Err *e = c->e;
     u32 magic;
-    if (!gguf_rd_u32(&c, "magic", &magic)) return false;
+    if (!gguf_rd_u32(c, "magic", &magic)) return false;
     if (magic != GGUF_MAGIC)
         return err_set(e, EXIT_MODEL, "%s: bad magic 0x%08x at offset 0 (expected 0x%08x, \"GGUF\"): not a GGUF file",
                        name, magic, GGUF_MAGIC);
-    if (!gguf_rd_u32(&c, "version", &g->version)) return false;
+    if (!gguf_rd_u32(c, "version", &g->version)) return false;
     if (g->version != 2 && g->version != 3)
         return err_set(e, EXIT_MODEL, "%s: GGUF version %u at offset 4 is not supported (supported: 2, 3)", name, g->version);
-    if (!gguf_rd_u64(&c, "tensor count", &g->n_tensors)) return false;
-    if (!gguf_rd_u64(&c, "metadata count (n_kv)", &g->n_kv)) return false;
+    if (!gguf_rd_u64(c, "tensor count", &g->n_tensors)) return false;
+    if (!gguf_rd_u64(c, "metadata count (n_kv)", &g->n_kv)) return false;
     u64 room = size - 24;
     if (g->n_tensors > room / GGUF_MIN_TI_BYTES)
         return err_set(e, EXIT_MODEL, "%s: tensor count %llu at offset 8 exceeds what the file can hold (file is %llu bytes; a tensor info takes at least %u)",
@@ -284,102 +286,114 @@ bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, E
                        name, (ull)g->n_kv, (ull)size, GGUF_MIN_KV_BYTES);
     if (g->n_kv >= 0x7fffffff || g->n_tensors >= 0x7fffffff)  /* table indices are u32 */
         return err_set(e, EXIT_MODEL, "%s: tensor count %llu or metadata count %llu is too large", name, (ull)g->n_tensors, (ull)g->n_kv);
+    return true;
+}
+
+/* Duplicate metadata keys and tensor names, through a scratch hash table popped on success
+   (on failure the caller pops the arena). */
+static bool gguf_check_unique_names(Gguf *g, Arena *a, Err *e) {
+    const char *name = g->path;
+    u64 tab_n = 16, tab_mark = arena_pos(a);
+    while (tab_n < 2 * (g->n_kv + g->n_tensors)) tab_n *= 2;
+    u32 *tab = gguf_push(a, sizeof(u32), tab_n, name, "the name table", e);
+    if (!tab) return false;
+    for (u32 i = 0; i < g->n_kv; i++) {
+        i64 d = gguf_table_insert(tab, tab_n - 1, &g->kv[0].key, sizeof(GgufKV), i);
+        if (d >= 0)
+            return err_set(e, EXIT_MODEL, "%s: duplicate metadata key '%.*s' (entries %lld and %u)", name,
+                           (int)MIN(g->kv[i].key.len, 100), g->kv[i].key.ptr, (long long)d, i);
+    }
+    memset(tab, 0, tab_n * sizeof(u32));
+    for (u32 i = 0; i < g->n_tensors; i++) {
+        i64 d = gguf_table_insert(tab, tab_n - 1, &g->tensors[0].name, sizeof(GgufTensor), i);
+        if (d >= 0)
+            return err_set(e, EXIT_MODEL, "%s: duplicate tensor name '%.*s' (tensors %lld and %u)", name,
+                           (int)MIN(g->tensors[i].name.len, 100), g->tensors[i].name.ptr, (long long)d, i);
+    }
+    arena_pop_to(a, tab_mark);
+    return true;
+}
+
+/* general.alignment and the data section's start, then each tensor's data: aligned and
+   inside the file; sets t->data. */
+static bool gguf_place_tensor_data(Gguf *g, u64 end_of_infos, Err *e) {
+    const char *name = g->path;
+    u64 size = g->size;
+    const GgufKV *al = gguf_find_kv(g, "general.alignment");
+    if (al) {
+        u32 v;
+        if (al->type != GGUF_U32 || (v = gguf_u32(al->val)) == 0 || (v & (v - 1)) != 0)
+            return err_set(e, EXIT_MODEL, "%s: general.alignment must be a u32 power of two (found type %s, value %llu)", name,
+                           gguf_type_name(al->type), al->type == GGUF_U32 ? (ull)gguf_u32(al->val) : 0ull);
+        g->alignment = v;
+    }
+    u64 pad = (g->alignment - end_of_infos % g->alignment) % g->alignment;
+    g->data_offset = end_of_infos + pad;
+    if (g->n_tensors && g->data_offset > size)
+        return err_set(e, EXIT_MODEL, "%s: tensor data: file truncated: the data section starts at offset %llu (tensor infos end at %llu, alignment %llu) but the file is %llu bytes",
+                       name, (ull)g->data_offset, (ull)end_of_infos, (ull)g->alignment, (ull)size);
+
+    u64 data_room = g->data_offset <= size ? size - g->data_offset : 0;
+    for (u64 i = 0; i < g->n_tensors; i++) {
+        GgufTensor *t = &g->tensors[i];
+        int nl = (int)MIN(t->name.len, 100);
+        u64 end;
+        if (t->offset % g->alignment != 0)
+            return err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu is not a multiple of the alignment %llu",
+                           name, nl, t->name.ptr, (ull)t->offset, (ull)g->alignment);
+        if (!add_u64(t->offset, t->nbytes, &end))
+            return err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu overflows 64 bits (the data section is %llu bytes from file offset %llu; file is %llu bytes)",
+                           name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)data_room, (ull)g->data_offset, (ull)size);
+        if (end > data_room)
+            return err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu = %llu exceeds the data section (%llu bytes from file offset %llu; file is %llu bytes): the file is truncated or the offset is wrong",
+                           name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)end, (ull)data_room, (ull)g->data_offset, (ull)size);
+        t->data = g->data + g->data_offset + t->offset;
+    }
+    return true;
+}
+
+/* No two tensors' data ranges overlap: sort the spans by start, compare neighbours
+   (scratch popped on success; on failure the caller pops the arena). */
+static bool gguf_check_overlaps(Gguf *g, Arena *a, Err *e) {
+    if (g->n_tensors <= 1) return true;
+    u64 m2 = arena_pos(a);
+    GgufSpan *sp = gguf_push(a, sizeof(GgufSpan), g->n_tensors, g->path, "the overlap check", e);
+    if (!sp) return false;
+    for (u32 i = 0; i < g->n_tensors; i++)
+        sp[i] = (GgufSpan){ g->tensors[i].offset, g->tensors[i].offset + g->tensors[i].nbytes, i };
+    qsort(sp, g->n_tensors, sizeof *sp, gguf_span_cmp);
+    for (u64 i = 1; i < g->n_tensors; i++) {
+        if (sp[i].start < sp[i - 1].end) {
+            const GgufTensor *p = &g->tensors[sp[i - 1].idx], *q = &g->tensors[sp[i].idx];
+            return err_set(e, EXIT_MODEL, "%s: tensor '%.*s' (data offset %llu, %llu bytes) overlaps tensor '%.*s' (data offset %llu, %llu bytes)",
+                           g->path, (int)MIN(q->name.len, 100), q->name.ptr, (ull)q->offset, (ull)q->nbytes,
+                           (int)MIN(p->name.len, 100), p->name.ptr, (ull)p->offset, (ull)p->nbytes);
+        }
+    }
+    arena_pop_to(a, m2);
+    return true;
+}
+
+/* Header, then key/values and tensor directory (validated, then filled), then the
+   checks across entries: unique names, data placement, no overlaps. On failure the
+   arena is popped back and g->kv / g->tensors are cleared. */
+bool gguf_parse(Gguf *g, const u8 *data, u64 size, const char *name, Arena *a, Err *e) {
+    memset(g, 0, sizeof *g);
+    g->path = name; g->data = data; g->size = size; g->alignment = GGUF_DEFAULT_ALIGN;
+    GgufCur c = { data, size, 0, name, "header", e };
+    if (!gguf_parse_header(g, &c)) return false;
 
     /* pass 1: validate the structure; pass 2: fill arrays now known to be backed by file bytes */
     if (!gguf_parse_body(g, &c)) return false;
     u64 mark = arena_pos(a);
     g->kv = gguf_push(a, sizeof(GgufKV), g->n_kv ? g->n_kv : 1, name, "the metadata table", e);
     g->tensors = g->kv ? gguf_push(a, sizeof(GgufTensor), g->n_tensors ? g->n_tensors : 1, name, "the tensor directory", e) : 0;
-    if (!g->kv || !g->tensors) goto fail;
-    if (!gguf_parse_body(g, &c)) goto fail;     /* cannot fail: same bytes as pass 1 */
-    u64 end_of_infos = c.pos;
-
-    /* duplicate keys and tensor names */
-    u64 tab_n = 16, tab_mark = arena_pos(a);
-    while (tab_n < 2 * (g->n_kv + g->n_tensors)) tab_n *= 2;
-    u32 *tab = gguf_push(a, sizeof(u32), tab_n, name, "the name table", e);
-    if (!tab) goto fail;
-    for (u32 i = 0; i < g->n_kv; i++) {
-        i64 d = gguf_table_insert(tab, tab_n - 1, &g->kv[0].key, sizeof(GgufKV), i);
-        if (d >= 0) {
-            err_set(e, EXIT_MODEL, "%s: duplicate metadata key '%.*s' (entries %lld and %u)", name,
-                    (int)MIN(g->kv[i].key.len, 100), g->kv[i].key.ptr, (long long)d, i);
-            goto fail;
-        }
-    }
-    memset(tab, 0, tab_n * sizeof(u32));
-    for (u32 i = 0; i < g->n_tensors; i++) {
-        i64 d = gguf_table_insert(tab, tab_n - 1, &g->tensors[0].name, sizeof(GgufTensor), i);
-        if (d >= 0) {
-            err_set(e, EXIT_MODEL, "%s: duplicate tensor name '%.*s' (tensors %lld and %u)", name,
-                    (int)MIN(g->tensors[i].name.len, 100), g->tensors[i].name.ptr, (long long)d, i);
-            goto fail;
-        }
-    }
-    arena_pop_to(a, tab_mark);
-
-    /* alignment */
-    const GgufKV *al = gguf_find_kv(g, "general.alignment");
-    if (al) {
-        u32 v;
-        if (al->type != GGUF_U32 || (v = gguf_u32(al->val)) == 0 || (v & (v - 1)) != 0) {
-            err_set(e, EXIT_MODEL, "%s: general.alignment must be a u32 power of two (found type %s, value %llu)", name,
-                    gguf_type_name(al->type), al->type == GGUF_U32 ? (ull)gguf_u32(al->val) : 0ull);
-            goto fail;
-        }
-        g->alignment = v;
-    }
-    u64 pad = (g->alignment - end_of_infos % g->alignment) % g->alignment;
-    g->data_offset = end_of_infos + pad;
-    if (g->n_tensors && g->data_offset > size) {
-        err_set(e, EXIT_MODEL, "%s: tensor data: file truncated: the data section starts at offset %llu (tensor infos end at %llu, alignment %llu) but the file is %llu bytes",
-                name, (ull)g->data_offset, (ull)end_of_infos, (ull)g->alignment, (ull)size);
-        goto fail;
-    }
-
-    /* tensor data: aligned, inside the file, no overlaps */
-    u64 data_room = g->data_offset <= size ? size - g->data_offset : 0;
-    for (u64 i = 0; i < g->n_tensors; i++) {
-        GgufTensor *t = &g->tensors[i];
-        int nl = (int)MIN(t->name.len, 100);
-        u64 end;
-        if (t->offset % g->alignment != 0) {
-            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu is not a multiple of the alignment %llu",
-                    name, nl, t->name.ptr, (ull)t->offset, (ull)g->alignment);
-            goto fail;
-        }
-        if (!add_u64(t->offset, t->nbytes, &end)) {
-            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu overflows 64 bits (the data section is %llu bytes from file offset %llu; file is %llu bytes)",
-                    name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)data_room, (ull)g->data_offset, (ull)size);
-            goto fail;
-        }
-        if (end > data_room) {
-            err_set(e, EXIT_MODEL, "%s: tensor '%.*s': data offset %llu + size %llu = %llu exceeds the data section (%llu bytes from file offset %llu; file is %llu bytes): the file is truncated or the offset is wrong",
-                    name, nl, t->name.ptr, (ull)t->offset, (ull)t->nbytes, (ull)end, (ull)data_room, (ull)g->data_offset, (ull)size);
-            goto fail;
-        }
-        t->data = data + g->data_offset + t->offset;
-    }
-    if (g->n_tensors > 1) {
-        u64 m2 = arena_pos(a);
-        GgufSpan *sp = gguf_push(a, sizeof(GgufSpan), g->n_tensors, name, "the overlap check", e);
-        if (!sp) goto fail;
-        for (u32 i = 0; i < g->n_tensors; i++)
-            sp[i] = (GgufSpan){ g->tensors[i].offset, g->tensors[i].offset + g->tensors[i].nbytes, i };
-        qsort(sp, g->n_tensors, sizeof *sp, gguf_span_cmp);
-        for (u64 i = 1; i < g->n_tensors; i++) {
-            if (sp[i].start < sp[i - 1].end) {
-                const GgufTensor *p = &g->tensors[sp[i - 1].idx], *q = &g->tensors[sp[i].idx];
-                err_set(e, EXIT_MODEL, "%s: tensor '%.*s' (data offset %llu, %llu bytes) overlaps tensor '%.*s' (data offset %llu, %llu bytes)",
-                        name, (int)MIN(q->name.len, 100), q->name.ptr, (ull)q->offset, (ull)q->nbytes,
-                        (int)MIN(p->name.len, 100), p->name.ptr, (ull)p->offset, (ull)p->nbytes);
-                goto fail;
-            }
-        }
-        arena_pop_to(a, m2);
-    }
-    return true;
-fail:
+    if (g->kv && g->tensors &&
+        gguf_parse_body(g, &c) &&     /* cannot fail: same bytes as pass 1 */
+        gguf_check_unique_names(g, a, e) &&
+        gguf_place_tensor_data(g, c.pos, e) &&
+        gguf_check_overlaps(g, a, e))
+        return true;
     arena_pop_to(a, mark);
     g->kv = 0; g->tensors = 0;
     return false;

@@ -145,49 +145,38 @@ static bool gguf_str_contains(GgufStr s, const char *needle) {
     return false;
 }
 
-bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg, Err *e) {
-    memset(cfg, 0, sizeof *cfg);
-    GgufStr archs;
-    if (!gguf_get_str(g, "general.architecture", &archs))
-        return err_set(e, EXIT_MODEL, "%s: key general.architecture is missing (is this a model GGUF?)", g->path);
-    ModelArch arch = ARCH_COUNT;
-    for (u32 a = 0; a < ARCH_COUNT; a++) if (gguf_str_eq(archs, model_arch_names[a])) arch = (ModelArch)a;
-    if (arch == ARCH_COUNT)
-        return err_set(e, EXIT_MODEL, "%s: general.architecture '%.*s' is not supported (supported: llama qwen2 gemma2 gemma3)",
-                       g->path, (int)MIN(archs.len, 64), archs.ptr);
-    bool gemma = arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3;
-
-    KeyReader r = { .g = g, .arch = model_arch_names[arch], .e = e, .ok = true };
-    ModelConfig *c = cfg;
-    c->arch = arch;
-    if (!model_required(&r, "embedding_length", &c->n_embd)) return false;
-    if (!model_required(&r, "block_count", &c->n_layer)) return false;
-    if (!model_required(&r, "attention.head_count", &c->n_head)) return false;
-    if (!model_required(&r, "feed_forward_length", &c->n_ff)) return false;
+/* The shape: required and defaulted hyperparameters, their consistency, and n_vocab. */
+static bool model_read_shape(KeyReader *r, ModelConfig *c) {
+    const Gguf *g = r->g;
+    Err *e = r->e;
+    if (!model_required(r, "embedding_length", &c->n_embd)) return false;
+    if (!model_required(r, "block_count", &c->n_layer)) return false;
+    if (!model_required(r, "attention.head_count", &c->n_head)) return false;
+    if (!model_required(r, "feed_forward_length", &c->n_ff)) return false;
     if (c->n_embd == 0 || c->n_layer == 0 || c->n_head == 0 || c->n_ff == 0)
         return err_set(e, EXIT_MODEL, "%s: a zero hyperparameter (embedding_length %u, block_count %u, head_count %u, "
                        "feed_forward_length %u)", g->path, c->n_embd, c->n_layer, c->n_head, c->n_ff);
-    c->n_head_kv = kr_u32(&r, "attention.head_count_kv", c->n_head, 0);
-    c->head_dim  = kr_u32(&r, "attention.key_length", c->n_embd / c->n_head, 0);
-    u32 vdim     = kr_u32(&r, "attention.value_length", c->head_dim, 0);
-    c->rope_dim  = kr_u32(&r, "rope.dimension_count", c->head_dim, 0);
-    c->eps       = kr_f32(&r, "attention.layer_norm_rms_epsilon", 1e-5f, 0);
-    c->rope_base = kr_f32(&r, "rope.freq_base", 10000.0f, 0);
-    if (!r.ok) return false;
+    c->n_head_kv = kr_u32(r, "attention.head_count_kv", c->n_head, 0);
+    c->head_dim  = kr_u32(r, "attention.key_length", c->n_embd / c->n_head, 0);
+    u32 vdim     = kr_u32(r, "attention.value_length", c->head_dim, 0);
+    c->rope_dim  = kr_u32(r, "rope.dimension_count", c->head_dim, 0);
+    c->eps       = kr_f32(r, "attention.layer_norm_rms_epsilon", 1e-5f, 0);
+    c->rope_base = kr_f32(r, "rope.freq_base", 10000.0f, 0);
+    if (!r->ok) return false;
     if (vdim != c->head_dim)
         return err_set(e, EXIT_MODEL, "%s: %s.attention.value_length %u differs from key_length %u (not supported)",
-                       g->path, r.arch, vdim, c->head_dim);
+                       g->path, r->arch, vdim, c->head_dim);
     if (c->n_head_kv == 0 || c->n_head % c->n_head_kv)
         return err_set(e, EXIT_MODEL, "%s: %s.attention.head_count %u is not a multiple of head_count_kv %u",
-                       g->path, r.arch, c->n_head, c->n_head_kv);
+                       g->path, r->arch, c->n_head, c->n_head_kv);
     if (c->head_dim == 0 || c->head_dim % 2 || c->rope_dim == 0 || c->rope_dim % 2 || c->rope_dim > c->head_dim)
         return err_set(e, EXIT_MODEL, "%s: head_dim %u and rope.dimension_count %u must be even, nonzero, rope <= head",
                        g->path, c->head_dim, c->rope_dim);
 
     /* n_vocab: <arch>.vocab_size, else the tokenizer's token count, else token_embd's rows. */
     bool has_vocab;
-    c->n_vocab = kr_u32(&r, "vocab_size", 0, &has_vocab);
-    if (!r.ok) return false;
+    c->n_vocab = kr_u32(r, "vocab_size", 0, &has_vocab);
+    if (!r->ok) return false;
     if (!has_vocab) {
         const GgufKV *kv = gguf_find_kv(g, "tokenizer.ggml.tokens");
         const GgufTensor *te = gguf_find_tensor(g, "token_embd.weight");
@@ -195,9 +184,16 @@ bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg
         else if (te && te->ne[1] <= 0xffffffffu) c->n_vocab = (u32)te->ne[1];
     }
     if (c->n_vocab == 0) return err_set(e, EXIT_MODEL, "%s: cannot tell n_vocab (no %s.vocab_size, tokenizer.ggml.tokens "
-                                        "or token_embd.weight)", g->path, r.arch);
+                                        "or token_embd.weight)", g->path, r->arch);
+    return true;
+}
 
-    /* Architecture rules (fixtures README, "Forward-pass rules"). */
+/* Architecture rules (fixtures README, "Forward-pass rules"): RoPE layout, norms, scales,
+   sliding window and softcaps, RoPE scaling; *file_ctx = the file's context_length. */
+static bool model_read_arch_rules(KeyReader *r, ModelConfig *c, u32 *file_ctx) {
+    const Gguf *g = r->g;
+    ModelArch arch = c->arch;
+    bool gemma = arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3;
     c->rope_neox   = arch != ARCH_LLAMA;
     c->qkv_bias    = arch == ARCH_QWEN2;
     c->qk_norm     = arch == ARCH_GEMMA3;
@@ -210,33 +206,38 @@ bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg
         c->attn_scale = 1.0f / sqrtf((f32)(c->n_embd / c->n_head));   /* the "27B" rule of llama.cpp */
     c->rope_base_swa = c->rope_base;
     if (arch == ARCH_GEMMA2) {
-        c->swa_window    = kr_u32(&r, "attention.sliding_window", 4096, 0);
-        c->swa_period    = kr_u32(&r, "attention.sliding_window_pattern", 2, 0);
-        c->attn_softcap  = kr_f32(&r, "attn_logit_softcapping", 50.0f, 0);
-        c->final_softcap = kr_f32(&r, "final_logit_softcapping", 30.0f, 0);
+        c->swa_window    = kr_u32(r, "attention.sliding_window", 4096, 0);
+        c->swa_period    = kr_u32(r, "attention.sliding_window_pattern", 2, 0);
+        c->attn_softcap  = kr_f32(r, "attn_logit_softcapping", 50.0f, 0);
+        c->final_softcap = kr_f32(r, "final_logit_softcapping", 30.0f, 0);
     } else if (arch == ARCH_GEMMA3) {
-        c->swa_window    = kr_u32(&r, "attention.sliding_window", 0, 0);
-        c->swa_period    = c->swa_window ? kr_u32(&r, "attention.sliding_window_pattern", 6, 0) : 0;
-        c->final_softcap = kr_f32(&r, "final_logit_softcapping", 0.0f, 0);
+        c->swa_window    = kr_u32(r, "attention.sliding_window", 0, 0);
+        c->swa_period    = c->swa_window ? kr_u32(r, "attention.sliding_window_pattern", 6, 0) : 0;
+        c->final_softcap = kr_f32(r, "final_logit_softcapping", 0.0f, 0);
         c->rope_swa_own_base = true;
-        c->rope_base_swa = kr_f32(&r, "rope.freq_base_swa", 10000.0f, 0);
+        c->rope_base_swa = kr_f32(r, "rope.freq_base_swa", 10000.0f, 0);
     }
     if (!c->swa_window) c->swa_period = 0;
     c->freq_scale = 1.0f;
     GgufStr st;
     bool has_factor;
-    f32 factor = kr_f32(&r, "rope.scaling.factor", 1.0f, &has_factor);
-    if (gguf_get_str(g, kr_key(&r, "rope.scaling.type"), &st) && !gguf_str_eq(st, "none")) {
+    f32 factor = kr_f32(r, "rope.scaling.factor", 1.0f, &has_factor);
+    if (gguf_get_str(g, kr_key(r, "rope.scaling.type"), &st) && !gguf_str_eq(st, "none")) {
         if (!gguf_str_eq(st, "linear"))
-            return err_set(e, EXIT_MODEL, "%s: %s.rope.scaling.type '%.*s' is not supported (supported: none linear)",
-                           g->path, r.arch, (int)MIN(st.len, 32), st.ptr);
+            return err_set(r->e, EXIT_MODEL, "%s: %s.rope.scaling.type '%.*s' is not supported (supported: none linear)",
+                           g->path, r->arch, (int)MIN(st.len, 32), st.ptr);
         if (has_factor && factor > 0) c->freq_scale = 1.0f / factor;
     }
-    u32 file_ctx = kr_u32(&r, "context_length", 2048, 0);
-    if (!r.ok) return false;
-    if (file_ctx == 0) file_ctx = 2048;
+    *file_ctx = kr_u32(r, "context_length", 2048, 0);
+    if (!r->ok) return false;
+    if (*file_ctx == 0) *file_ctx = 2048;
+    return true;
+}
 
-    /* Match against the table. */
+/* The table row of c's architecture with the fewest differing fields (general.name decides
+   between rows of identical shape); *bad = their count, *first = the first that differs.
+   NULL when no row has the architecture. */
+static const ModelEntry *model_closest_row(const Gguf *g, const ModelConfig *c, u32 *bad_out, Field *first_out) {
     const ModelEntry *best = 0;
     u32 best_bad = ~0u;
     Field best_f = {0};
@@ -244,7 +245,7 @@ bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg
     bool has_name = gguf_get_str(g, "general.name", &gname);
     for (u32 i = 0; i < MODEL_COUNT; i++) {
         const ModelEntry *t = &model_table[i];
-        if (t->arch != arch) continue;
+        if (t->arch != c->arch) continue;
         Field f[16];
         u32 n = model_fields(c, t, f), bad = 0, first = 0;
         for (u32 j = 0; j < n; j++) if (!field_equal(&f[j])) { if (!bad) first = j; bad++; }
@@ -255,33 +256,68 @@ bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg
             best = t; best_bad = bad; best_f = f[first];
         }
     }
-    if (best && best_bad == 0) {
-        c->id = (ModelId)(best - model_table);
-        c->name = best->name;
-        c->tok = best->tok; c->chat = best->chat; c->kernel = best->kernel;
-        c->n_ctx = MIN(best->ctx, file_ctx);
-        if (allow_unlisted)
-            errf("edge: warning: --allow-unlisted is a developer option; %s matches the listed config '%s' anyway\n",
-                 g->path, best->name);
-        return true;
-    }
+    *bad_out = best_bad;
+    *first_out = best_f;
+    return best;
+}
+
+/* No listed row matches: an error naming the closest row, or with --allow-unlisted a warning
+   and the file's own values (tokenizer, chat template and kernel from the architecture). */
+static bool model_config_unlisted(const Gguf *g, const KeyReader *r, const ModelEntry *best, const Field *best_f,
+                                  bool allow_unlisted, u32 file_ctx, ModelConfig *c, Err *e) {
     char fs[48] = "", es[48] = "";
-    if (best) { field_str(&best_f, best_f.found, fs, sizeof fs); field_str(&best_f, best_f.expected, es, sizeof es); }
+    if (best) { field_str(best_f, best_f->found, fs, sizeof fs); field_str(best_f, best_f->expected, es, sizeof es); }
     if (!allow_unlisted) {
-        if (!best) return err_set(e, EXIT_MODEL, "%s: no supported config has architecture %s", g->path, r.arch);
+        if (!best) return err_set(e, EXIT_MODEL, "%s: no supported config has architecture %s", g->path, r->arch);
         return err_set(e, EXIT_MODEL, "%s: not a supported config: %s.%s is %s, expected %s (closest listed config: '%s'; "
                        "`edge models` lists them; --allow-unlisted loads the file anyway)",
-                       g->path, r.arch, best_f.key, fs, es, best->name);
+                       g->path, r->arch, best_f->key, fs, es, best->name);
     }
     if (best) errf("edge: warning: --allow-unlisted: %s is not a listed config (closest '%s': %s.%s is %s, expected %s); "
-                   "using the file's hyperparameters\n", g->path, best->name, r.arch, best_f.key, fs, es);
+                   "using the file's hyperparameters\n", g->path, best->name, r->arch, best_f->key, fs, es);
     else errf("edge: warning: --allow-unlisted: %s is not a listed config; using the file's hyperparameters\n", g->path);
+    ModelArch arch = c->arch;
+    bool gemma = arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3;
+    GgufStr st;
     c->id = MODEL_UNLISTED;
     c->name = "unlisted";
     c->tok = gguf_get_str(g, "tokenizer.ggml.model", &st) && gguf_str_eq(st, "gpt2") ? TOK_BPE : TOK_SPM;
     c->chat = arch == ARCH_QWEN2 ? CHAT_CHATML : gemma ? CHAT_GEMMA : CHAT_NONE;
     c->kernel = model_arch_names[arch];
     c->n_ctx = MIN(file_ctx, (u32)EDGE_MAX_CTX);
+    return true;
+}
+
+/* Architecture, shape, architecture rules, then the table: a listed row gives the name,
+   tokenizer, chat template, kernel and context limit. */
+bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg, Err *e) {
+    memset(cfg, 0, sizeof *cfg);
+    GgufStr archs;
+    if (!gguf_get_str(g, "general.architecture", &archs))
+        return err_set(e, EXIT_MODEL, "%s: key general.architecture is missing (is this a model GGUF?)", g->path);
+    ModelArch arch = ARCH_COUNT;
+    for (u32 a = 0; a < ARCH_COUNT; a++) if (gguf_str_eq(archs, model_arch_names[a])) arch = (ModelArch)a;
+    if (arch == ARCH_COUNT)
+        return err_set(e, EXIT_MODEL, "%s: general.architecture '%.*s' is not supported (supported: llama qwen2 gemma2 gemma3)",
+                       g->path, (int)MIN(archs.len, 64), archs.ptr);
+
+    KeyReader r = { .g = g, .arch = model_arch_names[arch], .e = e, .ok = true };
+    ModelConfig *c = cfg;
+    c->arch = arch;
+    u32 file_ctx = 0;           /* set by model_read_arch_rules */
+    if (!model_read_shape(&r, c) || !model_read_arch_rules(&r, c, &file_ctx)) return false;
+
+    u32 best_bad;
+    Field best_f;
+    const ModelEntry *best = model_closest_row(g, c, &best_bad, &best_f);
+    if (!best || best_bad != 0) return model_config_unlisted(g, &r, best, &best_f, allow_unlisted, file_ctx, c, e);
+    c->id = (ModelId)(best - model_table);
+    c->name = best->name;
+    c->tok = best->tok; c->chat = best->chat; c->kernel = best->kernel;
+    c->n_ctx = MIN(best->ctx, file_ctx);
+    if (allow_unlisted)
+        errf("edge: warning: --allow-unlisted is a developer option; %s matches the listed config '%s' anyway\n",
+             g->path, best->name);
     return true;
 }
 

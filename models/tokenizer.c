@@ -149,16 +149,8 @@ static u32 tok_spm_decode_piece(const Tokenizer *t, i32 id, char *dst) {
     }
 }
 
-bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
-    GgufStr model;
-    if (!gguf_get_str(g, "tokenizer.ggml.model", &model))
-        return err_set(e, EXIT_MODEL, "%s: no tokenizer (metadata key 'tokenizer.ggml.model' is missing)", g->path);
-    Tokenizer *t = push_array(a, Tokenizer, 1);
-    if (gguf_str_eq(model, "llama")) t->kind = TOK_SPM;
-    else if (gguf_str_eq(model, "gpt2")) t->kind = TOK_BPE;
-    else return err_set(e, EXIT_MODEL, "%s: tokenizer.ggml.model '%.*s' is not supported (supported: llama, gpt2)",
-                        g->path, (int)MIN(model.len, 64), model.ptr);
-
+/* tokenizer.ggml.tokens (texts copied into the arena), .scores and .token_type. */
+static bool tok_load_vocab(Tokenizer *t, const Gguf *g, Arena *a, Err *e) {
     GgufStr *toks; u64 n;
     if (!gguf_get_str_array(g, "tokenizer.ggml.tokens", a, &toks, &n))
         return err_set(e, EXIT_MODEL, "%s: tokenizer.ggml.tokens is missing or not an array of strings", g->path);
@@ -198,8 +190,12 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
             t->type[i] = (v >= 0 && v <= TOKT_BYTE) ? (u8)v : TOKT_UNDEFINED;
         }
     }
+    return true;
+}
 
-    /* piece -> id; with duplicate pieces the last id wins, as in llama.cpp */
+/* piece -> id; with duplicate pieces the last id wins, as in llama.cpp */
+static void tok_build_map(Tokenizer *t, Arena *a) {
+    u32 n = t->n_vocab;
     u32 cap = 1024; while (cap < 2 * n) cap <<= 1;
     t->map_mask = cap - 1;
     t->map = push_array(a, i32, cap);
@@ -212,21 +208,10 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
         }
         t->map[i] = (i32)id;
     }
+}
 
-    bool is_spm = t->kind == TOK_SPM;
-    t->bos = tok_get_id(g, "tokenizer.ggml.bos_token_id", is_spm && n > 1 ? 1 : -1, t->n_vocab);
-    t->eos = tok_get_id(g, "tokenizer.ggml.eos_token_id", is_spm && n > 2 ? 2 : -1, t->n_vocab);
-    t->unk = tok_get_id(g, "tokenizer.ggml.unknown_token_id", is_spm ? 0 : -1, t->n_vocab);
-    t->eot = tok_get_id(g, "tokenizer.ggml.eot_token_id", -1, t->n_vocab);
-    t->add_bos = is_spm;
-    t->add_space_prefix = is_spm;
-    if (!is_spm && !tok_bpe_load(t, g, a, e)) return false;
-    bool b;
-    if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &b)) t->add_bos = b;
-    if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &b)) t->add_space_prefix = b;
-    if (t->bos < 0) t->add_bos = false;
-
-    /* llama.cpp's text-based detection: EOT, EOG and FIM tokens become CONTROL */
+/* llama.cpp's text-based detection: EOT, EOG and FIM tokens become CONTROL; fills t->eog. */
+static void tok_mark_control(Tokenizer *t, Arena *a) {
     if (t->eot < 0)
         for (u32 i = 0; i < ARRAY_COUNT(tok_eot_texts) && t->eot < 0; i++) t->eot = tok_find_cstr(t, tok_eot_texts[i]);
     tok_set_control(t, t->eot);
@@ -242,8 +227,11 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
             i32 id = tok_find_cstr(t, tok_fim_texts[gi][k]);
             if (id >= 0) { tok_set_control(t, id); break; }
         }
+}
 
-    /* special tokens, longest text first */
+/* special tokens (CONTROL, USER_DEFINED, UNKNOWN with text), longest text first */
+static void tok_sort_special(Tokenizer *t, Arena *a) {
+    u32 n = t->n_vocab;
     Temp tmp = temp_begin(a);
     u64 *key = push_array(a, u64, n);             /* (~length, id): longest first, then by id */
     u32 ns = 0;
@@ -260,15 +248,12 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
     memcpy(t->special, special, (u64)ns * sizeof(i32));
     t->n_special = ns;
     free(special);
+}
 
-    /* byte tokens */
-    for (u32 c = 0; c < 256 && is_spm; c++) {
-        char buf[8]; fmt_buf(buf, sizeof buf, "<0x%02X>", c);
-        t->byte_id[c] = tok_find_cstr(t, buf);
-        if (t->byte_id[c] < 0) { char one[1] = { (char)c }; t->byte_id[c] = tok_find(t, one, 1); }
-    }
-
-    /* decoded bytes of every token */
+/* decoded bytes of every token: t->dec, indexed by t->dec_off */
+static bool tok_build_decoded(Tokenizer *t, const Gguf *g, Arena *a, Err *e) {
+    u32 n = t->n_vocab;
+    bool is_spm = t->kind == TOK_SPM;
     t->dec_off = push_array(a, u32, (u64)n + 1);
     u64 dec_total = 0;
     for (u32 id = 0; id < n; id++) dec_total += t->text_len[id];
@@ -284,6 +269,45 @@ bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
         }
     }
     t->dec_off[n] = pos;
+    return true;
+}
+
+/* Kind, vocabulary, piece map, special ids and flags (BPE: merges), CONTROL detection,
+   the sorted special list, SPM byte tokens, decoded pieces. */
+bool tok_load(Tokenizer **out, const Gguf *g, Arena *a, Err *e) {
+    GgufStr model;
+    if (!gguf_get_str(g, "tokenizer.ggml.model", &model))
+        return err_set(e, EXIT_MODEL, "%s: no tokenizer (metadata key 'tokenizer.ggml.model' is missing)", g->path);
+    Tokenizer *t = push_array(a, Tokenizer, 1);
+    if (gguf_str_eq(model, "llama")) t->kind = TOK_SPM;
+    else if (gguf_str_eq(model, "gpt2")) t->kind = TOK_BPE;
+    else return err_set(e, EXIT_MODEL, "%s: tokenizer.ggml.model '%.*s' is not supported (supported: llama, gpt2)",
+                        g->path, (int)MIN(model.len, 64), model.ptr);
+    if (!tok_load_vocab(t, g, a, e)) return false;
+    tok_build_map(t, a);
+
+    u32 n = t->n_vocab;
+    bool is_spm = t->kind == TOK_SPM;
+    t->bos = tok_get_id(g, "tokenizer.ggml.bos_token_id", is_spm && n > 1 ? 1 : -1, t->n_vocab);
+    t->eos = tok_get_id(g, "tokenizer.ggml.eos_token_id", is_spm && n > 2 ? 2 : -1, t->n_vocab);
+    t->unk = tok_get_id(g, "tokenizer.ggml.unknown_token_id", is_spm ? 0 : -1, t->n_vocab);
+    t->eot = tok_get_id(g, "tokenizer.ggml.eot_token_id", -1, t->n_vocab);
+    t->add_bos = is_spm;
+    t->add_space_prefix = is_spm;
+    if (!is_spm && !tok_bpe_load(t, g, a, e)) return false;
+    bool b;
+    if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &b)) t->add_bos = b;
+    if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &b)) t->add_space_prefix = b;
+    if (t->bos < 0) t->add_bos = false;
+
+    tok_mark_control(t, a);
+    tok_sort_special(t, a);
+    for (u32 c = 0; c < 256 && is_spm; c++) {     /* byte tokens: <0xNN>, else the one-byte piece */
+        char buf[8]; fmt_buf(buf, sizeof buf, "<0x%02X>", c);
+        t->byte_id[c] = tok_find_cstr(t, buf);
+        if (t->byte_id[c] < 0) { char one[1] = { (char)c }; t->byte_id[c] = tok_find(t, one, 1); }
+    }
+    if (!tok_build_decoded(t, g, a, e)) return false;
     *out = t;
     return true;
 }
