@@ -278,7 +278,7 @@ if [ "$mode" = fuzz ]; then
     FCC=${FUZZ_CC:-clang}
     FFLAGS="-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
             -fsanitize-coverage-ignorelist=test/fuzz/coverage-ignore.txt
-            -Wall -Wextra -Wno-unused-function -Wno-unused-parameter -I. -Ibuild -DEDGE_GIT_HASH=\"fuzz\""
+            -Wall -Wextra -Wno-unused-parameter -I. -Ibuild -DEDGE_GIT_HASH=\"fuzz\""
     mkdir -p build/fuzz
     fp=0; ff=0
     for t in $targets; do
@@ -309,7 +309,7 @@ fi
 # ---- section: unity build ---------------------------------------------------------------------
 hash=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || hash="$hash-dirty"
-CFLAGS_COMMON="-std=gnu11 -Wall -Wextra -Werror -Wno-unused-function -I. -Ibuild -DEDGE_GIT_HASH=\"$hash\" ${EDGE_CFLAGS:-}"
+CFLAGS_COMMON="-std=gnu11 -Wall -Wextra -Werror -I. -Ibuild -DEDGE_GIT_HASH=\"$hash\" ${EDGE_CFLAGS:-}"
 if [ "$flavor" = debug ]; then
     OPT="-O0 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
     BIN=edge-debug; TBIN=build/edge_test_debug

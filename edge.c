@@ -132,6 +132,7 @@ static int cmd_help(int argc, char **argv) {
     return EXIT_OK;
 }
 
+#ifndef EDGE_TESTING   /* test builds (test/tests.c) supply their own main: test/runner.c */
 static int edge_main(int argc, char **argv) {
     Err e = {0};
     if (!xf_debug_parse(&argc, argv, &e)) { errf("edge: %s\n", e.msg); return e.code; }
@@ -146,6 +147,5 @@ static int edge_main(int argc, char **argv) {
     return EXIT_USAGE;
 }
 
-#ifndef EDGE_TESTING
 int main(int argc, char **argv) { return edge_main(argc, argv); }
 #endif

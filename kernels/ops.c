@@ -6,13 +6,14 @@ const KernelDef kdefs[KDEF_COUNT] = {
 #undef KERNEL
 };
 
-static const char *const op_name[OP_COUNT] = {
-    [OP_ADD] = "add", [OP_MUL] = "mul", [OP_RMSNORM] = "rmsnorm",
-    [OP_GET_ROWS] = "get_rows", [OP_MATMUL] = "matmul",
-    [OP_ADD_BIAS] = "add_bias", [OP_RMSNORM_ADD] = "rmsnorm_add", [OP_ROPE] = "rope", [OP_KV_STORE] = "kv_store",
-    [OP_ATTENTION] = "attention", [OP_GLU] = "glu", [OP_SOFTCAP] = "softcap", [OP_ARGMAX] = "argmax", [OP_TOPK] = "topk", [OP_ARGMAX_CHECK] = "argmax_check", [OP_ARGMAX_PART] = "argmax_part", [OP_ARGMAX_MERGE] = "argmax_merge", [OP_ATTN_SPLIT] = "attn_split", [OP_ATTN_MERGE] = "attn_merge", [OP_ROPE_KV] = "rope_kv", [OP_MATMUL_GLU] = "matmul_glu", [OP_RMSNORM_ADD_NORM] = "rmsnorm_add_norm", [OP_MATMUL_ROPE] = "matmul_rope", [OP_MATMUL_ROPE_NORM] = "matmul_rope_norm", [OP_MATMUL_GLU_NORM] = "matmul_glu_norm", [OP_ATTN_FLASH] = "attn_flash", [OP_ATTN_FLASH_W] = "attn_flash_w", [OP_MATMUL_SPLIT] = "matmul_split", [OP_SPLITK_SUM] = "splitk_sum", [OP_MATMUL_CM] = "matmul_cm", [OP_MATMUL_CM_SPLIT] = "matmul_cm_split", [OP_MATMUL_GLU_NORM_Q8] = "matmul_glu_norm_q8", [OP_MATMUL_NORM_Q8] = "matmul_norm_q8", [OP_MATMUL_GLU_RES_NORM] = "matmul_glu_res_norm", [OP_MATMUL_GLU_RES_NORM_Q8] = "matmul_glu_res_norm_q8",
+static const char *const op_name[] = {
+#define OP(id, name, prof) [OP_##id] = name,
+#include "config/ops.def"
+#undef OP
 };
-static const char *const phase_name[PH_COUNT] = { "any", "prefill", "decode" };
+_Static_assert(ARRAY_COUNT(op_name) == OP_COUNT, "op_name: one name per line of config/ops.def");
+static const char *const phase_name[] = { [PH_ANY] = "any", [PH_PREFILL] = "prefill", [PH_DECODE] = "decode" };
+_Static_assert(ARRAY_COUNT(phase_name) == PH_COUNT, "phase_name: one name per Phase");
 
 i32 kdef_find(Op op, Phase ph, DType wt, DType at, DType ot) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {

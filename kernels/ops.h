@@ -11,10 +11,10 @@
 #ifndef EDGE_OPS_H
 #define EDGE_OPS_H
 
-typedef enum Op {
-    OP_ADD, OP_MUL, OP_RMSNORM, OP_GET_ROWS, OP_MATMUL,
-    OP_ADD_BIAS, OP_RMSNORM_ADD, OP_ROPE, OP_KV_STORE, OP_ATTENTION, OP_GLU, OP_SOFTCAP, OP_ARGMAX, OP_TOPK, OP_ARGMAX_CHECK,
-    OP_ARGMAX_PART, OP_ARGMAX_MERGE, OP_ATTN_SPLIT, OP_ATTN_MERGE, OP_ROPE_KV, OP_MATMUL_GLU, OP_RMSNORM_ADD_NORM, OP_MATMUL_ROPE, OP_MATMUL_ROPE_NORM, OP_MATMUL_GLU_NORM, OP_ATTN_FLASH, OP_ATTN_FLASH_W, OP_MATMUL_SPLIT, OP_SPLITK_SUM, OP_MATMUL_CM, OP_MATMUL_CM_SPLIT, OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_NORM_Q8, OP_MATMUL_GLU_RES_NORM, OP_MATMUL_GLU_RES_NORM_Q8,
+typedef enum Op {               /* one per line of config/ops.def */
+#define OP(id, name, prof) OP_##id,
+#include "config/ops.def"
+#undef OP
     OP_COUNT
 } Op;
 typedef enum Phase { PH_ANY, PH_PREFILL, PH_DECODE, PH_COUNT } Phase;
@@ -45,53 +45,77 @@ void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 e
      batch, number of tokens), never from push constants, so a recorded decode command
      buffer can be replayed per token after only rewriting `pos`.
    - every kernel accumulates in f32 and is NaN-safe for finite inputs.                    */
+
+/* ---- embedding rows and weight products (ops_matmul.c) ---- */
 void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f32 scale);
-     /* E (n_embd, n_vocab) any weight type; ids u32 (T); y f32 (n_embd, T) = E[ids] * scale */
+     /* E (n_embd, n_vocab) any weight type; ids u32 (T), 1 <= T <= 65535; y f32 (n_embd, T) = E[ids] * scale */
 void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
-     /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t].
-        PH_DECODE with T == 1 uses matvec kernels, PH_PREFILL tiled matmul kernels. */
+     /* W (K, M) any weight type; X act (K, T); Y f32 or act (M, T): Y[t] = W . X[t], 1 <= T <= 65535.
+        PH_DECODE uses the matvec kernels (any T: the token is grid z), PH_PREFILL the 64x64 tiles,
+        or matmul_cm where op_matmul_cm_fits. */
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
+     /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
+bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);
+     /* prefill on cooperative matrices (matmul_cm.wgsl)? The device has them (caps.coopmat), Q4_K / Q6_K
+        weights with rows a multiple of 256, f16 X, and not op_matmul_cm_off */
+extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
+extern u64 op_cm_products;      /* products recorded on matmul_cm */
+u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);
+     /* 1 (no split), 2 or 4 by the tiles and the device's compute units (1 where the driver reports no
+        unit count, or on a CPU device); EDGE_SPLITK=N forces N (at most 64) */
+bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);
+     /* prefill Y (+)= W . X in s k slices: f32 partials in scratch (free bytes), a barrier, their sum into Y;
+        false (nothing recorded) when the product does not split (ops_matmul.c split_begin says when) */
+extern u64 op_split_products;   /* products recorded split (a count for tests) */
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab);
      /* ab = a's rows then b's as one weight tensor, when b follows a in memory (same block, dtype
-        and row length) and the pair fits one binding (decode: q/k/v in one matvec); false otherwise. */
+        and row length), the pair fits one binding and, for Q6_K, a holds whole units of 8 super-blocks
+        (decode: q/k/v in one matvec); false otherwise. */
 bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu);
      /* gu = gate and up as one (K, 2 n_ff) tensor, when up follows gate in memory (same block,
         dtype and shape) and the pair fits one binding; false otherwise. */
+
+/* ---- decode products with more work fused in (ops_matmul.c) ---- */
 void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, bool gelu);
-/* decode, one token: the q/k/v projection W . X (W: rows rbase.. of q|k|v, whole heads) with rope_kv's
-   work in the epilogue: biases (bq != 0), RoPE of q into qo and of k into key cache row pos[0], v into
-   the value cache row. Only Q4_K / Q6_K weights (op_matmul_rope_fits). With nw != 0, X is the f32 residual
-   row and the product takes rmsnorm(X) * nw (eps) made in the kernel's prologue (op_matmul_norm_fits). */
-bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
+     /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;
+        act SiLU, or GELU-tanh when gelu); Y in X's dtype; the products are rounded to Y's dtype
+        before the activation. */
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X);
-extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
-extern u64 op_cm_products;      /* products recorded on matmul_cm */
+     /* can a product take the norm in its prologue: Q4_K / Q6_K weights with rows of k <= 3072, X one f32 row */
+void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
+     /* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits); Y f32 or f16.
+        Q4_K weights with f16 Y run on int8 activations (matvec_k_glu_norm_q) where the int8 lanes run. */
+void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *O, const Tensor *pw, const Tensor *Xout,
+                            const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
+     /* the same after Gemma's post-attention residual add: X' = X + rmsnorm(O) * pw is stored into Xout
+        (which must not overlap X) and normalized by nw for the product; f16 activations */
+bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act);
+     /* does op_matmul_norm run here: the int8 lanes run, f16 activations, op_matmul_norm_fits */
+void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y);
+     /* one token: Y (M) f32 = W . (rmsnorm(X) * nw), X the f32 residual row, on int8 activations
+        (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
 extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */
 extern u64 op_q8_products;      /* products recorded on the int8 lanes */
-bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);   /* prefill on cooperative matrices (matmul_cm.wgsl)? */
+bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
+     /* can the q/k/v product take rope_kv's work: Q4_K / Q6_K weights, X one row */
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
-/* one token: Y (M) f32 = W . (rmsnorm(X) * nw), X the f32 residual row, on int8 activations
-   (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
-bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act);
-void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y);
-/* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits) */
-void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
-/* the same after Gemma's post-attention residual add: X' = X + rmsnorm(O) * pw is stored into Xout
-   (which must not overlap X) and normalized by nw for the product; f16 activations */
-void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *O, const Tensor *pw, const Tensor *Xout,
-                            const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
-     /* decode: Y (n_ff, T) = act(Wgate . X) * (Wup . X) in one dispatch (GU from op_gate_up_view;
-        act SiLU, or GELU-tanh when gelu); the products are rounded to Y's dtype before the activation. */
-     /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
+     /* decode, one token: the q/k/v projection W . X (W: rows rbase.. of q|k|v, whole heads) with rope_kv's
+        work in the epilogue: biases (bq != 0), RoPE of q into qo and of k into key cache row pos[0], v into
+        the value cache row. Only where op_matmul_rope_fits; W in one binding. With nw != 0, X is the f32
+        residual row and the product takes rmsnorm(X) * nw (eps) made in the kernel's prologue
+        (op_matmul_norm_fits); without, qo is in X's dtype. */
+
+/* ---- norms, bias, rope, KV cache (ops_attn.c) ---- */
 void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y);
      /* y act (n, T) += b f32 (n), broadcast over rows (Qwen2 q/k/v bias) */
 void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps);
-/* x += rmsnorm(o) * w, then h = rmsnorm(x) * w2 (the next norm of the updated residual), one dispatch */
-void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps);
-bool op_rmsnorm_add_norm_fits(const Tensor *o);   /* rows of at most 4096, a multiple of 4 */
      /* x f32 (n, T) += rmsnorm(o f32 (n, T)) * w (Gemma post-attention / post-FFN norms) */
+void op_rmsnorm_add_norm(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, const Tensor *w2, const Tensor *h, f32 eps);
+     /* x += rmsnorm(o) * w, then h (f32 or f16) = rmsnorm(x) * w2 (the next norm of the updated residual),
+        one dispatch; only where op_rmsnorm_add_norm_fits */
+bool op_rmsnorm_add_norm_fits(const Tensor *o);   /* rows of at most 4096, a multiple of 4 */
 void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* x act (head_dim, n_heads, T) -> y same shape; token t at position p0 + t. NORM rotates
         (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]); dims >= n_rot pass through.
@@ -99,23 +123,6 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
         rope_freqs factors, or ones. */
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
      /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
-void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
-        (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
-        scratch (head_dim + 2, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
-        groups of Q (a dispatch pair each). Only where op_attention_split_fits. */
-u32 op_attn_chunks(u64 n_ctx);
-u32 op_attn_part_row(u32 head_dim);   /* floats per chunk in part: m, sum, 2 zeros, acc[head_dim] (16-byte aligned for attn_merge) */
-void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256,
-        16 through attn_flash_w where its 18.5 KiB of shared memory fit) a workgroup (attn_flash) over every key
-        of those queries with a running max. Only where op_attention_flash_fits. */
-bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim / 4 divides 128, <= 256; the kernel fits the device */
-Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
-void op_attention_flash_with(Vk *vk, Op kernel, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
-                             const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);   /* that kernel (fat) */
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
                 const Tensor *bq, const Tensor *bk, const Tensor *bv);
@@ -123,30 +130,46 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
         op_kv_store of the result and of v into rows pos[0].. of the caches kc/vc, in one dispatch.
         q (head_dim, n_head, T), k (head_dim, n_head_kv, T), v like k; qo like q; caches
         (head_dim * n_head_kv, n_ctx); biases f32 (head_dim * heads). */
-bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim / 4 divides 128, n_ctx <= 32768 */
+
+/* ---- attention (ops_attn.c) ---- */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
-     /* q act (head_dim, n_head, T); kc/vc caches (head_dim*n_head_kv, n_ctx); scores f32
+     /* q act (head_dim <= 256, n_head, T); kc/vc caches (head_dim*n_head_kv, n_ctx); scores f32
         scratch (n_ctx, n_head, T_max); out act (head_dim, n_head, T). Query t (position
         p0+t) attends keys j <= p0+t, and j > p0+t-window when window > 0. s = (q.k)*scale;
         if softcap > 0: s = softcap*tanh(s/softcap); softmax; out = sum p_j v_j. GQA: head h
         uses kv head h / (n_head / n_head_kv). */
+void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+     /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
+        (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
+        scratch (head_dim + 4, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
+        groups of Q (a dispatch pair each). Only where op_attention_split_fits. */
+bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim a multiple of 8, <= 256, head_dim / 8 divides 128; n_ctx <= 32768 */
+u32 op_attn_chunks(u64 n_ctx);                            /* key chunks of 32 over n_ctx */
+u32 op_attn_part_row(u32 head_dim);   /* floats per chunk in part: m, sum, 2 zeros, acc[head_dim] (16-byte aligned for attn_merge) */
+void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+     /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256,
+        16 through attn_flash_w where its 18.5 KiB of shared memory fit) a workgroup (attn_flash) over every key
+        of those queries with a running max; out in q's dtype. Only where op_attention_flash_fits. */
+bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim a multiple of 4, <= 256, head_dim / 4 divides 128; the kernel fits the device */
+Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
+void op_attention_flash_with(Vk *vk, Op kernel, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
+                             const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);   /* that kernel (fat) */
+
+/* ---- activations, softcap, sampling (ops_attn.c) ---- */
 void op_glu(Vk *vk, const Tensor *gate, const Tensor *up, const Tensor *y, bool gelu);
      /* y act (n, T) = act(gate) * up; gelu = GELU-tanh (argument clamped, NaN-safe) else SiLU */
 void op_softcap(Vk *vk, const Tensor *x, const Tensor *y, f32 cap);
-extern u64 op_split_products;   /* products recorded split (a count for tests) */
-u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);  /* 1 (no split), 2 or 4 by the tiles and the device's compute units */
-/* prefill Y (+)= W . X in s k slices: f32 partials in scratch (free bytes), a barrier, their sum into Y;
-   false (nothing recorded) when the product does not split (ops_matmul.c) */
-bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);
-     /* y f32 = cap * tanh(x / cap) */
+     /* y f32 = cap * tanh(x / cap), cap > 0 */
 void op_argmax(Vk *vk, const Tensor *logits, const Tensor *ids);
      /* logits f32 (n_vocab, T) -> ids u32 (T); lowest id wins ties */
 void op_argmax_check(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *part);
      /* logits f32 (n_vocab, T) -> ids u32 (2, T): [argmax, 1 if the row holds a NaN/Inf else 0].
-        part: 0, or u32 scratch (3, G, >= T) with 2 <= G <= 256: the scan is split over G workgroups
+        part: 0, or u32 scratch (3 G, >= T) with 2 <= G <= 256: the scan is split over G workgroups
         per row and merged (two dispatches with a barrier between); see op_argmax_slices. */
-u32 op_argmax_slices(u64 n);   /* the G worth using for rows of n logits (1: one workgroup is enough) */
+u32 op_argmax_slices(u64 n);   /* the G worth using for rows of n logits, one per 1024, at most 128 (1: one workgroup is enough) */
 void op_topk(Vk *vk, const Tensor *logits, const Tensor *ids, const Tensor *vals, u32 k);
      /* logits f32 (n_vocab, T) -> ids u32 (k, T) and vals f32 (k, T), best first, lowest id
         first among equal values, NaN never chosen; 1 <= k <= 64 (EDGE_TOPK_MAX) */

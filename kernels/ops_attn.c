@@ -33,8 +33,6 @@ static void flat_grid(const char *op, const Tensor *t, u64 n, u32 *gx, u32 *gy) 
     if (*gy == 0) *gy = 1;
 }
 
-static bool is_act(DType t) { return t == DT_F32 || t == DT_F16; }
-
 static void need_pos(const char *op, const Tensor *pos) {
     need(pos->dtype == DT_U32 && pos->nelem == 2, op, pos, "pos must be u32 [p0, T]");
 }

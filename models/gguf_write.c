@@ -35,7 +35,6 @@ static void gguf_w_key(GgufWriter *w, const char *key, u32 type) {
 }
 
 void gguf_w_u32(GgufWriter *w, const char *key, u32 v) { gguf_w_key(w, key, GGUF_U32); gguf_w_u32v(w, v); }
-void gguf_w_i32(GgufWriter *w, const char *key, i32 v) { gguf_w_key(w, key, GGUF_I32); gguf_w_raw(w, &v, 4); }
 void gguf_w_f32(GgufWriter *w, const char *key, f32 v) { gguf_w_key(w, key, GGUF_F32); gguf_w_raw(w, &v, 4); }
 void gguf_w_bool(GgufWriter *w, const char *key, bool v) { u8 b = v; gguf_w_key(w, key, GGUF_BOOL); gguf_w_raw(w, &b, 1); }
 void gguf_w_str(GgufWriter *w, const char *key, const char *s) { gguf_w_key(w, key, GGUF_STRING); gguf_w_raw_str(w, s, strlen(s)); }

@@ -32,7 +32,6 @@ void gguf_w_free(GgufWriter *w);
 void gguf_w_raw(GgufWriter *w, const void *d, u64 n);
 void gguf_w_raw_str(GgufWriter *w, const char *s, u64 len);
 void gguf_w_u32(GgufWriter *w, const char *key, u32 v);
-void gguf_w_i32(GgufWriter *w, const char *key, i32 v);
 void gguf_w_f32(GgufWriter *w, const char *key, f32 v);
 void gguf_w_bool(GgufWriter *w, const char *key, bool v);
 void gguf_w_str(GgufWriter *w, const char *key, const char *s);

@@ -54,7 +54,7 @@ typedef struct XfStats {
     u64 bad_row, bad_col;       /* first NaN/Inf */
 } XfStats;
 
-enum { PC_MATMUL, PC_ATTN, PC_NORM, PC_ROPE, PC_ACT, PC_SAMPLE, PC_COPY, PC_COUNT };   /* --profile classes */
+enum { PC_MATMUL, PC_ATTN, PC_NORM, PC_ROPE, PC_ACT, PC_SAMPLE, PC_COPY, PC_COUNT };   /* --profile classes (each op's: config/ops.def) */
 typedef struct XfProfPhase {
     VkQueryPool pool;
     u32   n_ops;                /* ops per recording (queries = n_ops + 1) */

@@ -263,20 +263,19 @@ static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer,
 
 static const char *xf_layer_str(i32 l, char *buf, int n) { if (l < 0) return "-"; fmt_buf(buf, n, "%d", l); return buf; }
 
+/* Profile class of each op (the prof column of config/ops.def). */
+static const u8 xf_op_class[] = {
+#define OP(id, name, prof) [OP_##id] = PC_##prof,
+#include "config/ops.def"
+#undef OP
+};
+_Static_assert(ARRAY_COUNT(xf_op_class) == OP_COUNT, "xf_op_class: one class per line of config/ops.def");
+
 /* Profile class of a kernel, from its kernels.def op. */
 static u8 xf_kernel_class(const KernelInfo *k) {
     if (!k) return PC_COPY;
     for (i32 i = 0; i < KDEF_COUNT; i++)
-        if (!strcmp(kdefs[i].kernel, k->name)) switch (kdefs[i].op) {
-            case OP_MATMUL: case OP_MATMUL_CM: case OP_MATMUL_SPLIT: case OP_MATMUL_CM_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_GLU: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM: case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_NORM_Q8:
-            case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8: return PC_MATMUL;
-            case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: return PC_ATTN;
-            case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM: return PC_NORM;
-            case OP_ROPE: case OP_ROPE_KV: return PC_ROPE;
-            case OP_ARGMAX: case OP_ARGMAX_CHECK: case OP_TOPK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE: return PC_SAMPLE;
-            case OP_GET_ROWS: case OP_KV_STORE: return PC_COPY;
-            default: return PC_ACT;
-        }
+        if (!strcmp(kdefs[i].kernel, k->name)) return xf_op_class[kdefs[i].op];
     return PC_ACT;
 }
 
