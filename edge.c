@@ -23,6 +23,7 @@
 
 /* ---- headers, bottom to top ------------------------------------------------- */
 #include "base/base.h"
+#include "base/options.h"
 #include "config/edge_config.h"
 #include "kernels/kernel.h"
 #include "kernels.gen.h"            /* build/: SPIR-V arrays + reflected signatures */
@@ -52,6 +53,7 @@ typedef struct Command {
 } Command;
 
 #include "base/base.c"
+#include "base/options.c"
 #include "kernels/vk.c"
 #include "kernels/ops.c"
 #include "kernels/ops_matmul.c"
@@ -147,5 +149,8 @@ static int edge_main(int argc, char **argv) {
     return EXIT_USAGE;
 }
 
-int main(int argc, char **argv) { return edge_main(argc, argv); }
+int main(int argc, char **argv) {
+    options_load();             /* the environment, read once (base/options.h) */
+    return edge_main(argc, argv);
+}
 #endif

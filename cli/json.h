@@ -19,10 +19,6 @@
 #ifndef EDGE_JSON_H
 #define EDGE_JSON_H
 
-#ifndef JSON_MAX_DEPTH
-#define JSON_MAX_DEPTH 64           /* nesting levels of arrays and objects */
-#endif
-
 typedef enum JsonType { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ } JsonType;
 
 typedef struct JsonVal {

@@ -24,15 +24,6 @@
 #include <errno.h>
 #include <time.h>
 
-#ifndef EDGE_RUN_MAX_PROMPT_BYTES
-#define EDGE_RUN_MAX_PROMPT_BYTES (128u << 10)  /* bytes: longest prompt record (longer: reported, or its end kept with --truncate) */
-#endif
-#ifndef EDGE_RUN_MAX_STOPS
-#define EDGE_RUN_MAX_STOPS 16                   /* stop strings per request */
-#endif
-#ifndef EDGE_RUN_MAX_TURNS
-#define EDGE_RUN_MAX_TURNS 256                  /* turns of a --chat conversation */
-#endif
 #define RUN_DEFAULT_CTX 4096                    /* tokens: -c default, capped by the model's limit */
 #define EXIT_INTERRUPTED 130
 
@@ -162,7 +153,7 @@ void run_print_help(void) {
         "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
         "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
         "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
-        "  --device N              Vulkan physical device (sets EDGE_DEVICE)\n"
+        "  --device N              Vulkan physical device (overrides EDGE_DEVICE)\n"
         "  --allow-unlisted        load a GGUF that is not in config/models.def (developer option)\n"
         "  -q, --quiet             no diagnostics or timings on stderr (errors still print)\n"
         "  -v, --verbose           per-prompt timings and resident memory on stderr\n"
@@ -318,7 +309,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             o->stats_every = (u32)x;
         } else if (!strcmp(a, "--device")) {
             if (!run_parse_i64(v, 0, 255, &x)) return run_usage("--device '%s': want 0..255%s", v, "");
-            setenv("EDGE_DEVICE", v, 1);
+            edge_opt.device = v;
         }
     }
     if (o->prompt && o->input_set) return run_usage("-p and --input exclude each other%s%s", "", "");

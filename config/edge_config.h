@@ -49,6 +49,43 @@
 #define EDGE_MAX_HEAD_DIM 256           /* elements: the attention and RoPE kernels' largest head */
 #endif
 
+#ifndef EDGE_PREFILL_BATCH
+#define EDGE_PREFILL_BATCH 64           /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
+#endif
+
+/* ---- kernels/ops_matmul.c: matvec lanes */
+#ifndef WQ_MV_THREADS
+#define WQ_MV_THREADS (1u << 17)        /* invocations a matvec aims for (H200: fewer leave loads idle) */
+#endif
+
+#ifndef WQ_MV_NORM_THREADS
+#define WQ_MV_NORM_THREADS (1u << 16)   /* invocations: the same for the *_norm entries (every workgroup normalizes the
+                                           whole row first) */
+#endif
+
+/* ---- cli/: the run command and JSON */
+#ifndef EDGE_RUN_MAX_PROMPT_BYTES
+#define EDGE_RUN_MAX_PROMPT_BYTES (128u << 10)  /* bytes: longest prompt record (longer: reported, or its end kept with
+                                                   --truncate) */
+#endif
+
+#ifndef EDGE_RUN_MAX_STOPS
+#define EDGE_RUN_MAX_STOPS 16           /* stop strings per request */
+#endif
+
+#ifndef EDGE_RUN_MAX_TURNS
+#define EDGE_RUN_MAX_TURNS 256          /* turns of a --chat conversation */
+#endif
+
+#ifndef JSON_MAX_DEPTH
+#define JSON_MAX_DEPTH 64               /* nesting levels of arrays and objects */
+#endif
+
+/* ---- models/genmodel.c (edge gen-model) */
+#ifndef GEN_CHUNK_BYTES
+#define GEN_CHUNK_BYTES (4u << 20)      /* bytes: the write buffer (whole blocks are generated into it) */
+#endif
+
 /* ---- edge fat (test/fat.c): floors and sizes. The throughput floors are per device class
    (VkPhysicalDeviceType); a board replaces them at run time with `edge fat --floors FILE`
    (measure known-good boards with `edge fat --json`, take about 70% of the lowest; docs/fat.md).

@@ -75,12 +75,6 @@ typedef struct WqPush {
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
 #define WQ_NORM_MAX   3072u /* longest row of the *_norm entries (matmul.wgsl xn: 768 vec4) */
 static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
-#ifndef WQ_MV_THREADS
-#define WQ_MV_THREADS (1u << 17)   /* invocations a matvec aims for (H200: fewer leave loads idle) */
-#endif
-#ifndef WQ_MV_NORM_THREADS
-#define WQ_MV_NORM_THREADS (1u << 16)   /* the *_norm entries: every workgroup normalizes the whole row first */
-#endif
 
 /* log2 of the lanes per row of a matvec over `rows` rows of K elements (matmul.wgsl p.ll): the
    fewest that give `target` invocations in all (WQ_MV_THREADS, or WQ_MV_NORM_THREADS for the
@@ -240,8 +234,7 @@ u64 op_split_products;      /* products recorded through op_matmul_split (tests:
    - matmul_cm: WQ_CM_PER_UNIT workgroups fit a unit, so the slices that take the fewest waves of
      WQ_CM_PER_UNIT x units workgroups per k element, the fewer slices on a tie. */
 u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
-    const char *e = getenv("EDGE_SPLITK");
-    if (e && *e && atoi(e) >= 1) return (u32)MIN(atoi(e), 64);
+    if (edge_opt.splitk.v >= 1) return (u32)MIN(edge_opt.splitk.v, 64);
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K, units = vk->caps.compute_units;
     if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
     Tensor xw;

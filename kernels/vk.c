@@ -55,8 +55,8 @@ static struct { VkFault kind; u32 n, seen; } vk_fault;
 /* EDGE_FAULT=NAME[:N]: the Nth (default 1st) matching call fails. */
 static bool vk_fault_parse(Err *e) {
     memset(&vk_fault, 0, sizeof vk_fault);
-    const char *s = getenv("EDGE_FAULT");
-    if (!s || !*s) return true;
+    const char *s = edge_opt.fault;
+    if (!s) return true;
     const char *colon = strchr(s, ':');
     u64 len = colon ? (u64)(colon - s) : strlen(s);
     for (u32 i = 1; i < VKF_COUNT; i++)
@@ -140,8 +140,6 @@ static void vk_name(Vk *vk, VkObjectType type, u64 handle, const char *name) {
     vkSetDebugUtilsObjectNameEXT_(vk->dev, &ni);
 }
 
-static bool env_flag(const char *name) { const char *v = getenv(name); return v && *v && strcmp(v, "0"); }
-
 static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
     for (u32 i = 0; i < n; i++) if (!strcmp(e[i].extensionName, name)) return true;
     return false;
@@ -213,16 +211,16 @@ static bool vk_coopmat_16(Vk *vk) {
    header Vulkan defines (VkPipelineCacheHeaderVersionOne: length, version, vendorID, deviceID,
    UUID) matches this device; anything else is ignored with a note under EDGE_VERBOSE=1, and
    replaced at shutdown. Written atomically (temp file + rename) only when its contents changed. */
-static bool vk_verbose(void) { return env_flag("EDGE_VERBOSE"); }
+static bool vk_verbose(void) { return edge_opt.verbose; }
 
 bool vk_pcache_path(const Vk *vk, char *buf, int n) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *xdg = edge_opt.xdg_cache_home, *home = edge_opt.home;
     char uuid[2 * VK_UUID_SIZE + 1];
     for (u32 i = 0; i < VK_UUID_SIZE; i++) fmt_buf(uuid + 2 * i, 3, "%02x", vk->props.pipelineCacheUUID[i]);
     const char *file = "edge/pipelines";
     int k;
-    if (xdg && *xdg) k = fmt_buf(buf, n, "%s/%s-%04x-%04x-%s.bin", xdg, file, vk->props.vendorID, vk->props.deviceID, uuid);
-    else if (home && *home) k = fmt_buf(buf, n, "%s/.cache/%s-%04x-%04x-%s.bin", home, file, vk->props.vendorID, vk->props.deviceID, uuid);
+    if (xdg) k = fmt_buf(buf, n, "%s/%s-%04x-%04x-%s.bin", xdg, file, vk->props.vendorID, vk->props.deviceID, uuid);
+    else if (home) k = fmt_buf(buf, n, "%s/.cache/%s-%04x-%04x-%s.bin", home, file, vk->props.vendorID, vk->props.deviceID, uuid);
     else return false;
     return k > 0 && k < n;
 }
@@ -242,7 +240,7 @@ const char *vk_pcache_reject(const Vk *vk, const u8 *d, u64 n) {
 static u64 vk_fnv(const u8 *d, u64 n) { u64 h = 0xcbf29ce484222325ull; for (u64 i = 0; i < n; i++) h = (h ^ d[i]) * 0x100000001b3ull; return h; }
 
 static void vk_pcache_open(Vk *vk) {
-    if (env_flag("EDGE_NO_PIPELINE_CACHE")) return;
+    if (edge_opt.no_pipeline_cache) return;
     u8 *data = 0;
     u64 n = 0;
     if (vk_pcache_path(vk, vk->pcache_path, sizeof vk->pcache_path)) {
@@ -300,17 +298,16 @@ static void vk_pcache_save(Vk *vk) {
 }
 
 /* ---- bring-up ------------------------------------------------------------------ */
-bool vk_init(Vk *vk, Err *e) {
-    memset(vk, 0, sizeof *vk);
-    if (!vk_fault_parse(e)) return false;
-    const char *prof_env = getenv("EDGE_PROFILE");
-    const DevProfile *prof = 0;
-    if (prof_env && *prof_env && !(prof = vk_profile_find(prof_env))) {
-        char names[256]; vk_profile_names(names, sizeof names);
-        return err_set(e, EXIT_DEVICE, "EDGE_PROFILE=%s: unknown device profile (valid: %s)", prof_env, names);
-    }
-    const char *lib = getenv("EDGE_VULKAN_LIB");   /* a loader in a non-standard place (porting, tests) */
-    if (lib && *lib) vk->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+/* vk_init in order: the loader, the instance, the physical device, its capabilities (properties,
+   optional features, the options and the profile), the queue family, the device. */
+
+/* The optional features the device is created with (what it reports, less what a profile removes). */
+typedef struct VkWant { bool f16, s16, i8, cm, id; } VkWant;
+
+/* dlopen the loader (EDGE_VULKAN_LIB, else libvulkan.so.1, else libvulkan.so) and its global functions. */
+static bool vk_load_loader(Vk *vk, Err *e) {
+    const char *lib = edge_opt.vulkan_lib;   /* a loader in a non-standard place (porting, tests) */
+    if (lib) vk->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     else {
         vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
         if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
@@ -318,17 +315,23 @@ bool vk_init(Vk *vk, Err *e) {
     if (!vk->lib)
         return err_set(e, EXIT_DEVICE, "cannot load the Vulkan loader (%s): %s. "
                        "Install the board's Vulkan driver and loader (Debian: libvulkan1 plus a driver such as "
-                       "mesa-vulkan-drivers)", lib && *lib ? lib : "libvulkan.so.1 or libvulkan.so", dlerror());
+                       "mesa-vulkan-drivers)", lib ? lib : "libvulkan.so.1 or libvulkan.so", dlerror());
     vkGetInstanceProcAddr_ = (PFN_vkGetInstanceProcAddr)dlsym(vk->lib, "vkGetInstanceProcAddr");
     if (!vkGetInstanceProcAddr_) return err_set(e, EXIT_DEVICE, "the Vulkan loader has no vkGetInstanceProcAddr");
 #define VK_LOAD_G(f) f = (PFN_##f)vkGetInstanceProcAddr_(0, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan loader lacks %s", #f);
     VK_GLOBAL_FUNCS(VK_LOAD_G)
+    return true;
+}
+
+/* The instance (Vulkan 1.2 where the loader has it, else 1.1) and its functions. Validation:
+   EDGE_VALIDATION=1 enables the Khronos layer and a messenger that counts errors; EDGE_DEBUG_NAMES=1
+   (or validation) names objects through VK_EXT_debug_utils. */
+static bool vk_create_instance(Vk *vk, Err *e) {
     u32 api = VK_API_VERSION_1_1;
     PFN_vkEnumerateInstanceVersion eiv = (PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr_(0, "vkEnumerateInstanceVersion");
     if (eiv) { u32 v = 0; if (eiv(&v) == VK_SUCCESS && v >= VK_API_VERSION_1_2) api = VK_API_VERSION_1_2; }
 
-    /* validation: EDGE_VALIDATION=1 enables the Khronos layer and a messenger that counts errors */
-    bool want_val = env_flag("EDGE_VALIDATION");
+    bool want_val = edge_opt.validation;
     const char *layers[1]; u32 n_layers = 0;
     const char *exts[2]; u32 n_exts = 0;
     u32 n = 0; vkEnumerateInstanceExtensionProperties(0, &n, 0);
@@ -342,7 +345,7 @@ bool vk_init(Vk *vk, Err *e) {
         if (!found) return err_set(e, EXIT_DEVICE, "EDGE_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
         layers[n_layers++] = "VK_LAYER_KHRONOS_validation";
         dbg = true;   /* the layer provides VK_EXT_debug_utils */
-    } else if (has_ext(iext, n, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) && env_flag("EDGE_DEBUG_NAMES")) dbg = true;
+    } else if (has_ext(iext, n, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) && edge_opt.debug_names) dbg = true;
     if (dbg) exts[n_exts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
 
     VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, 0, "edge", 1, "edge", 1, api };
@@ -362,16 +365,20 @@ bool vk_init(Vk *vk, Err *e) {
         vkSetDebugUtilsObjectNameEXT_    = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetInstanceProcAddr_(vk->instance, "vkSetDebugUtilsObjectNameEXT");
         if (want_val && vkCreateDebugUtilsMessengerEXT_) VK_CHECK(vkCreateDebugUtilsMessengerEXT_(vk->instance, &mci, 0, &vk->messenger));
     }
+    return true;
+}
 
-    /* physical device: EDGE_DEVICE=N, else the first GPU, else the first device */
+/* The physical device: EDGE_DEVICE=N (--device N), else the first GPU, else the first device;
+   its properties and memory; Vulkan 1.1 at least. */
+static bool vk_pick_device(Vk *vk, Err *e) {
     u32 nd = 0; vkEnumeratePhysicalDevices(vk->instance, &nd, 0);
     if (nd == 0) return err_set(e, EXIT_DEVICE, "no Vulkan device found (the loader found no driver)");
     VkPhysicalDevice pds[16]; if (nd > 16) nd = 16; vkEnumeratePhysicalDevices(vk->instance, &nd, pds);
-    const char *dev_env = getenv("EDGE_DEVICE");
+    const char *dev = edge_opt.device;
     u32 pick = 0;
-    if (dev_env && *dev_env) {
-        char *end; long v = strtol(dev_env, &end, 10);
-        if (*end || v < 0 || (u32)v >= nd) return err_set(e, EXIT_DEVICE, "EDGE_DEVICE=%s: no such device (found %u)", dev_env, nd);
+    if (dev) {
+        char *end; long v = strtol(dev, &end, 10);
+        if (*end || v < 0 || (u32)v >= nd) return err_set(e, EXIT_DEVICE, "EDGE_DEVICE=%s: no such device (found %u)", dev, nd);
         pick = (u32)v;
     } else {
         for (u32 i = 0; i < nd; i++) {
@@ -385,26 +392,13 @@ bool vk_init(Vk *vk, Err *e) {
     if (vk->props.apiVersion < VK_API_VERSION_1_1)
         return err_set(e, EXIT_DEVICE, "device '%s' supports Vulkan %u.%u; edge needs 1.1", vk->props.deviceName,
                        VK_API_VERSION_MAJOR(vk->props.apiVersion), VK_API_VERSION_MINOR(vk->props.apiVersion));
+    return true;
+}
 
-    /* properties: subgroups, driver */
-    VkPhysicalDeviceSubgroupProperties sub = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, 0, 0, 0, 0, 0 };
-    VkPhysicalDeviceDriverProperties drv = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, 0, 0, "", "", {0, 0, 0, 0} };
-    u32 ne = 0; vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, 0);
-    VkExtensionProperties *dext = calloc(ne ? ne : 1, sizeof *dext);
-    vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, dext);
-    bool has_drv = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_driver_properties");
-    if (has_drv) sub.pNext = &drv;
-    /* the number of compute units, where the driver tells it (NVIDIA SMs, Arm Mali shader cores) */
-    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV, 0, 0, 0 };
-    VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM cores = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM, 0, 0, 0, 0 };
-    bool has_sm = has_ext(dext, ne, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME), has_cores = has_ext(dext, ne, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME);
-    if (has_sm) { sm.pNext = sub.pNext; sub.pNext = &sm; }
-    if (has_cores) { cores.pNext = sub.pNext; sub.pNext = &cores; }
-    VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub, {0} };
-    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
-    if (has_drv) { fmt_buf(vk->driver_name, sizeof vk->driver_name, "%s", drv.driverName); fmt_buf(vk->driver_info, sizeof vk->driver_info, "%s", drv.driverInfo); }
-
-    /* optional features: only what the device reports */
+/* The optional features the device reports (f16 and int8 arithmetic, 16-bit storage, cooperative
+   matrices, integer dot products), less what EDGE_NO_IDOT / EDGE_NO_COOPMAT turn off. caps.idot:
+   the int8 lanes are used (accelerated, or EDGE_IDOT=1); caps.idot_ok: they could be. */
+static VkWant vk_query_features(Vk *vk, const VkExtensionProperties *dext, u32 ne, u32 subgroup_size) {
     VkPhysicalDeviceShaderFloat16Int8Features f16i8 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, 0, 0, 0 };
     VkPhysicalDevice16BitStorageFeatures s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, 0, 0, 0, 0 };
     bool f16_ext = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_shader_float16_int8");
@@ -427,23 +421,46 @@ bool vk_init(Vk *vk, Err *e) {
     }
     VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0} };
     vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
-    bool want_f16 = f16_ext && f16i8.shaderFloat16, want_s16 = s16.storageBuffer16BitAccess;
-    bool want_i8 = f16_ext && f16i8.shaderInt8;
-    bool want_id = id_ext && idf.shaderIntegerDotProduct && !env_flag("EDGE_NO_IDOT");
-    bool use_id = want_id && (idp.integerDotProduct4x8BitPackedSignedAccelerated || env_flag("EDGE_IDOT"));   /* EDGE_IDOT=1: also unaccelerated (tests) */
-    bool want_cm = cm_ext && cmf.cooperativeMatrix && vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope && want_f16 && want_s16 &&
-                   sub.subgroupSize == 32 && vk_coopmat_16(vk) && !env_flag("EDGE_NO_COOPMAT");
+    VkWant w;
+    w.f16 = f16_ext && f16i8.shaderFloat16;
+    w.s16 = s16.storageBuffer16BitAccess;
+    w.i8  = f16_ext && f16i8.shaderInt8;
+    w.id  = id_ext && idf.shaderIntegerDotProduct && !edge_opt.no_idot;
+    w.cm  = cm_ext && cmf.cooperativeMatrix && vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope && w.f16 && w.s16 &&
+            subgroup_size == 32 && vk_coopmat_16(vk) && !edge_opt.no_coopmat;
+    vk->caps.idot    = w.id && (idp.integerDotProduct4x8BitPackedSignedAccelerated || edge_opt.idot);   /* EDGE_IDOT=1: also unaccelerated (tests) */
+    vk->caps.idot_ok = w.id;
+    return w;
+}
 
+/* vk->caps from the device's properties and features, then the options (EDGE_FENCE_SPIN_US,
+   EDGE_FENCE_TIMEOUT_MS, EDGE_MAX_BINDING) and the profile (EDGE_PROFILE), which only removes:
+   what it removes is not enabled on the device. */
+static VkWant vk_query_caps(Vk *vk, const DevProfile *prof, const VkExtensionProperties *dext, u32 ne) {
+    /* properties: subgroups, driver */
+    VkPhysicalDeviceSubgroupProperties sub = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, 0, 0, 0, 0, 0 };
+    VkPhysicalDeviceDriverProperties drv = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, 0, 0, "", "", {0, 0, 0, 0} };
+    bool has_drv = vk->props.apiVersion >= VK_API_VERSION_1_2 || has_ext(dext, ne, "VK_KHR_driver_properties");
+    if (has_drv) sub.pNext = &drv;
+    /* the number of compute units, where the driver tells it (NVIDIA SMs, Arm Mali shader cores) */
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV, 0, 0, 0 };
+    VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM cores = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM, 0, 0, 0, 0 };
+    bool has_sm = has_ext(dext, ne, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME), has_cores = has_ext(dext, ne, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME);
+    if (has_sm) { sm.pNext = sub.pNext; sub.pNext = &sm; }
+    if (has_cores) { cores.pNext = sub.pNext; sub.pNext = &cores; }
+    VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub, {0} };
+    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
+    if (has_drv) { fmt_buf(vk->driver_name, sizeof vk->driver_name, "%s", drv.driverName); fmt_buf(vk->driver_info, sizeof vk->driver_info, "%s", drv.driverInfo); }
+
+    VkWant w = vk_query_features(vk, dext, ne, sub.subgroupSize);
     VkCaps *c = &vk->caps;
     c->api_version        = vk->props.apiVersion;
     c->subgroup_size      = sub.subgroupSize;
     c->subgroup_ops       = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sub.supportedOperations : 0;
-    c->f16_arith          = want_f16;
-    c->storage16          = want_s16;
-    c->int8_arith         = want_i8;
-    c->coopmat            = want_cm;
-    c->idot               = use_id;
-    c->idot_ok            = want_id;
+    c->f16_arith          = w.f16;
+    c->storage16          = w.s16;
+    c->int8_arith         = w.i8;
+    c->coopmat            = w.cm;
     c->timestamps         = vk->props.limits.timestampComputeAndGraphics;
     c->timestamp_period_ns = vk->props.limits.timestampPeriod;
     c->max_storage_range  = vk->props.limits.maxStorageBufferRange;
@@ -459,23 +476,30 @@ bool vk_init(Vk *vk, Err *e) {
     c->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : ((u64)1 << 30);
     vk->fence_timeout_ns = EDGE_VK_FENCE_TIMEOUT_NS;
     vk->spin_ns = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : EDGE_VK_SPIN_NS;
-    const char *sp = getenv("EDGE_FENCE_SPIN_US");       /* 0: always sleep in vkWaitForFences */
-    if (sp && *sp) vk->spin_ns = strtoull(sp, 0, 10) * 1000ull;
-    const char *ft = getenv("EDGE_FENCE_TIMEOUT_MS");     /* emulators (qemu) and soak tests */
-    if (ft && *ft) { u64 v = strtoull(ft, 0, 10); if (v > 0) vk->fence_timeout_ns = v * 1000000ull; }
-    const char *mb = getenv("EDGE_MAX_BINDING");
-    if (mb && *mb) { u64 v = strtoull(mb, 0, 10); if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15; }
+    if (edge_opt.fence_spin_us.set) vk->spin_ns = (u64)edge_opt.fence_spin_us.v * 1000ull;   /* 0: always sleep in vkWaitForFences */
+    if (edge_opt.fence_timeout_ms.set) {                                                     /* emulators (qemu) and soak tests */
+        u64 v = (u64)edge_opt.fence_timeout_ms.v;
+        if (v > 0) vk->fence_timeout_ns = v * 1000000ull;
+    }
+    if (edge_opt.max_binding.set) {
+        u64 v = (u64)edge_opt.max_binding.v;
+        if (v >= 256 && v < c->max_storage_range) c->max_storage_range = v & ~(u64)15;
+    }
     if (prof) {                         /* the profile removes; what it removes is not enabled on the device */
         vk_profile_apply(c, prof);
-        want_f16 = c->f16_arith; want_s16 = c->storage16; want_cm = c->coopmat; want_id = c->idot_ok;
+        w.f16 = c->f16_arith; w.s16 = c->storage16; w.cm = c->coopmat; w.id = c->idot_ok;
     }
     for (u32 i = 0; i < vk->mem.memoryTypeCount; i++) {
         VkMemoryPropertyFlags fl = vk->mem.memoryTypes[i].propertyFlags, want =
             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
         if ((fl & want) == want) c->unified = true;
     }
+    return w;
+}
 
-    /* queue with compute */
+/* The queue family: one with compute, compute-only preferred; its timestamp bits. */
+static bool vk_pick_queue(Vk *vk, Err *e) {
+    VkCaps *c = &vk->caps;
     u32 nq = 0; vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, 0);
     VkQueueFamilyProperties qf[16]; if (nq > 16) nq = 16; vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, qf);
     vk->qfam = ~0u;
@@ -483,38 +507,41 @@ bool vk_init(Vk *vk, Err *e) {
         if (vk->qfam == ~0u || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) vk->qfam = i;   /* prefer compute-only */
         if (!(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) break;
     }
-    if (vk->qfam == ~0u) { free(dext); return err_set(e, EXIT_DEVICE, "device '%s' has no compute queue", vk->props.deviceName); }
+    if (vk->qfam == ~0u) return err_set(e, EXIT_DEVICE, "device '%s' has no compute queue", vk->props.deviceName);
     if (!(qf[vk->qfam].timestampValidBits)) c->timestamps = false;
     u32 tb = qf[vk->qfam].timestampValidBits;
     c->timestamp_mask = tb >= 64 ? ~0ull : tb ? (1ull << tb) - 1 : 0;
+    return true;
+}
 
+/* The device with the wanted features and their extensions, its functions and queue. */
+static bool vk_create_device(Vk *vk, VkWant w, const VkExtensionProperties *dext, u32 ne, Err *e) {
     f32 prio = 1.0f;
     VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, 0, 0, vk->qfam, 1, &prio };
-    VkPhysicalDeviceShaderFloat16Int8Features en_f16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, 0, want_f16, want_i8 };
-    VkPhysicalDevice16BitStorageFeatures en_s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, want_s16, 0, 0, 0 };
+    VkPhysicalDeviceShaderFloat16Int8Features en_f16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, 0, w.f16, w.i8 };
+    VkPhysicalDevice16BitStorageFeatures en_s16 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, 0, w.s16, 0, 0, 0 };
     void *chain = 0;
-    if (want_s16) { en_s16.pNext = chain; chain = &en_s16; }
-    if (want_f16 || want_i8) { en_f16.pNext = chain; chain = &en_f16; }
+    if (w.s16) { en_s16.pNext = chain; chain = &en_s16; }
+    if (w.f16 || w.i8) { en_f16.pNext = chain; chain = &en_f16; }
     EdgeCoopMatFeatures en_cm = { EDGE_STYPE_COOPMAT_FEATURES, 0, VK_TRUE, VK_FALSE };
     VkPhysicalDeviceVulkanMemoryModelFeatures en_vmm = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, 0, VK_TRUE, VK_TRUE, VK_FALSE };
-    if (want_cm) { en_vmm.pNext = chain; en_cm.pNext = &en_vmm; chain = &en_cm; }
+    if (w.cm) { en_vmm.pNext = chain; en_cm.pNext = &en_vmm; chain = &en_cm; }
     VkPhysicalDeviceShaderIntegerDotProductFeatures en_id = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, 0, VK_TRUE };
-    if (want_id) { en_id.pNext = chain; chain = &en_id; }
+    if (w.id) { en_id.pNext = chain; chain = &en_id; }
     const char *dexts[6]; u32 n_dexts = 0;
-    if (want_id) dexts[n_dexts++] = "VK_KHR_shader_integer_dot_product";
-    if (want_cm) { dexts[n_dexts++] = "VK_KHR_cooperative_matrix"; dexts[n_dexts++] = "VK_KHR_vulkan_memory_model"; }
-    if ((want_f16 || want_i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
+    if (w.id) dexts[n_dexts++] = "VK_KHR_shader_integer_dot_product";
+    if (w.cm) { dexts[n_dexts++] = "VK_KHR_cooperative_matrix"; dexts[n_dexts++] = "VK_KHR_vulkan_memory_model"; }
+    if ((w.f16 || w.i8) && vk->props.apiVersion < VK_API_VERSION_1_2) dexts[n_dexts++] = "VK_KHR_shader_float16_int8";
     /* EDGE_PIPE_STATS=1: the driver's statistics of every pipeline (registers, spills, ...) on stderr,
        where it offers VK_KHR_pipeline_executable_properties */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR en_pe = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, 0, 1 };
-    if (env_flag("EDGE_PIPE_STATS") && has_ext(dext, ne, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+    if (edge_opt.pipe_stats && has_ext(dext, ne, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
         dexts[n_dexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
         en_pe.pNext = chain; chain = &en_pe;
         vk->pipe_stats = true;
     }
-    free(dext);
     VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, chain, 0, 1, &qci, 0, 0, n_dexts, dexts, 0 };
-    r = vkCreateDevice(vk->phys, &dci, 0, &vk->dev);
+    VkResult r = vkCreateDevice(vk->phys, &dci, 0, &vk->dev);
     if (r != VK_SUCCESS) return err_set(e, EXIT_DEVICE, "vkCreateDevice failed on '%s': %s", vk->props.deviceName, vk_result_name(r));
 #define VK_LOAD_D(f) f = (PFN_##f)vkGetDeviceProcAddr(vk->dev, #f); if (!f) return err_set(e, EXIT_DEVICE, "Vulkan device lacks %s", #f);
     VK_DEVICE_FUNCS(VK_LOAD_D)
@@ -524,6 +551,25 @@ bool vk_init(Vk *vk, Err *e) {
         if (!vkGetPipelineExecutablePropertiesKHR_ || !vkGetPipelineExecutableStatisticsKHR_) vk->pipe_stats = false;
     }
     vkGetDeviceQueue(vk->dev, vk->qfam, 0, &vk->queue);
+    return true;
+}
+
+bool vk_init(Vk *vk, Err *e) {
+    memset(vk, 0, sizeof *vk);
+    if (!vk_fault_parse(e)) return false;
+    const DevProfile *prof = 0;
+    if (edge_opt.profile && !(prof = vk_profile_find(edge_opt.profile))) {
+        char names[256]; vk_profile_names(names, sizeof names);
+        return err_set(e, EXIT_DEVICE, "EDGE_PROFILE=%s: unknown device profile (valid: %s)", edge_opt.profile, names);
+    }
+    if (!vk_load_loader(vk, e) || !vk_create_instance(vk, e) || !vk_pick_device(vk, e)) return false;
+    u32 ne = 0; vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, 0);
+    VkExtensionProperties *dext = calloc(ne ? ne : 1, sizeof *dext);
+    vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, dext);
+    VkWant want = vk_query_caps(vk, prof, dext, ne);
+    bool ok = vk_pick_queue(vk, e) && vk_create_device(vk, want, dext, ne, e);
+    free(dext);
+    if (!ok) return false;
 
     VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, 0, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, vk->qfam };
     VK_CHECK(vkCreateCommandPool(vk->dev, &cpi, 0, &vk->pool));

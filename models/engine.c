@@ -1,8 +1,5 @@
 /* engine.c — implementation of engine.h, and the `edge eval` command. */
 
-#ifndef EDGE_PREFILL_BATCH
-#define EDGE_PREFILL_BATCH 64   /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
-#endif
 u32 eng_prefill_batch = EDGE_PREFILL_BATCH;   /* edge bench / edge plan --batch */
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e) {

@@ -19,10 +19,6 @@
    vocab-size checks and tokenizing text, not a real model's vocabulary. */
 #include <time.h>
 
-#ifndef GEN_CHUNK_BYTES
-#define GEN_CHUNK_BYTES (4u << 20)  /* bytes: the write buffer (whole blocks are generated into it) */
-#endif
-
 bool gen_type_parse(const char *s, u32 *ftype) {
     if (!strcmp(s, "F16") || !strcmp(s, "f16")) *ftype = 1;
     else if (!strcmp(s, "Q8_0") || !strcmp(s, "q8_0")) *ftype = 7;

@@ -119,8 +119,7 @@ bool xf_debug_parse(int *argc, char **argv, Err *e) {
     }
     argv[out_n] = 0;
     *argc = out_n;
-    const char *inj = getenv("EDGE_INJECT_NAN");
-    if (inj && *inj && !xf_parse_inject(inj, e)) return false;
+    if (edge_opt.inject_nan && !xf_parse_inject(edge_opt.inject_nan, e)) return false;
     return true;
 }
 

@@ -707,10 +707,9 @@ static int fat_cmd(int argc, char **argv) {
             else { long long m = strtoll(v, &end, 10); if (*end || m <= 0 || m > (1ll << 24)) return fat_usage("--mem wants MiB > 0"); f->mem_mib = (u64)m; }
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return fat_usage(w); }
     }
-    const char *pe = getenv("EDGE_FAT_PERTURB"), *nd = getenv("EDGE_FAT_NONDET"), *mf = getenv("EDGE_FAT_MEMFAULT");
-    f->perturb = pe && *pe ? pe : NULL;
-    f->nondet = nd && *nd && strcmp(nd, "0");
-    f->memfault = mf && *mf && strcmp(mf, "0");
+    f->perturb = edge_opt.fat_perturb;
+    f->nondet = edge_opt.fat_nondet;
+    f->memfault = edge_opt.fat_memfault;
     f64 t0 = fat_now();
     out("edge fat %s (git %s): %s%s%s%s\n", EDGE_VERSION, EDGE_GIT_HASH, f->full ? "--full" : "--quick",
         f->perturb ? " [EDGE_FAT_PERTURB set: testing aid]" : "", f->nondet ? " [EDGE_FAT_NONDET set: testing aid]" : "",
@@ -757,8 +756,7 @@ static int fat_cmd(int argc, char **argv) {
         fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel, end_to_end and determinism checks in %.0f s, %u failed or drifted",
                       ok_rep, f->soak_s, drift);
     }
-    const char *val = getenv("EDGE_VALIDATION");
-    if (val && *val && strcmp(val, "0")) {              /* under the Khronos layer: its errors fail the run */
+    if (edge_opt.validation) {                          /* under the Khronos layer: its errors fail the run */
         FatCheck *c = fat_check_begin(f, "validation");
         fat_num(c, "errors", vk_validation_errors());
         fat_check_end(f, c, vk_validation_errors() ? FAT_FAIL : FAT_PASS, "%u errors from VK_LAYER_KHRONOS_validation", vk_validation_errors());

@@ -360,9 +360,8 @@ TEST(gen_model_real_shapes_split_k_prefill_matches_reference) {
     test_vk();                                  /* skips without a device (fails under EDGE_TEST_REQUIRE=1) */
     const i32 toks[6] = { 1, 17, 2042, 99, 1500, 7 };
     u64 before = op_split_products;
-    test_setenv("EDGE_SPLITK", "4");           /* put back when the test ends */
+    TEST_OPTION(splitk, opt_int(4));           /* EDGE_SPLITK=4, put back when the test ends */
     GentCmp r = gent_real_layer("split-k.gguf", 11, toks, 6, DT_F32);
-    test_setenv("EDGE_SPLITK", 0);
     if (!r.ran) return;     /* failed already */
     CHECKF(r.worst <= 1e-3 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
     CHECKF(op_split_products - before == 2, "%llu products split, expected attn_out and ffn_down", (unsigned long long)(op_split_products - before));
@@ -404,9 +403,8 @@ TEST(gen_model_real_shapes_int8_decode_matches_reference) {
     i32 toks[T];
     for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2654435761u + 7) % 8192u);
     u64 before = op_q8_products;
-    test_setenv("EDGE_IDOT", "1");             /* put back when the test ends */
+    TEST_OPTION(idot, true);                   /* EDGE_IDOT=1, put back when the test ends */
     GentCmp r = gent_real_layer_ex("int8.gguf", 13, toks, T, DT_F16, true);
-    test_setenv("EDGE_IDOT", 0);
     if (!r.ran) return;     /* failed already */
     CHECKF(op_q8_products - before == 2, "%llu products recorded on the int8 lanes, expected gate/up and the LM head",
            (unsigned long long)(op_q8_products - before));

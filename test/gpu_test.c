@@ -94,17 +94,16 @@ static void gput_logits(const GpuPath *p, bool chunked) {
             i32 *ids; u32 n_ids;
             REQUIRE(eng_parse_tokens((const char *)tok_txt, &a, &ids, &n_ids));
             REQUIRE(exact_n == (u64)n_ids * V * 4);
+            OptInt max_binding = edge_opt.max_binding;
             if (chunked) {
-                char env[32];
                 limit = gput_chunk_limit(&m);
                 while (n_ids > 1 && gput_act_bytes(&m.cfg, n_ids, n_ids) > limit) n_ids--;
                 REQUIRE(gput_act_bytes(&m.cfg, n_ids, n_ids) <= limit);
-                fmt_buf(env, sizeof env, "%llu", (unsigned long long)limit);
-                setenv("EDGE_MAX_BINDING", env, 1);
+                TEST_OPTION(max_binding, opt_int((i64)limit));    /* EDGE_MAX_BINDING for this eng_open only */
             }
             Engine g;
             bool opened = eng_open(&g, &m, ENG_GPU, n_ids, p->act, &e);
-            unsetenv("EDGE_MAX_BINDING");
+            edge_opt.max_binding = max_binding;
             if (!opened) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_pop_to(&a, pos); continue; }
             if (chunked) {
                 CHECK(g.vk.caps.max_storage_range == limit);
@@ -150,9 +149,8 @@ TEST(gpu_fixture_logits_batches_of_16) {
 TEST(gpu_fixture_logits_split_k) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     u64 before = op_split_products;
-    setenv("EDGE_SPLITK", "4", 1);
+    TEST_OPTION(splitk, opt_int(4));
     gput_logits(&gpu_paths[0], false);
-    unsetenv("EDGE_SPLITK");
     CHECKF(op_split_products > before, "no product was split (%llu)", (unsigned long long)(op_split_products - before));
     out("    %llu products split\n", (unsigned long long)(op_split_products - before));
 }

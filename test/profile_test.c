@@ -2,8 +2,6 @@
    a profile only removes capabilities, an unknown name is refused with the valid names, and a
    kernel the restricted caps forbid (f16, shared memory, workgroup size) is refused by name. */
 
-static void prof_setenv(const char *v) { if (v) setenv("EDGE_PROFILE", v, 1); else unsetenv("EDGE_PROFILE"); }
-
 /* vk_pipeline under a trap for die(); its own frame keeps the caller's locals out of setjmp's way */
 __attribute__((noinline)) static bool prof_pipeline_dies(Vk *vk, i32 ki, int *code) {
     return EXPECT_DIE(code, vk_pipeline(vk, ki));
@@ -58,10 +56,8 @@ TEST(profile_apply_only_removes) {
 
 TEST(profile_env_reaches_vk_init_and_unknown_names_are_refused) {
     Vk *real = test_vk();
-    const char *old = getenv("EDGE_PROFILE");
-    char saved[64] = ""; if (old) fmt_buf(saved, sizeof saved, "%s", old);
     static Vk pv; Err e = {0};
-    prof_setenv("v3d-7.1");
+    TEST_OPTION(profile, "v3d-7.1");            /* EDGE_PROFILE, put back when the test ends */
     bool ok = vk_init(&pv, &e);
     if (ok) {
         CHECK(pv.caps.profile && !strcmp(pv.caps.profile, "v3d-7.1"));
@@ -71,7 +67,7 @@ TEST(profile_env_reaches_vk_init_and_unknown_names_are_refused) {
         CHECK((pv.caps.subgroup_ops & ~(u32)VK_SUBGROUP_FEATURE_BASIC_BIT) == 0);
         vk_shutdown(&pv);
     } else CHECKF(0, "vk_init under v3d-7.1: %s", e.msg);
-    prof_setenv("mali-g999");
+    edge_opt.profile = "mali-g999";
     ok = vk_init(&pv, &e);
     CHECK(!ok);
     if (!ok) {
@@ -79,7 +75,6 @@ TEST(profile_env_reaches_vk_init_and_unknown_names_are_refused) {
         CHECKF(strstr(e.msg, "EDGE_PROFILE=mali-g999") && strstr(e.msg, "unknown") && strstr(e.msg, "v3d-7.1") &&
                strstr(e.msg, "portable") && strstr(e.msg, "adreno-6xx-turnip"), "message: %s", e.msg);
     } else vk_shutdown(&pv);
-    prof_setenv(old ? saved : 0);
 }
 
 TEST(profile_v3d_refuses_a_kernel_that_needs_f16) {

@@ -3,7 +3,8 @@
    Usage: build/edge_test [SUBSTRING...]  runs the tests whose names contain any SUBSTRING.
    Environment: EDGE_TEST_REQUIRE=1 turns SKIP_UNLESS_REQUIRED (no Vulkan device, a fixture,
    vocabulary or tool missing) into a failure with the reason; .ci/run sets it.
-   After each test: what it saved (test_save, test_setenv) is put back, and a test during which
+   The options (base/options.h) are read from the environment once, before the first test.
+   After each test: what it saved (test_save, TEST_OPTION) is put back, and a test during which
    the Khronos validation layer reported errors (EDGE_VALIDATION=1) fails. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,8 @@ static char  cur_skip_reason[512];
 static jmp_buf cur_jmp;
 static bool  test_required;     /* EDGE_TEST_REQUIRE=1, read once in main */
 
-/* What the current test asked to be put back when it ends (test_save, test_setenv), newest last. */
-typedef struct TestSaved { void *p; size_t n; void *copy; char *env_name, *env_value; } TestSaved;
+/* What the current test asked to be put back when it ends (test_save, TEST_OPTION), newest last. */
+typedef struct TestSaved { void *p; size_t n; void *copy; } TestSaved;
 static TestSaved test_saved[32];
 static u32       test_n_saved;
 
@@ -61,24 +62,12 @@ void test_save(void *p, size_t n) {
     memcpy(s->copy, p, n);
 }
 
-void test_setenv(const char *name, const char *value) {
-    TestSaved *s = test_saved_slot();
-    const char *old = getenv(name);
-    s->env_name = strdup(name); s->env_value = old ? strdup(old) : 0;
-    if (value) setenv(name, value, 1); else unsetenv(name);
-}
-
 /* Puts back what the test saved, newest first. */
 static void test_restore_saved(void) {
     while (test_n_saved > 0) {
         TestSaved *s = &test_saved[--test_n_saved];
-        if (s->env_name) {
-            if (s->env_value) setenv(s->env_name, s->env_value, 1); else unsetenv(s->env_name);
-            free(s->env_name); free(s->env_value);
-        } else {
-            memcpy(s->p, s->copy, s->n);
-            free(s->copy);
-        }
+        memcpy(s->p, s->copy, s->n);
+        free(s->copy);
     }
 }
 
@@ -99,6 +88,7 @@ int main(int argc, char **argv) {
     static struct { const char *name; char *reason; } skips[512];
     const char *req = getenv("EDGE_TEST_REQUIRE");
     test_required = req && !strcmp(req, "1");
+    options_load();
     out("edge tests: shared fixtures %s\n", shared_fixtures_present()
         ? "found at ../shared/fixtures (running every fixture)"
         : "not found (running the copies in test/fixtures only)");

@@ -13,7 +13,9 @@
      test_save(p, n)           the n bytes at p are put back when the test ends, however it ends
                                (saving the same bytes again in that test keeps the first copy)
                                (test_vk() saves the shared device's caps this way)
-     test_setenv(name, value)  setenv (value 0: unsetenv) until the test ends, however it ends
+     TEST_OPTION(field, value) sets edge_opt.field (base/options.h: the environment as read at start)
+                               until the test ends, however it ends (test_save of edge_opt)
+     opt_int(v)                an OptInt that is set to v, for TEST_OPTION (EDGE_SPLITK=4: opt_int(4))
      fixture_path(buf, rel)    finds a file in ../shared/fixtures (preferred) or test/fixtures; false if neither */
 #ifndef EDGE_TEST_H
 #define EDGE_TEST_H
@@ -32,7 +34,6 @@ _Noreturn void test_skip(const char *reason);
 _Noreturn void test_abort(void);
 _Noreturn void test_skip_unless_required(const char *file, int line, const char *reason);
 void test_save(void *p, size_t n);
-void test_setenv(const char *name, const char *value);
 bool fixture_path(char *buf, int n, const char *rel);
 bool shared_fixtures_present(void);
 u32 fixture_skips_report(void);        /* test/fixtures.c: the fixtures config/fixtures.def skips */
@@ -44,6 +45,9 @@ u32 fixture_skips_report(void);        /* test/fixtures.c: the fixtures config/f
         test_register(&t);                                                      \
     }                                                                           \
     static void test_##name(void)
+
+#define TEST_OPTION(field, value) do { test_save(&edge_opt, sizeof edge_opt); edge_opt.field = (value); } while (0)
+static inline OptInt opt_int(i64 v) { OptInt o = { true, v }; return o; }
 
 #define CHECK(cond) do { if (!(cond)) test_fail(__FILE__, __LINE__, #cond, 0); } while (0)
 #define CHECKF(cond, ...) do { if (!(cond)) { char d_[512]; fmt_buf(d_, sizeof d_, __VA_ARGS__); \

@@ -7,6 +7,7 @@
 #include "fixtures.c"
 
 #include "base_test.c"
+#include "options_test.c"
 #include "gguf_test.c"
 #include "tokenizer_test.c"
 #include "vk_test.c"

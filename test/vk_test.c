@@ -269,10 +269,8 @@ TEST(pipeline_cache_reused_corrupt_and_foreign_ignored) {
     (void)dev;
     char dir[] = "/tmp/edge-pcache-XXXXXX";
     REQUIRE(mkdtemp(dir));
-    const char *old_xdg = getenv("XDG_CACHE_HOME"), *old_no = getenv("EDGE_NO_PIPELINE_CACHE");
-    char *save_xdg = old_xdg ? strdup(old_xdg) : 0, *save_no = old_no ? strdup(old_no) : 0;
-    setenv("XDG_CACHE_HOME", dir, 1);
-    unsetenv("EDGE_NO_PIPELINE_CACHE");
+    TEST_OPTION(xdg_cache_home, dir);         /* options put back when the test ends */
+    TEST_OPTION(no_pipeline_cache, false);
     Vk vk;
     Err e;
     char path[512];
@@ -321,14 +319,11 @@ TEST(pipeline_cache_reused_corrupt_and_foreign_ignored) {
         CHECKF(n2 >= 32 && memcmp(d2 + 16, props.pipelineCacheUUID, VK_UUID_SIZE) == 0, "%s: not replaced", bad[i].what);
     }
     /* 4. EDGE_NO_PIPELINE_CACHE=1: none */
-    setenv("EDGE_NO_PIPELINE_CACHE", "1", 1);
+    edge_opt.no_pipeline_cache = true;
     REQUIRE(vk_init(&vk, &e));
     CHECK(vk.pcache == 0);
     CHECK(tpc_build_one(&vk));
     vk_shutdown(&vk);
-    if (save_xdg) setenv("XDG_CACHE_HOME", save_xdg, 1); else unsetenv("XDG_CACHE_HOME");
-    if (save_no) setenv("EDGE_NO_PIPELINE_CACHE", save_no, 1); else unsetenv("EDGE_NO_PIPELINE_CACHE");
-    free(save_xdg); free(save_no);
     char cmd[600];
     fmt_buf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);

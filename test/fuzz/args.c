@@ -14,6 +14,7 @@ static void fuzz_args(const u8 *data, size_t n) {
     argv[argc] = 0;
     Err e = {0};
     XfDebug saved = xf_debug;
+    EdgeOptions saved_opt = edge_opt;           /* --device sets edge_opt.device */
     if (xf_debug_parse(&argc, argv, &e)) {
         FUZZ_ASSERT(argc >= 1 && argv[argc] == 0);
         RunOpts o;
@@ -27,6 +28,7 @@ static void fuzz_args(const u8 *data, size_t n) {
         FUZZ_ASSERT(e.code == EXIT_USAGE && e.msg[0]);
     }
     xf_debug = saved;
+    edge_opt = saved_opt;
     free(copy);
 }
 
