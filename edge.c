@@ -4,7 +4,8 @@
    This file includes every module in dependency order (headers, then
    implementations), then holds the command line: `edge <command> [options]`.
    Layers, bottom to top: base -> config -> kernels (Vulkan, no model knowledge)
-   and models/gguf -> models -> test/fat -> this file. docs/architecture.md draws it.
+   and models/gguf -> models -> cli (each command's options and output) and test/fat
+   -> this file. docs/architecture.md draws it.
 
    Build: ./build.sh (see there); test builds define EDGE_TESTING and supply their own main. */
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 /* ---- headers, bottom to top ------------------------------------------------- */
 #include "base/base.h"
 #include "base/options.h"
+#include "base/json.h"
 #include "config/edge_config.h"
 #include "kernels/kernel.h"
 #include "kernels.gen.h"            /* build/: SPIR-V arrays + reflected signatures */
@@ -38,7 +40,6 @@
 #include "models/transformer.h"
 #include "models/engine.h"
 #include "models/sampler.h"
-#include "cli/json.h"
 #include "models/gguf_write.h"
 #include "models/genmodel.h"
 #include "models/plan.h"
@@ -54,6 +55,7 @@ typedef struct Command {
 
 #include "base/base.c"
 #include "base/options.c"
+#include "base/json.c"
 #include "kernels/vk.c"
 #include "kernels/ops.c"
 #include "kernels/ops_matmul.c"
@@ -70,11 +72,18 @@ typedef struct Command {
 #include "models/xf_debug.c"
 #include "cli/bench.c"
 #include "models/sampler.c"
-#include "cli/json.c"
 #include "cli/run.c"
 #include "models/gguf_write.c"
 #include "models/genmodel.c"
 #include "models/plan.c"
+#include "cli/eval.c"
+#include "cli/plan.c"
+#include "cli/gen.c"
+#include "cli/models.c"
+#include "cli/tokenize.c"
+#include "cli/gguf.c"
+#include "cli/paths.c"
+#include "cli/info.c"
 #include "test/fat_kernels.c"
 #include "test/fat.c"
 
@@ -86,14 +95,13 @@ static const Command edge_commands[] = {
     { "help",    cmd_help,    "this text" },
     RUN_COMMANDS
     { "version", cmd_version, "version and git hash" },
-    VK_COMMANDS
+    INFO_COMMANDS
     GGUF_COMMANDS
-    MODEL_COMMANDS
-    ENGINE_COMMANDS
+    MODELS_COMMANDS
+    EVAL_COMMANDS
     BENCH_COMMANDS
-    XF_DEBUG_COMMANDS
-    TOK_COMMANDS
-    CHAT_COMMANDS
+    PATHS_COMMANDS
+    TOKENIZE_COMMANDS
     GEN_COMMANDS
     PLAN_COMMANDS
     FAT_COMMANDS

@@ -1136,15 +1136,3 @@ static void kernel_print_table(void) {
         }
     }
 }
-
-static int cmd_info(int argc, char **argv) {
-    (void)argc; (void)argv;
-    Vk vk; Err e;
-    if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); kernel_print_table(); return e.code; }
-    vk_print_info(&vk);
-    kernel_print_table();
-    vk_shutdown(&vk);
-    return EXIT_OK;
-}
-
-#define VK_COMMANDS { "info", cmd_info, "the Vulkan device, its limits and features, and the embedded kernel table" },

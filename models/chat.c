@@ -1,5 +1,5 @@
 /* chat.c — instruct prompt templates, one per model family, written out in C rather than
-   parsed from the GGUF's Jinja (tokenizer.chat_template). Command `edge template`.
+   parsed from the GGUF's Jinja (tokenizer.chat_template). `edge template` (cli/tokenize.c) renders one.
 
    Why: an instruct model fed raw text, or a template whose markers became ordinary text,
    answers nonsense. The family comes from the config table (config/models.def); until
@@ -18,9 +18,6 @@
    End of turn: <end_of_turn>, <|im_end|>, <|eot_id|>, looked up in the vocabulary by text.
 
    API: models/chat.h. */
-#define CHAT_COMMANDS \
-    { "template", cmd_template, "user message on stdin -> rendered chat prompt (-m MODEL.gguf [--system TEXT] [--family F])" },
-
 #define CHAT_QWEN_DEFAULT_SYSTEM "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
 static const char *const chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
@@ -119,35 +116,4 @@ ChatFamily chat_family_infer(const Tokenizer *tok, const char *arch) {
     }
     (void)arch;                 /* a gemma2/3 architecture with a TinyStories vocabulary has no markers: none */
     return CHAT_NONE;
-}
-
-static int cmd_template(int argc, char **argv) {
-    const char *model = 0, *system = 0, *family = 0;
-    const char *usage = "usage: edge template -m MODEL.gguf [--system TEXT] [--family gemma|chatml|llama3|none] < user-message\n";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[++i];
-        else if (!strcmp(argv[i], "--family") && i + 1 < argc) family = argv[++i];
-        else { errf("edge template: unknown option '%s'\n%s", argv[i], usage); return EXIT_USAGE; }
-    }
-    ChatFamily f = CHAT_NONE;
-    if (family && !chat_family_from_name(family, &f)) { errf("edge template: unknown family '%s'\n%s", family, usage); return EXIT_USAGE; }
-    if (!model) { errf("edge template: -m MODEL.gguf is required\n%s", usage); return EXIT_USAGE; }
-    Arena a; Gguf g; Tokenizer *t;
-    int rc = tok_open_model(model, &g, &a, &t);
-    if (rc) return rc;
-    if (!family) {
-        GgufStr as = { "", 0 }; char arch[64] = "";
-        if (gguf_get_str(&g, "general.architecture", &as)) fmt_buf(arch, sizeof arch, "%.*s", (int)MIN(as.len, 63), as.ptr);
-        f = chat_family_infer(t, arch);
-    }
-    u64 len; char *user = tok_read_stdin(&len);
-    if (len && user[len - 1] == '\n') user[--len] = 0;     /* the newline of `echo` is not part of the message */
-    u64 n = chat_render(f, t, system, user, 0, 0);
-    char *buf = (char *)malloc(n + 1);
-    chat_render(f, t, system, user, buf, n + 1);
-    fwrite(buf, 1, n, stdout);
-    fflush(stdout);
-    free(buf); free(user); gguf_close(&g); arena_free(&a);
-    return EXIT_OK;
 }

@@ -24,7 +24,8 @@
      eng_info(&g)                                    activations, device, memory and dispatch figures (bench, run -v)
      eng_time_decode(&g, on), eng_decode_gpu_ns(&g)  timestamps around the decode step; its GPU time (bench)
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
-     eng_pos(&g)                                     tokens in the context                      */
+     eng_pos(&g)                                     tokens in the context
+     eng_parse_tokens(s, arena, &ids, &n)            "ID ID ..." (spaces, tabs, commas, newlines) -> ids in the arena */
 #ifndef EDGE_ENGINE_H
 #define EDGE_ENGINE_H
 
@@ -70,5 +71,6 @@ void eng_time_decode(Engine *g, bool on);
 f64  eng_decode_gpu_ns(Engine *g);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
+bool eng_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n);
 
 #endif

@@ -1,4 +1,4 @@
-/* genmodel.c — implementation of genmodel.h and the `edge gen-model` command.
+/* genmodel.c — implementation of genmodel.h (the command `edge gen-model` is cli/gen.c).
 
    Random data: one xorshift64 stream per file, seeded by --seed (default 1), drawn in file
    order, so a (config, type, layers, seed) gives the same bytes on every machine. Quantized
@@ -27,7 +27,7 @@ bool gen_type_parse(const char *s, u32 *ftype) {
     return true;
 }
 
-static const char *gen_ftype_name(u32 ftype) { return ftype == 1 ? "F16" : ftype == 7 ? "Q8_0" : "Q4_K_M"; }
+const char *gen_ftype_name(u32 ftype) { return ftype == 1 ? "F16" : ftype == 7 ? "Q8_0" : "Q4_K_M"; }
 
 const ModelEntry *gen_find_config(const char *name) {
     for (u32 i = 0; i < MODEL_COUNT; i++) if (!strcmp(model_table[i].name, name)) return &model_table[i];
@@ -342,50 +342,3 @@ bool gen_model_dir(Model *m, const ModelEntry *t, u32 n_layer, u32 ftype, Arena 
     if (!model_config_from_gguf(g, n_layer != t->n_layer, &m->cfg, e)) return false;
     return model_weights_load(&m->w, &m->cfg, g, a, e);
 }
-
-/* ---- edge gen-model ------------------------------------------------------------------------ */
-static int gen_usage(const char *why) {
-    errf("edge gen-model: %s\n"
-         "usage: edge gen-model --config NAME --type F16|Q8_0|Q4_K_M -o FILE [--seed N] [--layers N]\n"
-         "  a GGUF with random weights and the tensor names, shapes, order and types that llama.cpp's\n"
-         "  converter and quantizer produce for the config (`edge models` lists the names)\n"
-         "  --layers N  fewer layers than the config: load the file with --allow-unlisted\n", why);
-    return EXIT_USAGE;
-}
-
-static int gen_cmd(int argc, char **argv) {
-    const char *cfg = 0, *type = 0, *path = 0;
-    u64 seed = 1, layers = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { gen_usage("help"); return EXIT_OK; }
-        if (i + 1 >= argc) { char wy[96]; fmt_buf(wy, sizeof wy, "unknown option or missing value: '%s'", a); return gen_usage(wy); }
-        const char *v = argv[++i];
-        char *end = 0;
-        if (!strcmp(a, "--config")) cfg = v;
-        else if (!strcmp(a, "--type")) type = v;
-        else if (!strcmp(a, "-o")) path = v;
-        else if (!strcmp(a, "--seed")) { seed = strtoull(v, &end, 10); if (*end || !*v) return gen_usage("--seed wants a number"); }
-        else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || layers == 0 || layers > 4096) return gen_usage("--layers wants 1..4096"); }
-        else { char wy[96]; fmt_buf(wy, sizeof wy, "unknown option '%s'", a); return gen_usage(wy); }
-    }
-    if (!cfg || !type || !path) return gen_usage("--config, --type and -o are required");
-    const ModelEntry *t = gen_find_config(cfg);
-    if (!t) return gen_usage("unknown --config (see `edge models`)");
-    u32 ftype;
-    if (!gen_type_parse(type, &ftype)) return gen_usage("--type is F16, Q8_0 or Q4_K_M");
-    u32 nl = layers ? (u32)layers : t->n_layer;
-    Err e = {0};
-    f64 t0 = now_sec();
-    if (!gen_model_write(path, t, nl, ftype, seed, &e)) { errf("edge gen-model: %s\n", e.msg); return e.code; }
-    f64 dt = now_sec() - t0;
-    struct stat st;
-    u64 size = stat(path, &st) == 0 ? (u64)st.st_size : 0;
-    out("wrote %s: %s %s, %u layers, seed %llu, %llu bytes (%.2f MiB) in %.2f s\n", path, t->name, gen_ftype_name(ftype), nl,
-        (unsigned long long)seed, (unsigned long long)size, (f64)size / 1048576.0, dt);
-    if (nl != t->n_layer)
-        out("note: %u layers instead of %u: the file matches no listed config; load it with --allow-unlisted\n", nl, t->n_layer);
-    return EXIT_OK;
-}
-
-#define GEN_COMMANDS { "gen-model", gen_cmd, "write a random-weight GGUF of a listed config (benchmarks, tests)" },

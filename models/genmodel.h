@@ -18,6 +18,7 @@
 
    API:
      gen_type_parse(s, &ftype)                          "F16" | "Q8_0" | "Q4_K_M" -> general.file_type (1, 7, 15)
+     gen_ftype_name(ftype)                              and back
      gen_tensors(row, n_layer, ftype, arena, &list, &n, notes, err)   the directory, types chosen
      gen_header(&w, row, n_layer, ftype, list, n, err)  metadata + directory into a GgufWriter
      gen_model_write(path, row, n_layer, ftype, seed, err)           the whole file, streamed
@@ -43,6 +44,7 @@ typedef struct GenTensor {
 } GenTensor;
 
 bool gen_type_parse(const char *s, u32 *ftype);
+const char *gen_ftype_name(u32 ftype);
 bool gen_tensors(const ModelEntry *t, u32 n_layer, u32 ftype, Arena *a, GenTensor **list, u32 *n, bool notes, Err *e);
 bool gen_header(GgufWriter *w, const ModelEntry *t, u32 n_layer, u32 ftype, const GenTensor *list, u32 n, Err *e);
 bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 ftype, u64 seed, Err *e);

@@ -1,4 +1,4 @@
-/* models/gguf.c — GGUF v2/v3 reader over mmap or memory, and `edge gguf FILE`.
+/* models/gguf.c — GGUF v2/v3 reader over mmap or memory.
 
    Why: a model file is untrusted input. Every count, length, offset and size is
    checked against the file size with overflow-checked 64-bit arithmetic before it
@@ -22,14 +22,12 @@
      gguf_arr_i64(kv, i, &v) / gguf_arr_f32(kv, i, &v)   one numeric array element (unaligned-safe)
      gguf_str_eq(s, cstr)                         compare a file string with a C string
      gguf_type_size(t)                            bytes of a scalar metadata type (0 for string/array)
-     cmd_gguf                                     `edge gguf FILE`: version, metadata, tensors */
+     gguf_print_value(kv)                         a metadata value as `edge gguf FILE` prints it (cli/gguf.c) */
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <errno.h>
-
-#define GGUF_COMMANDS { "gguf", cmd_gguf, "print a GGUF file's metadata and tensor directory" },
 
 #define GGUF_MAGIC          0x46554747u     /* "GGUF" little-endian */
 #define GGUF_DEFAULT_ALIGN  32
@@ -537,7 +535,7 @@ bool gguf_arr_f32(const GgufKV *kv, u64 i, f32 *v) {
     return false;
 }
 
-/* ---- edge gguf FILE ----------------------------------------------------------------- */
+/* ---- printing metadata values (edge gguf: cli/gguf.c) ------------------------------- */
 static void gguf_print_scalar(u32 t, const u8 *p) {
     i64 v; u64 uv; bool isu;
     if (t == GGUF_F32) out("%g", (f64)gguf_f32_at(p));
@@ -564,39 +562,12 @@ static const u8 *gguf_print_elem(u32 t, const u8 *p) {
     return p + (t == GGUF_STRING ? 8 + gguf_u64(p) : gguf_type_size(t));
 }
 
-static int cmd_gguf(int argc, char **argv) {
-    if (argc != 2) { errf("usage: edge gguf FILE\n"); return EXIT_USAGE; }
-    Arena a; arena_init(&a, "gguf", 64ull << 20);
-    Gguf g; Err e;
-    if (!gguf_open(&g, argv[1], &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
-    out("%s: GGUF version %u, %llu bytes, %llu metadata entries, %llu tensors, alignment %llu, data at offset %llu\n",
-        g.path, g.version, (ull)g.size, (ull)g.n_kv, (ull)g.n_tensors, (ull)g.alignment, (ull)g.data_offset);
-    out("\nmetadata:\n");
-    for (u64 i = 0; i < g.n_kv; i++) {
-        const GgufKV *kv = &g.kv[i];
-        out("  %-44.*s ", (int)MIN(kv->key.len, 200), kv->key.ptr);
-        if (kv->type != GGUF_ARRAY) { out("%-6s ", gguf_type_name(kv->type)); gguf_print_scalar(kv->type, kv->val); }
-        else {
-            out("%s[%llu] [", gguf_type_name(kv->arr_type), (ull)kv->arr_n);
-            const u8 *p = kv->val;
-            for (u64 j = 0; j < kv->arr_n && j < 8; j++) { if (j) out(", "); p = gguf_print_elem(kv->arr_type, p); }
-            out("%s]", kv->arr_n > 8 ? ", ..." : "");
-        }
-        out("\n");
-    }
-    out("\ntensors:\n  %-40s %-5s %-26s %12s %12s\n", "name", "type", "shape", "offset", "bytes");
-    u64 total = 0;
-    for (u64 i = 0; i < g.n_tensors; i++) {
-        const GgufTensor *t = &g.tensors[i];
-        char shape[96]; int n = fmt_buf(shape, sizeof shape, "[%llu", (ull)t->ne[0]);
-        for (u32 d = 1; d < t->ndim; d++) n += fmt_buf(shape + n, (int)sizeof shape - n, ", %llu", (ull)t->ne[d]);
-        fmt_buf(shape + n, (int)sizeof shape - n, "]");
-        out("  %-40.*s %-5s %-26s %12llu %12llu\n", (int)MIN(t->name.len, 200), t->name.ptr, ggml_type_name(t->type),
-            shape, (ull)t->offset, (ull)t->nbytes);
-        total += t->nbytes;
-    }
-    out("%llu tensors, %llu bytes of tensor data\n", (ull)g.n_tensors, (ull)total);
-    gguf_close(&g);
-    arena_free(&a);
-    return EXIT_OK;
+/* A metadata value as `edge gguf` lists it: the type, then the value (strings quoted, control
+   characters escaped, cut at 120 bytes); an array as TYPE[n] and its first 8 elements. */
+void gguf_print_value(const GgufKV *kv) {
+    if (kv->type != GGUF_ARRAY) { out("%-6s ", gguf_type_name(kv->type)); gguf_print_scalar(kv->type, kv->val); return; }
+    out("%s[%llu] [", gguf_type_name(kv->arr_type), (ull)kv->arr_n);
+    const u8 *p = kv->val;
+    for (u64 j = 0; j < kv->arr_n && j < 8; j++) { if (j) out(", "); p = gguf_print_elem(kv->arr_type, p); }
+    out("%s]", kv->arr_n > 8 ? ", ..." : "");
 }

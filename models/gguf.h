@@ -15,6 +15,7 @@
      gguf_get_str_array(g, key, arena, &strs, &n) array of strings
      gguf_find_tensor(g, name)                   tensor directory lookup (NULL when absent)
      gguf_arr_i64 / gguf_arr_f32(kv, i, &v)      one numeric array element (unaligned-safe); gguf_type_size(t)
+     gguf_print_value(kv)                        a metadata value's type and value on stdout (edge gguf)
      ggml_type_name / ggml_type_supported / ggml_row_bytes (models/quant.h)     */
 #ifndef EDGE_GGUF_H
 #define EDGE_GGUF_H
@@ -88,5 +89,6 @@ bool gguf_str_eq(GgufStr s, const char *cstr);
 bool gguf_arr_i64(const GgufKV *kv, u64 i, i64 *v);
 bool gguf_arr_f32(const GgufKV *kv, u64 i, f32 *v);
 u32  gguf_type_size(u32 t);
+void gguf_print_value(const GgufKV *kv);
 
 #endif

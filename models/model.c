@@ -1,5 +1,5 @@
-/* model.c — the config table, matching a GGUF against it, the weight directory, the embedded
-   default model, and the `edge models` command (`edge eval` is in models/engine.c).
+/* model.c — the config table, matching a GGUF against it, the weight directory, and the embedded
+   default model (`edge models` prints the table: cli/models.c).
 
    Matching: the hyperparameters are read from the file with the defaults of the fixtures README
    (llama.cpp's) when a key is absent, then compared with every table row of the same
@@ -433,23 +433,3 @@ bool model_open(Model *m, const char *path, bool allow_unlisted, Arena *a, Err *
 }
 
 void model_close(Model *m) { gguf_close(&m->gguf); }
-
-/* ---- commands: edge models ---------------------------------------------------------- */
-static const char *const model_tok_names[] = { "spm", "bpe" };
-static const char *const model_chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
-
-static int model_cmd_models(int argc, char **argv) {
-    (void)argc; (void)argv;
-    out("%-28s %-7s %7s %5s %6s %5s %3s %5s %6s %7s %4s %-7s %-7s\n", "name", "arch", "vocab", "embd", "layers",
-        "heads", "kv", "hdim", "ff", "ctx", "tok", "chat", "kernels");
-    for (u32 i = 0; i < MODEL_COUNT; i++) {
-        const ModelEntry *t = &model_table[i];
-        out("%-28s %-7s %7u %5u %6u %5u %3u %5u %6u %7u %4s %-7s %-7s\n", t->name, model_arch_name(t->arch), t->n_vocab,
-            t->n_embd, t->n_layer, t->n_head, t->n_head_kv, t->head_dim, t->n_ff, t->ctx, model_tok_names[t->tok],
-            model_chat_names[t->chat], t->kernel);
-    }
-    return EXIT_OK;
-}
-
-#define MODEL_COMMANDS \
-    { "models", model_cmd_models, "list the supported model configs" },

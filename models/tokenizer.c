@@ -1,7 +1,7 @@
 /* tokenizer.c — the tokenizers of edge, read from a GGUF's tokenizer.* keys:
    SentencePiece-BPE ("llama" vocabularies: Llama 2, Gemma, TinyStories) and byte-level
    BPE ("gpt2" vocabularies: Qwen2.5, Llama 3, GPT-2; in tokenizer_bpe.c), special
-   tokens, and a streaming detokenizer. Commands `edge tokenize` and `edge detokenize`.
+   tokens, and a streaming detokenizer. The commands `edge tokenize` and `edge detokenize` are cli/tokenize.c.
 
    Why: a prompt is only understood when its ids are exactly the ids the model was
    trained on. The reference is llama.cpp (c392e50); its behaviours are listed in
@@ -21,7 +21,6 @@
    tok_decode, tok_decode_flush, tok_bos/eos/eot, tok_is_eog. Added here:
      tok_find(t, text, len)      id of a piece given its text, -1 when absent
      tok_type(t, id)             GGUF token type (TOKT_*)
-     tok_read_stdin(&len)        all of stdin (malloc'd, NUL-terminated) for the commands
    tok_encode adds BOS (when add_bos and the vocabulary's add_bos_token say so), never
    EOS, and uses malloc'd scratch that it frees before returning (thread-safe: the
    Tokenizer is read-only after tok_load).
@@ -35,9 +34,6 @@
 
    Memory: tok_load takes from the arena about 60 bytes per token plus the merges
    (about 24 MiB for Qwen2.5's 151,936 tokens and 151,387 merges). */
-#define TOK_COMMANDS \
-    { "tokenize",   cmd_tokenize,   "text on stdin -> token ids (-m MODEL.gguf [--no-special] [--no-bos] [--pieces])" }, \
-    { "detokenize", cmd_detokenize, "token ids on stdin -> text (-m MODEL.gguf [--special])" },
 
 /* GGUF token types (tokenizer.ggml.token_type). */
 enum { TOKT_UNDEFINED = 0, TOKT_NORMAL = 1, TOKT_UNKNOWN = 2, TOKT_CONTROL = 3,
@@ -537,109 +533,4 @@ u32 tok_decode_flush(const Tokenizer *t, TokDecoder *d, char *buf, u32 cap) {
     if (d->n_pending) tok_put_invalid(d, &b, d->pending, d->n_pending);
     d->n_pending = 0;
     return b.n;
-}
-
-/* ---- commands ----------------------------------------------------------------------- */
-char *tok_read_stdin(u64 *len) {
-    u64 cap = 1 << 16, n = 0;
-    char *p = (char *)malloc(cap + 1);
-    for (;;) {
-        if (!p) die(EXIT_USAGE, "cannot allocate %llu bytes for stdin", (unsigned long long)cap);
-        size_t k = fread(p + n, 1, (size_t)(cap - n), stdin);
-        n += k;
-        if (k == 0) break;
-        if (n == cap) { cap *= 2; p = (char *)realloc(p, cap + 1); }
-    }
-    p[n] = 0; *len = n;
-    return p;
-}
-
-/* Shared by tokenize/detokenize/template: open -m MODEL and load its tokenizer. */
-static int tok_open_model(const char *path, Gguf *g, Arena *a, Tokenizer **t) {
-    Err e = {0};
-    arena_init(a, "tokenizer", (u64)EDGE_HOST_ARENA_MIB << 20 > (256ull << 20) ? (u64)EDGE_HOST_ARENA_MIB << 20 : 256ull << 20);
-    if (!gguf_open(g, path, a, &e) || !tok_load(t, g, a, &e)) {
-        errf("edge: %s\n", e.msg);
-        return e.code ? e.code : EXIT_MODEL;
-    }
-    return EXIT_OK;
-}
-
-static void tok_print_escaped(const char *s, u32 n) {
-    for (u32 i = 0; i < n; i++) {
-        u8 c = (u8)s[i];
-        if (c == '\n') out("\\n"); else if (c == '\t') out("\\t"); else if (c == '\r') out("\\r");
-        else if (c == '\\') out("\\\\"); else if (c < 0x20 || c == 0x7f) out("\\x%02x", c);
-        else out("%c", c);
-    }
-}
-
-static int cmd_tokenize(int argc, char **argv) {
-    const char *model = 0; bool special = true, bos = true, pieces = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "--no-special")) special = false;
-        else if (!strcmp(argv[i], "--no-bos")) bos = false;
-        else if (!strcmp(argv[i], "--pieces")) pieces = true;
-        else { errf("edge tokenize: unknown option '%s'\nusage: edge tokenize -m MODEL.gguf [--no-special] [--no-bos] [--pieces] < text\n", argv[i]); return EXIT_USAGE; }
-    }
-    if (!model) { errf("edge tokenize: -m MODEL.gguf is required\nusage: edge tokenize -m MODEL.gguf [--no-special] [--no-bos] [--pieces] < text\n"); return EXIT_USAGE; }
-    Arena a; Gguf g; Tokenizer *t;
-    int rc = tok_open_model(model, &g, &a, &t);
-    if (rc) return rc;
-    u64 len; char *text = tok_read_stdin(&len);
-    u32 cap = (u32)MIN(len + 16, 0xffffffffull);
-    i32 *ids = (i32 *)malloc((u64)cap * sizeof(i32));
-    u32 n = tok_encode(t, text, len, bos, special, ids, cap);
-    if (n > cap) { cap = n; ids = (i32 *)realloc(ids, (u64)cap * sizeof(i32)); n = tok_encode(t, text, len, bos, special, ids, cap); }
-    char *line = (char *)malloc((u64)n * 12 + 2); u64 k = 0;   /* ids as text without a printf per id */
-    for (u32 i = 0; i < n; i++) {
-        char d[12]; int nd = 0; u32 v = ids[i] < 0 ? 0 : (u32)ids[i];
-        do { d[nd++] = (char)('0' + v % 10); v /= 10; } while (v);
-        if (i) line[k++] = ' ';
-        while (nd) line[k++] = d[--nd];
-    }
-    line[k++] = '\n';
-    fflush(stdout); fwrite(line, 1, k, stdout); free(line);
-    for (u32 i = 0; pieces && i < n; i++) {
-        u32 pl; const char *p = tok_piece(t, ids[i], &pl);
-        out("%d\t", ids[i]); tok_print_escaped(p, pl); out("\n");
-    }
-    free(ids); free(text); gguf_close(&g); arena_free(&a);
-    return EXIT_OK;
-}
-
-static int cmd_detokenize(int argc, char **argv) {
-    const char *model = 0; bool special = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "--special")) special = true;
-        else { errf("edge detokenize: unknown option '%s'\nusage: edge detokenize -m MODEL.gguf [--special] < ids\n", argv[i]); return EXIT_USAGE; }
-    }
-    if (!model) { errf("edge detokenize: -m MODEL.gguf is required\nusage: edge detokenize -m MODEL.gguf [--special] < ids\n"); return EXIT_USAGE; }
-    Arena a; Gguf g; Tokenizer *t;
-    int rc = tok_open_model(model, &g, &a, &t);
-    if (rc) return rc;
-    u64 len; char *text = tok_read_stdin(&len);
-    TokDecoder d; tok_decoder_init(&d); d.special = special;
-    static char buf[1 << 16];
-    char *p = text;
-    for (;;) {
-        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == ',') p++;
-        if (!*p) break;
-        char *end; long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= (long)tok_n_vocab(t)) {
-            errf("edge detokenize: '%.20s' is not a token id (0..%u)\n", p, tok_n_vocab(t) - 1);
-            free(text); gguf_close(&g); arena_free(&a);
-            return EXIT_USAGE;
-        }
-        p = end;
-        u32 n = tok_decode(t, &d, (i32)v, buf, sizeof buf);
-        fwrite(buf, 1, n, stdout);
-    }
-    u32 n = tok_decode_flush(t, &d, buf, sizeof buf);
-    fwrite(buf, 1, n, stdout);
-    fflush(stdout);
-    free(text); gguf_close(&g); arena_free(&a);
-    return EXIT_OK;
 }

@@ -37,6 +37,5 @@ i32         tok_eot(const Tokenizer *t);
 bool        tok_is_eog(const Tokenizer *t, i32 id);
 i32         tok_find(const Tokenizer *t, const char *text, u64 len);   /* id of a piece by its text, -1 absent */
 u32         tok_type(const Tokenizer *t, i32 id);                      /* GGUF token type (1 normal .. 6 byte) */
-char       *tok_read_stdin(u64 *len);                                  /* all of stdin, malloc'd, NUL-terminated */
 
 #endif

@@ -21,6 +21,8 @@
                                                       --trace-warn --check-nan --profile from argv; reads EDGE_INJECT_NAN
      xf_describe(&xf, vk, model, n_ctx, t_max, act, T, &desc)  runs xf_record without the GPU: every op's
                                                       kernel and dtypes, and the dtype-chain check
+     xf_paths_print(&desc, n_layer, vk)               one described phase's ops, layers with the same kernels
+                                                      grouped, each op's kernel, dtypes and why (edge paths)
      xf_tensor_stats(vk, t, &st, scratch)             statistics over exactly t's elements (read back)
      xf_profile_print(&xf, file)                      the --profile table                               */
 #ifndef EDGE_TRANSFORMER_H
@@ -236,6 +238,7 @@ void xf_path_print(const Xf *xf);
 bool xf_debug_parse(int *argc, char **argv, Err *e);
 bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d);
 void xf_desc_free(XfDesc *d);
+void xf_paths_print(const XfDesc *d, u32 n_layer, const Vk *vk);
 void xf_tensor_stats(Vk *vk, const Tensor *t, XfStats *st, void *scratch);
 void xf_profile_print(Xf *xf, FILE *f);
 

@@ -1,5 +1,5 @@
 /* xf_debug.c — seeing inside the GPU forward pass: --trace, --check-nan, --profile,
-   EDGE_INJECT_NAN (a testing aid) and `edge paths` (the kernel path and its dtype chain).
+   EDGE_INJECT_NAN (a testing aid) and what `edge paths` prints (the kernel path and its dtype chain).
 
    Why: when output turns to garbage on a board, the first kernel that went wrong must be
    found in minutes, by tools that cannot lie: statistics cover exactly a tensor's own
@@ -14,7 +14,7 @@
    xf_record with vk->describe: every dispatch is checked and reported, nothing recorded.
 
    API (transformer.h): xf_debug, xf_debug_parse, xf_describe, xf_desc_free, xf_tensor_stats,
-   xf_profile_print; the command `edge paths`.
+   xf_profile_print, xf_paths_print (the command `edge paths` is cli/paths.c).
 
    Knobs: EDGE_INJECT_NAN=OP:LAYER[:prefill|decode] (testing aid): writes a NaN into the first element of the
    output of the first op of LAYER ('-' for ops outside the layers) whose site name or class
@@ -548,17 +548,7 @@ bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act
     return d->chain_errors == 0;
 }
 
-/* ---- edge paths ------------------------------------------------------------------------ */
-static int xf_paths_usage(const char *why) {
-    errf("edge paths: %s\n"
-         "usage: edge paths [-m MODEL.gguf] [--act f32|f16] [--allow-unlisted]\n"
-         "  the kernel path of the GPU forward pass for MODEL on this device: every op's kernel (WGSL file and\n"
-         "  entry point), its dtypes and why it was chosen, per kind of layer, for prefill and decode, and the\n"
-         "  dtype-chain check (every op reads a tensor with the dtype the op before it wrote). Without -m the\n"
-         "  embedded stories260K model is used.\n", why);
-    return EXIT_USAGE;
-}
-
+/* ---- printing the kernel path (edge paths: cli/paths.c) -------------------------------- */
 static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
     char ins[64] = ""; int w = 0;
     for (u32 i = 0; i < op->n_in && w < (int)sizeof ins; i++) w += fmt_buf(ins + w, sizeof ins - w, i ? ",%s" : "%s", dtype_name[op->in[i]]);
@@ -587,7 +577,7 @@ static bool xf_same_layer(const XfDesc *d, u32 a0, u32 b0, u32 n) {
 }
 
 /* One phase's ops: before the layers, each group of layers with the same kernels, after. */
-static void xf_paths_phase(const XfDesc *d, u32 n_layer, const Vk *vk) {
+void xf_paths_print(const XfDesc *d, u32 n_layer, const Vk *vk) {
     u32 i = 0;
     out("  before the layers:\n");
     while (i < d->n_ops && d->ops[i].layer < 0) { xf_paths_op(&d->ops[i], vk); i++; }
@@ -609,66 +599,3 @@ static void xf_paths_phase(const XfDesc *d, u32 n_layer, const Vk *vk) {
     out("  after the layers:\n");
     for (u32 j = first + n_layer * per; j < d->n_ops; j++) xf_paths_op(&d->ops[j], vk);
 }
-
-static int xf_cmd_paths(int argc, char **argv) {
-    const char *path = 0, *act_s = "f32";
-    bool allow_unlisted = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { xf_paths_usage("help"); return EXIT_OK; }
-        else if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
-        else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && i + 1 < argc) path = argv[++i];
-        else if (!strcmp(a, "--act") && i + 1 < argc) act_s = argv[++i];
-        else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return xf_paths_usage(w); }
-    }
-    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return xf_paths_usage("--act is f32 or f16");
-    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
-    Arena a; arena_init(&a, "paths", (u64)EDGE_HOST_ARENA_MIB << 20);
-    Err e = {0};
-    Model m;
-    if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
-    Vk vk;
-    if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
-    int rc = EXIT_OK;
-    const ModelConfig *c = &m.cfg;
-    out("kernel path of %s (%s, %u layers) on %s\n", c->name, model_arch_name(c->arch), c->n_layer, vk.props.deviceName);
-    out("device features: f16 arithmetic %s, 16-bit storage %s, cooperative matrices %s, subgroup arithmetic %s, timestamps %s, maxStorageBufferRange %llu\n",
-        vk.caps.f16_arith ? "yes" : "no", vk.caps.storage16 ? "yes" : "no", vk.caps.coopmat ? "yes" : "no",
-        vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "yes" : "no", vk.caps.timestamps ? "yes" : "no",
-        (unsigned long long)vk.caps.max_storage_range);
-    if (act == DT_F16 && !vk.caps.f16_arith) {
-        errf("edge paths: --act f16 needs shaderFloat16, which '%s' lacks (use --act f32)\n", vk.props.deviceName);
-        rc = EXIT_DEVICE; goto done;
-    }
-    out("activations %s, KV cache %s: %s\n", dtype_name[act], dtype_name[act],
-        act == DT_F16 ? "--act f16 (the device has shaderFloat16)" :
-        vk.caps.f16_arith ? "the default --act f32 (--act f16 is available: the device has shaderFloat16)" :
-                            "the default --act f32 (f16 needs shaderFloat16, which this device lacks)");
-    u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
-    Xf xp, xd; XfDesc dp, dd;
-    bool okp = xf_describe(&xp, &vk, &m, n_ctx, t_max, act, t_max, &dp);
-    bool okd = xf_describe(&xd, &vk, &m, n_ctx, t_max, act, 1, &dd);
-    out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
-    xf_path_print(&xd);
-    /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
-    out("\nprefill (a batch of %u tokens):\n", t_max);
-    xf_paths_phase(&dp, c->n_layer, &vk);
-    out("\ndecode (one token):\n");
-    xf_paths_phase(&dd, c->n_layer, &vk);
-    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
-    if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
-    else {
-        out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
-        rc = EXIT_USAGE;
-    }
-    xf_desc_free(&dp); xf_desc_free(&dd);
-    xf_free(&xp); xf_free(&xd);
-done:
-    vk_shutdown(&vk);
-    model_close(&m);
-    arena_free(&a);
-    return rc;
-}
-
-#define XF_DEBUG_COMMANDS \
-    { "paths", xf_cmd_paths, "the kernel path (kernels, dtypes, why) of a model on this device, and its dtype-chain check" },

@@ -1,4 +1,4 @@
-/* json_test.c — cli/json.c: accepts what RFC 8259 accepts and rejects the rest, decodes escapes (surrogate
+/* json_test.c — base/json.c: accepts what RFC 8259 accepts and rejects the rest, decodes escapes (surrogate
    pairs) to the UTF-8 python3's json module gives, replaces invalid UTF-8 by U+FFFD and counts it, never
    overruns a small arena (an error instead), and the escaper's output parses back to the same bytes. The
    expected decodings were taken from python3 -c 'json.loads(...)' (an independent implementation). */

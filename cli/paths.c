@@ -1,0 +1,77 @@
+/* paths.c — `edge paths`: the kernel path of a model on this device. Options, the device's
+   features and the activation dtype, then both phases as models/xf_debug.c describes them
+   (xf_describe, xf_path_print, xf_paths_print) and the dtype-chain check (EXIT_USAGE when
+   broken, EXIT_DEVICE when --act f16 meets a device without shaderFloat16). */
+
+static int paths_usage(const char *why) {
+    errf("edge paths: %s\n"
+         "usage: edge paths [-m MODEL.gguf] [--act f32|f16] [--allow-unlisted]\n"
+         "  the kernel path of the GPU forward pass for MODEL on this device: every op's kernel (WGSL file and\n"
+         "  entry point), its dtypes and why it was chosen, per kind of layer, for prefill and decode, and the\n"
+         "  dtype-chain check (every op reads a tensor with the dtype the op before it wrote). Without -m the\n"
+         "  embedded stories260K model is used.\n", why);
+    return EXIT_USAGE;
+}
+
+static int paths_cmd(int argc, char **argv) {
+    const char *path = 0, *act_s = "f32";
+    bool allow_unlisted = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { paths_usage("help"); return EXIT_OK; }
+        else if (!strcmp(a, "--allow-unlisted")) allow_unlisted = true;
+        else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && i + 1 < argc) path = argv[++i];
+        else if (!strcmp(a, "--act") && i + 1 < argc) act_s = argv[++i];
+        else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return paths_usage(w); }
+    }
+    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return paths_usage("--act is f32 or f16");
+    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
+    Arena a; arena_init(&a, "paths", (u64)EDGE_HOST_ARENA_MIB << 20);
+    Err e = {0};
+    Model m;
+    if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
+    Vk vk;
+    if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    int rc = EXIT_OK;
+    const ModelConfig *c = &m.cfg;
+    out("kernel path of %s (%s, %u layers) on %s\n", c->name, model_arch_name(c->arch), c->n_layer, vk.props.deviceName);
+    out("device features: f16 arithmetic %s, 16-bit storage %s, cooperative matrices %s, subgroup arithmetic %s, timestamps %s, maxStorageBufferRange %llu\n",
+        vk.caps.f16_arith ? "yes" : "no", vk.caps.storage16 ? "yes" : "no", vk.caps.coopmat ? "yes" : "no",
+        vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "yes" : "no", vk.caps.timestamps ? "yes" : "no",
+        (unsigned long long)vk.caps.max_storage_range);
+    if (act == DT_F16 && !vk.caps.f16_arith) {
+        errf("edge paths: --act f16 needs shaderFloat16, which '%s' lacks (use --act f32)\n", vk.props.deviceName);
+        rc = EXIT_DEVICE; goto done;
+    }
+    out("activations %s, KV cache %s: %s\n", dtype_name[act], dtype_name[act],
+        act == DT_F16 ? "--act f16 (the device has shaderFloat16)" :
+        vk.caps.f16_arith ? "the default --act f32 (--act f16 is available: the device has shaderFloat16)" :
+                            "the default --act f32 (f16 needs shaderFloat16, which this device lacks)");
+    u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
+    Xf xp, xd; XfDesc dp, dd;
+    bool okp = xf_describe(&xp, &vk, &m, n_ctx, t_max, act, t_max, &dp);
+    bool okd = xf_describe(&xd, &vk, &m, n_ctx, t_max, act, 1, &dd);
+    out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
+    xf_path_print(&xd);
+    /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
+    out("\nprefill (a batch of %u tokens):\n", t_max);
+    xf_paths_print(&dp, c->n_layer, &vk);
+    out("\ndecode (one token):\n");
+    xf_paths_print(&dd, c->n_layer, &vk);
+    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
+    if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
+    else {
+        out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
+        rc = EXIT_USAGE;
+    }
+    xf_desc_free(&dp); xf_desc_free(&dd);
+    xf_free(&xp); xf_free(&xd);
+done:
+    vk_shutdown(&vk);
+    model_close(&m);
+    arena_free(&a);
+    return rc;
+}
+
+#define PATHS_COMMANDS \
+    { "paths", paths_cmd, "the kernel path (kernels, dtypes, why) of a model on this device, and its dtype-chain check" },

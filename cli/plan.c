@@ -1,0 +1,69 @@
+/* plan.c — `edge plan`: options, then models/plan.h's plan_compute (which prints every buffer
+   and the totals) for a GGUF (-m) or a listed config from its shapes alone (--config, through
+   models/genmodel.h's gen_model_dir). Exit 3 (EXIT_DEVICE) when the plan does not fit. */
+
+static int plan_usage(const char *why) {
+    errf("edge plan: %s\n"
+         "usage: edge plan (-m MODEL.gguf | --config NAME --type F16|Q8_0|Q4_K_M [--layers N]) [-c CTX] [--act f32|f16]\n"
+         "                 [--batch N] [--allow-unlisted]\n"
+         "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
+         "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
+         "  --config plans a listed config from its shapes alone (no file; see `edge gen-model`).\n"
+         "  CTX defaults to the model's context limit (at most EDGE_MAX_CTX). --batch: prefill batch in tokens\n"
+         "  (default 64; edge bench uses min(-p, 512)). Exit 3 when it does not fit.\n", why);
+    return EXIT_USAGE;
+}
+
+static int plan_cmd(int argc, char **argv) {
+    const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = "f32";
+    u64 ctx = 0, layers = 0;
+    bool allow = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { plan_usage("help"); return EXIT_OK; }
+        if (!strcmp(a, "--allow-unlisted")) { allow = true; continue; }
+        if (i + 1 >= argc) { char w[96]; fmt_buf(w, sizeof w, "unknown option or missing value: '%s'", a); return plan_usage(w); }
+        const char *v = argv[++i];
+        char *end = 0;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) path = v;
+        else if (!strcmp(a, "--config")) cfg = v;
+        else if (!strcmp(a, "--type")) type = v;
+        else if (!strcmp(a, "--act")) act_s = v;
+        else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_CTX) return plan_usage("-c wants 1..EDGE_MAX_CTX"); }
+        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); eng_prefill_batch = (u32)b; }
+        else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
+        else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
+    }
+    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return plan_usage("--act is f32 or f16");
+    if (path && cfg) return plan_usage("-m and --config exclude each other");
+    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
+    Arena a;
+    arena_init(&a, "plan", (u64)EDGE_HOST_ARENA_MIB << 20);
+    Model m;
+    Err e = {0};
+    bool ok;
+    if (cfg) {
+        const ModelEntry *t = gen_find_config(cfg);
+        u32 ft;
+        if (!t) { arena_free(&a); return plan_usage("unknown --config (see `edge models`)"); }
+        if (!gen_type_parse(type, &ft)) { arena_free(&a); return plan_usage("--type is F16, Q8_0 or Q4_K_M"); }
+        ok = gen_model_dir(&m, t, layers ? (u32)layers : t->n_layer, ft, &a, &e);
+    } else ok = model_open(&m, path, allow, &a, &e);
+    if (!ok) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
+    u32 n_ctx = ctx ? (u32)ctx : MIN(m.cfg.n_ctx, (u32)EDGE_MAX_CTX);
+    int rc = EXIT_OK;
+    Vk vk;
+    Plan p;
+    if (n_ctx > m.cfg.n_ctx) { errf("edge plan: context %u exceeds '%s''s limit of %u\n", n_ctx, m.cfg.name, m.cfg.n_ctx); rc = EXIT_USAGE; }
+    else if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+    else {
+        if (!plan_compute(&p, &vk, &m, n_ctx, act, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        else if (!p.fits) rc = EXIT_DEVICE;
+        vk_shutdown(&vk);
+    }
+    model_close(&m);
+    arena_free(&a);
+    return rc;
+}
+
+#define PLAN_COMMANDS { "plan", plan_cmd, "the exact device and host memory plan of a model, and whether it fits" },
