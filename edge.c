@@ -4,7 +4,7 @@
    This file includes every module in dependency order (headers, then
    implementations), then holds the command line: `edge <command> [options]`.
    Layers, bottom to top: base -> config -> kernels (Vulkan, no model knowledge)
-   and models/gguf -> models -> cli (each command's options and output) and test/fat
+   and models/gguf -> models -> cli (each command's options and output) and fat/
    -> this file. docs/architecture.md draws it.
 
    Build: ./build.sh (see there); test builds define EDGE_TESTING and supply their own main. */
@@ -43,7 +43,7 @@
 #include "models/gguf_write.h"
 #include "models/genmodel.h"
 #include "models/plan.h"
-#include "test/fat.h"
+#include "fat/fat.h"
 
 /* ---- implementations, bottom to top ----------------------------------------- */
 /* Each module that adds subcommands defines <MODULE>_COMMANDS: Command initializers. */
@@ -84,8 +84,8 @@ typedef struct Command {
 #include "cli/gguf.c"
 #include "cli/paths.c"
 #include "cli/info.c"
-#include "test/fat_kernels.c"
-#include "test/fat.c"
+#include "fat/fat_kernels.c"
+#include "fat/fat.c"
 
 /* ---- command line ----------------------------------------------------------- */
 static int cmd_help(int argc, char **argv);

@@ -86,7 +86,7 @@
 #define GEN_CHUNK_BYTES (4u << 20)      /* bytes: the write buffer (whole blocks are generated into it) */
 #endif
 
-/* ---- edge fat (test/fat.c): floors and sizes. The throughput floors are per device class
+/* ---- edge fat (fat/fat.c): floors and sizes. The throughput floors are per device class
    (VkPhysicalDeviceType); a board replaces them at run time with `edge fat --floors FILE`
    (measure known-good boards with `edge fat --json`, take about 70% of the lowest; docs/fat.md).
    decode: tokens/s of the embedded stories260K on the path `edge run` takes (f16 where the device

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # options_doc.sh — configuration in one place. In the shipped sources (base cli config kernels models
-# edge.c test/fat*.c): nothing outside the options module (base/options.{h,c}) reads or changes the
+# edge.c fat/): nothing outside the options module (base/options.{h,c}) reads or changes the
 # environment (getenv, setenv, unsetenv, putenv); every EDGE_* name that is not a macro of the sources
 # (header guards, the compile-time knobs of config/edge_config.h) appears in docs/options.md; every
 # variable of the options table (base/options.h) is a row of its runtime table, and every row there is
@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 fail=0
 bad() { echo "$*"; fail=1; }
-src=(base cli config kernels models edge.c test/fat*.c)
+src=(base cli config kernels models edge.c fat/)
 
 # 1. the environment is read in one place
 hits=$(grep -rnIE '\b(getenv|secure_getenv|setenv|unsetenv|putenv)\b' "${src[@]}" | grep -vE '^base/options\.[ch]:')

@@ -989,7 +989,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
     case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:
         fat_select(&k, 256000, EDGE_TOPK_MAX); break;
-    default: fat_check_end(f, c, FAT_FAIL, "no check for op %d (add one to test/fat_kernels.c)", (int)d->op); return;
+    default: fat_check_end(f, c, FAT_FAIL, "no check for op %d (add one to fat/fat_kernels.c)", (int)d->op); return;
     }
     if (!f->vk.pipes[ki].pipe) { fat_check_end(f, c, FAT_FAIL, "the op did not dispatch kernel '%s' (key mismatch)", d->kernel); return; }
     fat_num(c, "cases", k.cases); fat_num(c, "max_err", k.worst_err); fat_num(c, "tol", k.worst_tol); fat_num(c, "nonfinite", k.bad);
