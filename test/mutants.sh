@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mutants.sh — proves the test suite catches real bugs: applies each deliberate bug of
 # test/mutants.txt to a copy of the tree, builds it, runs `./build.sh test` there, and reports which
-# mutants the suite killed (a test failed) and which survived. Not part of CI: it is slow (a build and
-# a suite run per mutant; the suite stops at its first failure, EDGE_TEST_FAILFAST=1).
+# mutants the suite killed (a test failed) and which survived. The unmutated copy runs the suite first,
+# so a kill counts only where the same suite passes without the bug. Not part of CI: it is slow (a build
+# and a suite run per mutant; the suite stops at its first failure, EDGE_TEST_FAILFAST=1).
 #
 #   test/mutants.sh              every mutant
 #   test/mutants.sh NAME...      the named ones
@@ -34,6 +35,14 @@ ln -sfn "$(readlink -f .tools)" "$TREE/.tools"
 # the copy is not a git checkout: build.sh finds its sources with find
 rm -f "$TREE/edge" "$TREE/build/edge_test"
 
+# The unmutated copy must pass first: a kill only counts when the same suite passes without the bug.
+if [ "${EDGE_MUTANTS_NO_BASELINE:-0}" != 1 ]; then
+    echo "== mutants: the unmutated copy first (EDGE_MUTANTS_NO_BASELINE=1 skips this)"
+    if ! (cd "$TREE" && EDGE_SKIP_APT=1 EDGE_TEST_FAILFAST=1 ./build.sh test) > "$WORK/baseline.log" 2>&1; then
+        echo "== mutants: the unmutated copy fails its suite ($WORK/baseline.log): fix that first"; exit 1
+    fi
+    echo "== mutants: the unmutated copy passes"
+fi
 killed=0; survived=0; broken=0; report=""
 while IFS=$'\t' read -r name file expr why; do
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
@@ -41,7 +50,7 @@ while IFS=$'\t' read -r name file expr why; do
     cp "$ROOT/$file" "$TREE/$file"
     sed -i -e "$expr" "$TREE/$file"
     if cmp -s "$ROOT/$file" "$TREE/$file"; then
-        broken=$((broken + 1)); report="$report\nBROKEN    $name  (the sed does not change $file)"; continue
+        broken=$((broken + 1)); line="BROKEN    $name  (the sed does not change $file)"; echo "$line"; report="$report\n$line"; continue
     fi
     t0=$SECONDS
     (cd "$TREE" && EDGE_SKIP_APT=1 EDGE_TEST_FAILFAST=1 ./build.sh test) > "$log" 2>&1
