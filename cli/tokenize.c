@@ -75,6 +75,17 @@ static int cmd_tokenize(int argc, char **argv) {
     return EXIT_OK;
 }
 
+/* Appends n bytes to a growing buffer; returns the new length. */
+static u64 cli_append(char **buf, u64 *cap, u64 k, const char *s, u32 n) {
+    while (k + n > *cap) {
+        *cap *= 2;
+        *buf = realloc(*buf, *cap);
+        if (!*buf) die(EXIT_USAGE, "edge detokenize: cannot allocate %llu bytes for the text", (unsigned long long)*cap);
+    }
+    memcpy(*buf + k, s, n);
+    return k + n;
+}
+
 static int cmd_detokenize(int argc, char **argv) {
     const char *model = 0; bool special = false;
     for (int i = 1; i < argc; i++) {
@@ -88,7 +99,10 @@ static int cmd_detokenize(int argc, char **argv) {
     if (rc) return rc;
     u64 len; char *text = cli_read_stdin(&len);
     TokDecoder d; tok_decoder_init(&d); d.special = special;
-    static char buf[1 << 16];
+    /* the whole text first (llama_detokenize's clean-up of spaces reads it all; tok_clean_spaces) */
+    static char piece[1 << 16];
+    u64 cap = 1 << 16, k = 0;
+    char *outb = malloc(cap);
     char *p = text;
     for (;;) {
         while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == ',') p++;
@@ -96,17 +110,17 @@ static int cmd_detokenize(int argc, char **argv) {
         char *end; long v = strtol(p, &end, 10);
         if (end == p || v < 0 || v >= (long)tok_n_vocab(t)) {
             errf("edge detokenize: '%.20s' is not a token id (0..%u)\n", p, tok_n_vocab(t) - 1);
-            free(text); gguf_close(&g); arena_free(&a);
+            free(outb); free(text); gguf_close(&g); arena_free(&a);
             return EXIT_USAGE;
         }
         p = end;
-        u32 n = tok_decode(t, &d, (i32)v, buf, sizeof buf);
-        fwrite(buf, 1, n, stdout);
+        k = cli_append(&outb, &cap, k, piece, tok_decode(t, &d, (i32)v, piece, sizeof piece));
     }
-    u32 n = tok_decode_flush(t, &d, buf, sizeof buf);
-    fwrite(buf, 1, n, stdout);
+    k = cli_append(&outb, &cap, k, piece, tok_decode_flush(t, &d, piece, sizeof piece));
+    k = tok_clean_spaces(t, outb, (u32)k);
+    fwrite(outb, 1, k, stdout);
     fflush(stdout);
-    free(text); gguf_close(&g); arena_free(&a);
+    free(outb); free(text); gguf_close(&g); arena_free(&a);
     return EXIT_OK;
 }
 

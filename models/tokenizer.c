@@ -57,6 +57,7 @@ struct Tokenizer {
     u32     map_mask;
     i32     bos, eos, eot, unk; /* -1 when absent */
     bool    add_bos, add_space_prefix, ignore_merges;
+    bool    clean_spaces;       /* whole-text detokenization drops spaces before ?!., and in contractions (BPE but qwen2) */
     i32    *special;            /* (n_special) CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
     u32     n_special;
     i32    *eog;                /* (n_eog) end-of-generation ids */
@@ -533,4 +534,45 @@ u32 tok_decode_flush(const Tokenizer *t, TokDecoder *d, char *buf, u32 cap) {
     if (d->n_pending) tok_put_invalid(d, &b, d->pending, d->n_pending);
     d->n_pending = 0;
     return b.n;
+}
+
+/* llama.cpp's clean-up of a whole detokenized text (llama_detokenize with clean_spaces, the BPE
+   vocabularies but qwen2's): " ?", " !", " .", " ," lose the space; a lone apostrophe between spaces
+   loses both; " 's", " 'm", " 're", " 've" lose the space. In place; returns the new length. */
+static u32 tok_clean_pass1(char *s, u32 n) {
+    u32 k = n ? 1 : 0;
+    for (u32 i = 1; i < n; i++) {
+        char x = s[i];
+        if (s[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',')) k--;
+        s[k++] = x;
+    }
+    return k;
+}
+
+static u32 tok_clean_pass2(char *s, u32 n) {
+    u32 k = n ? 1 : 0;
+    for (u32 i = 1; i < n; i++) {
+        char x = s[i];
+        if (x == '\'' && i + 1 < n && s[i - 1] == ' ' && s[i + 1] == ' ') { k--; s[++i] = 0; }
+        s[k++] = x;
+    }
+    return k;
+}
+
+static u32 tok_clean_pass3(char *s, u32 n) {
+    u32 k = n ? 1 : 0;
+    for (u32 i = 1; i < n; i++) {
+        char x = s[i];
+        if (s[i - 1] == ' ' && x == '\'' && i + 1 < n) {
+            char x1 = s[i + 1], x2 = i + 2 < n ? s[i + 2] : 0;
+            if (x1 == 's' || x1 == 'm' || (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')) k--;
+        }
+        s[k++] = x;
+    }
+    return k;
+}
+
+u32 tok_clean_spaces(const Tokenizer *t, char *s, u32 n) {
+    if (!t->clean_spaces) return n;
+    return tok_clean_pass3(s, tok_clean_pass2(s, tok_clean_pass1(s, n)));
 }

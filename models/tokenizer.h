@@ -7,6 +7,7 @@
      tok_piece(t, id, &len)                            the raw stored piece of a token
      tok_decoder_init(&d) / tok_decode(t, &d, id, buf, cap) -> bytes ready to print (UTF-8 safe, held back mid-sequence)
      tok_decode_flush(t, &d, buf, cap)                 end of stream: pending invalid bytes -> U+FFFD
+     tok_clean_spaces(t, text, n)                      llama_detokenize's clean-up of a whole text (Llama 3 / gpt-2 BPE)
      tok_bos(t) / tok_eos(t) / tok_eot(t)              ids, -1 when absent
      tok_is_eog(t, id)                                 end of generation (EOS, EOT, <end_of_turn>, <|im_end|>, <|eot_id|>...) */
 #ifndef EDGE_TOKENIZER_H
@@ -31,6 +32,7 @@ u32         tok_n_vocab(const Tokenizer *t);
 void        tok_decoder_init(TokDecoder *d);
 u32         tok_decode(const Tokenizer *t, TokDecoder *d, i32 id, char *buf, u32 cap);
 u32         tok_decode_flush(const Tokenizer *t, TokDecoder *d, char *buf, u32 cap);
+u32         tok_clean_spaces(const Tokenizer *t, char *text, u32 n);
 i32         tok_bos(const Tokenizer *t);
 i32         tok_eos(const Tokenizer *t);
 i32         tok_eot(const Tokenizer *t);

@@ -125,6 +125,7 @@ static bool tok_bpe_load(Tokenizer *t, const Gguf *g, Arena *a, Err *e) {
     } else if (gguf_str_eq(pre, "gpt-2")) t->pre = TOK_PRE_GPT2;
     else return err_set(e, EXIT_MODEL, "%s: tokenizer.ggml.pre '%.*s' is not supported (supported: qwen2, llama-bpe, gpt-2)",
                         g->path, (int)MIN(pre.len, 64), pre.ptr);
+    t->clean_spaces = t->pre != TOK_PRE_QWEN2;     /* llama.cpp: every BPE pre-tokenizer but qwen2's (and a few others) */
 
     for (u32 b = 0; b < 256; b++) {
         u8 s[4]; u32 n = tok_utf8_put(tok_cp_from_byte((u8)b), s);

@@ -61,4 +61,22 @@ if [ -f $nt ]; then
     case "$msg" in *tokenizer.ggml.model*) ;; *) echo "FAIL no-tokenizer message: $msg"; fail=1 ;; esac
 fi
 echo "999999999" | $BIN detokenize -m $Q > /dev/null 2>&1; eq "bad id" "$?" 1
+# edge detokenize --special is llama_detokenize(remove_special, unparse_special), clean-up of spaces
+# included (Llama 3's BPE): every case of llama3.cases.txt (../shared only) gives its detok bytes
+l3=../shared/fixtures/tokenizer/llama3-vocab.gguf.xz
+if [ -f $l3 ]; then
+    [ -f build/llama3-vocab.gguf ] && [ build/llama3-vocab.gguf -nt $l3 ] || xz -dkc $l3 > build/llama3-vocab.gguf || exit 1
+    python3 - "$BIN" build/llama3-vocab.gguf ../shared/fixtures/tokenizer/llama3.cases.txt <<'PY' || fail=1
+import subprocess, sys
+binp, vocab, cases = sys.argv[1:4]
+bad = 0; n = 0
+for line in open(cases, encoding="utf-8", errors="surrogateescape"):
+    if line.startswith("#") or not line.strip("\n"): continue
+    f = line.rstrip("\n").split("\t"); n += 1
+    got = subprocess.run([binp, "detokenize", "-m", vocab, "--special"], input=f[1].encode(), capture_output=True).stdout
+    if got != bytes.fromhex(f[2]):
+        bad += 1; print("FAIL detokenize llama3 '%s': %r" % (f[3][:50], got[:60]))
+if bad or n < 100: sys.exit("llama3 detokenize: %d of %d cases differ" % (bad, n))
+PY
+fi
 exit $fail
