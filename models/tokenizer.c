@@ -539,17 +539,30 @@ u32 tok_decode_flush(const Tokenizer *t, TokDecoder *d, char *buf, u32 cap) {
 /* llama.cpp's clean-up of a whole detokenized text (llama_detokenize with clean_spaces, the BPE
    vocabularies but qwen2's): " ?", " !", " .", " ," lose the space; a lone apostrophe between spaces
    loses both; " 's", " 'm", " 're", " 've" lose the space. In place; returns the new length. */
-static u32 tok_clean_pass1(char *s, u32 n) {
+/* One pass: each byte copied down, the space before it dropped where drop(s, i, n) says so. */
+static u32 tok_clean_pass(char *s, u32 n, bool (*drop)(const char *s, u32 i, u32 n)) {
     u32 k = n ? 1 : 0;
     for (u32 i = 1; i < n; i++) {
         char x = s[i];
-        if (s[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',')) k--;
+        if (s[i - 1] == ' ' && drop(s, i, n)) k--;
         s[k++] = x;
     }
     return k;
 }
 
-static u32 tok_clean_pass2(char *s, u32 n) {
+static bool tok_clean_punct(const char *s, u32 i, u32 n) {       /* " ?", " !", " .", " ," */
+    (void)n;
+    return s[i] == '?' || s[i] == '!' || s[i] == '.' || s[i] == ',';
+}
+
+static bool tok_clean_contraction(const char *s, u32 i, u32 n) { /* " 's", " 'm", " 're", " 've" */
+    if (s[i] != '\'' || i + 1 >= n) return false;
+    char x1 = s[i + 1], x2 = i + 2 < n ? s[i + 2] : 0;
+    return x1 == 's' || x1 == 'm' || (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e');
+}
+
+/* " ' " -> "'": both spaces around a lone apostrophe go */
+static u32 tok_clean_apostrophe(char *s, u32 n) {
     u32 k = n ? 1 : 0;
     for (u32 i = 1; i < n; i++) {
         char x = s[i];
@@ -559,20 +572,9 @@ static u32 tok_clean_pass2(char *s, u32 n) {
     return k;
 }
 
-static u32 tok_clean_pass3(char *s, u32 n) {
-    u32 k = n ? 1 : 0;
-    for (u32 i = 1; i < n; i++) {
-        char x = s[i];
-        if (s[i - 1] == ' ' && x == '\'' && i + 1 < n) {
-            char x1 = s[i + 1], x2 = i + 2 < n ? s[i + 2] : 0;
-            if (x1 == 's' || x1 == 'm' || (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')) k--;
-        }
-        s[k++] = x;
-    }
-    return k;
-}
-
 u32 tok_clean_spaces(const Tokenizer *t, char *s, u32 n) {
     if (!t->clean_spaces) return n;
-    return tok_clean_pass3(s, tok_clean_pass2(s, tok_clean_pass1(s, n)));
+    n = tok_clean_pass(s, n, tok_clean_punct);
+    n = tok_clean_apostrophe(s, n);
+    return tok_clean_pass(s, n, tok_clean_contraction);
 }
