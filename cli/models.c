@@ -2,7 +2,6 @@
    model_table) as one line per supported config. */
 
 static const char *const models_tok_names[] = { "spm", "bpe" };
-static const char *const models_chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
 
 static int models_cmd(int argc, char **argv) {
     (void)argc; (void)argv;
@@ -12,7 +11,7 @@ static int models_cmd(int argc, char **argv) {
         const ModelEntry *t = &model_table[i];
         out("%-28s %-7s %7u %5u %6u %5u %3u %5u %6u %7u %4s %-7s %-7s\n", t->name, model_arch_name(t->arch), t->n_vocab,
             t->n_embd, t->n_layer, t->n_head, t->n_head_kv, t->head_dim, t->n_ff, t->ctx, models_tok_names[t->tok],
-            models_chat_names[t->chat], t->kernel);
+            chat_family_name(t->chat), t->kernel);
     }
     return EXIT_OK;
 }

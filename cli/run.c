@@ -15,7 +15,12 @@
    --raw) -> tokenize (BOS as the vocabulary says) -> fit the context (--truncate keeps the end)
    -> prefill (eng_feed) -> decode: greedy on the GPU through eng_decode (the id is the only
    readback; the next step is queued before the host reads it), otherwise the logits row through the sampler -> stop on an end-of-generation
-   token, -n, a stop string (held back, never printed), a full context, or SIGINT.
+   token (the vocabulary's and the chat family's: chat_is_stop), -n, a stop string (held back, never printed), a full context, or SIGINT.
+   A thinking model's output (qwen3: "<think>...</think>answer") is split by chat_split: jsonl answers
+   carry "reasoning" beside "text"; --answer-only streams the answer alone.
+
+   Exit code: the most serious class met wins: a device error (3) ends the run; a numeric fault (4,
+   NaN/Inf in the logits) fails its prompt and the run goes on; failed prompts (5).
 
    API: run_main(argc, argv) (argv[0] is the command name or "edge"); run_print_help(); run_print_exit_codes(). */
 
@@ -44,6 +49,9 @@ typedef struct RunOpts {
     const char *stops[EDGE_RUN_MAX_STOPS];
     u32         n_stops;
     bool        raw, chat, truncate, allow_unlisted, no_special, quiet, verbose;
+    ChatThink   think;              /* --think / --no-think / --reasoning-budget (default: the template's) */
+    bool        answer_only;        /* --answer-only: text modes print a thinking model's answer alone */
+    const char *chat_date;          /* --chat-date "26 Jul 2024" (llama3's header); NULL: today */
     u32         stats_every;        /* --stats-every N: memory positions on stderr every N prompts (0: off) */
     EngBackend  backend;
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
@@ -54,6 +62,7 @@ typedef struct RunReq {
     const char *text;
     u64         len;
     const char *system;
+    ChatThink   think;
     i64         max_tokens;
     SampParams  sp;
     const char *stops[EDGE_RUN_MAX_STOPS];
@@ -97,7 +106,9 @@ typedef struct Run {
     ChatTurn   turns[EDGE_RUN_MAX_TURNS];
     u32        n_turns;
     u32        n_failed, n_answered;
-    bool       numeric, pipe_closed;
+    int        worst;                   /* the most serious fault met: EXIT_DEVICE (ends the run), EXIT_NUMERIC, 0 */
+    bool       pipe_closed;
+    char       date[CHAT_DATE_MAX];     /* llama3's "Today Date": --chat-date or today at start */
     RunReader  rd;
 } Run;
 
@@ -148,6 +159,10 @@ void run_print_help(void) {
         "  --stop TEXT             stop when TEXT is generated; not printed; repeatable (at most %u)\n"
         "  --system TEXT           system message for the chat template\n"
         "  --raw                   no chat template: the prompt text is fed as it is\n"
+        "  --think, --no-think     thinking models (qwen3): reason before answering or not (default: the template's, on)\n"
+        "  --reasoning-budget N    llama.cpp's spelling: -1 = --think, 0 = --no-think\n"
+        "  --answer-only           text modes: print a thinking model's answer without its <think> reasoning\n"
+        "  --chat-date DATE        the date in Llama 3's system header, \"DD Mon YYYY\" (default: today)\n"
         "  --chat                  keep one multi-turn conversation across inputs (default: each prompt starts empty)\n"
         "  --truncate              keep the end of a prompt that does not fit (default: report it and go on)\n"
         "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
@@ -159,8 +174,9 @@ void run_print_help(void) {
         "  -v, --verbose           per-prompt timings and resident memory on stderr\n"
         "  --stats-every N         every N prompts: host and device arena positions and resident memory on stderr\n"
         "  -h, --help              this text\n"
-        "  JSON lines (--input jsonl): {\"prompt\":..., \"system\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\",\n"
-        "  \"min_p\", \"seed\", \"stop\" (string or array), \"id\"} -> {\"id\", \"text\", \"tokens\", \"stop_reason\", timings}\n",
+        "  JSON lines (--input jsonl): {\"prompt\":..., \"system\", \"think\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\",\n"
+        "  \"min_p\", \"seed\", \"stop\" (string or array), \"id\"} -> {\"id\", \"text\", \"reasoning\" (thinking models),\n"
+        "  \"tokens\", \"stop_reason\", timings}\n",
         RUN_DEFAULT_CTX, EDGE_RUN_MAX_STOPS);
 }
 
@@ -168,7 +184,8 @@ void run_print_exit_codes(void) {
     out("exit codes:\n"
         "  0 success (all prompts answered; also when stdout was closed early)   1 usage error\n"
         "  2 model file error   3 device error   4 numeric fault (NaN/Inf in logits)\n"
-        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n");
+        "  5 some prompts failed (the others were answered)   130 interrupted (SIGINT)\n"
+        "  with several prompts the most serious wins: 3, then 4, then 5\n");
 }
 
 static int run_usage(const char *fmt, const char *a, const char *b) {
@@ -235,6 +252,9 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
         if (!strcmp(a, "--raw")) { o->raw = true; continue; }
         if (!strcmp(a, "--chat")) { o->chat = true; continue; }
+        if (!strcmp(a, "--think")) { o->think = CHAT_THINK_ON; continue; }
+        if (!strcmp(a, "--no-think")) { o->think = CHAT_THINK_OFF; continue; }
+        if (!strcmp(a, "--answer-only")) { o->answer_only = true; continue; }
         if (!strcmp(a, "--truncate")) { o->truncate = true; continue; }
         if (!strcmp(a, "--allow-unlisted")) { o->allow_unlisted = true; continue; }
         if (!strcmp(a, "--no-special")) { o->no_special = true; continue; }
@@ -242,7 +262,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = true; continue; }
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-            "--stop", "--system", "--backend", "--act", "--device", "--stats-every" };
+            "--stop", "--system", "--backend", "--act", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
         bool known = false;
         for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
         if (!known) return run_usage("unknown option '%s'%s", a, "");
@@ -252,6 +272,13 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
         else if (!strcmp(a, "--system")) o->system = v;
+        else if (!strcmp(a, "--reasoning-budget")) {
+            if (strcmp(v, "-1") && strcmp(v, "0")) return run_usage("--reasoning-budget '%s': want -1 (think) or 0 (no thinking)%s", v, "");
+            o->think = !strcmp(v, "0") ? CHAT_THINK_OFF : CHAT_THINK_ON;
+        } else if (!strcmp(a, "--chat-date")) {
+            if (!chat_date_valid(v)) return run_usage("--chat-date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"%s", v, "");
+            o->chat_date = v;
+        }
         else if (!strcmp(a, "--input")) {
             o->input_set = true;
             if (!strcmp(v, "line")) o->input = RUN_IN_LINE;
@@ -361,6 +388,10 @@ static int run_open(Run *r) {
     }
     r->g_up = true;
     if (tty) errf("\r\033[K");
+    if (o->chat_date) fmt_buf(r->date, sizeof r->date, "%s", o->chat_date);
+    else chat_today(r->date, sizeof r->date);
+    if (o->think && !o->raw && !chat_family_thinks(c->chat) && !o->quiet)
+        errf("edge: warning: --think/--no-think: '%s' (chat family %s) has no thinking switch\n", c->name, chat_family_name(c->chat));
     if (!o->quiet)
         errf("edge: %s (%s), %s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
              o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (eng_info(&r->g).act == DT_F16 ? "f16" : "f32") : "",
@@ -445,12 +476,14 @@ static u32 run_clean_utf8(Run *r, const char *s, u64 n, u64 *out_n) {
 }
 
 /* ---- prompt -> tokens -------------------------------------------------------------------- */
+static ChatFamily run_family(const Run *r) { return r->o.raw ? CHAT_NONE : r->m.cfg.chat; }
+
 static bool run_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 /* Tokenizes r->rend. With --no-special and a template, the user texts are tokenized apart from
    the template (never as control tokens): the template is rendered with a 0x01 placeholder for
    each user text, the pieces between placeholders with special tokens, the texts without. */
-static bool run_tokenize(Run *r, ChatFamily fam, ChatTurn *turns, u32 nt, u64 n_rend, u32 *n_out, char *err, u32 errcap) {
+static bool run_tokenize(Run *r, ChatFamily fam, const ChatOpts *co, ChatTurn *turns, u32 nt, u64 n_rend, u32 *n_out, char *err, u32 errcap) {
     u64 n = 0;
     if (!r->o.no_special || fam == CHAT_NONE) {
         n = tok_encode(r->tok, r->rend, n_rend, true, !r->o.no_special, r->toks, r->toks_cap);
@@ -460,7 +493,7 @@ static bool run_tokenize(Run *r, ChatFamily fam, ChatTurn *turns, u32 nt, u64 n_
             if (strchr(turns[i].text, 1)) { fmt_buf(err, (int)errcap, "byte 0x01 in a prompt is not allowed with --no-special"); return false; }
             if (!strcmp(turns[i].role, "user")) { user[nu++] = turns[i].text; turns[i].text = "\x01"; }
         }
-        n_rend = chat_render_turns(fam, r->tok, turns, nt, true, r->rend, r->rend_cap);
+        n_rend = chat_render_turns(fam, turns, nt, co, r->rend, r->rend_cap);
         for (u32 i = 0, k = 0; i < nt; i++) if (!strcmp(turns[i].role, "user")) turns[i].text = user[k++];
         if (n_rend >= r->rend_cap) { fmt_buf(err, (int)errcap, "templated prompt over %llu bytes", (unsigned long long)r->rend_cap); return false; }
         const char *s = r->rend, *end = r->rend + n_rend;
@@ -490,7 +523,8 @@ static bool run_prepare(Run *r, const RunReq *q, u32 index, RunResult *res, u32 
     u64 n_clean;
     u32 bad = run_clean_utf8(r, q->text, q->len, &n_clean);
     if (bad) errf("edge: prompt %u: %u invalid UTF-8 byte%s replaced with U+FFFD\n", index, bad, bad == 1 ? "" : "s");
-    ChatFamily fam = r->o.raw ? CHAT_NONE : r->m.cfg.chat;
+    ChatFamily fam = run_family(r);
+    ChatOpts co = { .add_generation_prompt = true, .think = q->think, .date = r->date };
     ChatTurn turns[EDGE_RUN_MAX_TURNS + 1];
     u32 nt = 0;
     if (q->system) turns[nt++] = (ChatTurn){ "system", q->system };
@@ -508,14 +542,14 @@ static bool run_prepare(Run *r, const RunReq *q, u32 index, RunResult *res, u32 
     } else {
         turns[nt++] = (ChatTurn){ "user", r->clean };
     }
-    u64 n_rend = chat_render_turns(fam, r->tok, turns, nt, true, r->rend, r->rend_cap);
+    u64 n_rend = chat_render_turns(fam, turns, nt, &co, r->rend, r->rend_cap);
     if (n_rend >= r->rend_cap) {
         fmt_buf(res->err, sizeof res->err, "templated prompt of %llu bytes exceeds the buffer of %llu", (unsigned long long)n_rend,
                 (unsigned long long)r->rend_cap);
         return false;
     }
     u32 n;
-    if (!run_tokenize(r, fam, turns, nt, n_rend, &n, res->err, sizeof res->err)) return false;
+    if (!run_tokenize(r, fam, &co, turns, nt, n_rend, &n, res->err, sizeof res->err)) return false;
     res->n_prompt = n;
     if (n == 0) { fmt_buf(res->err, sizeof res->err, "the prompt has no tokens"); return false; }
     if (n >= r->n_ctx) {
@@ -545,6 +579,20 @@ static bool run_finite(const f32 *x, u32 n) {
     return true;
 }
 
+/* Writes the completion up to r->text[upto] (r->printed: what was written or passed over). With
+   --answer-only and a thinking family, only the answer part: chat_split on the text so far (its
+   answer only grows); at the end (final) an output that could still have become "<think>" is answer. */
+static void run_stream(Run *r, u64 upto, bool final) {
+    u64 from = r->printed, to = upto;
+    if (r->o.answer_only && chat_family_thinks(run_family(r))) {
+        ChatSplit s = chat_split(r->text, upto);
+        if (s.undecided && !final) return;
+        if (!s.undecided) { from = MAX(from, s.answer_at); to = s.answer_at + s.answer_n; }   /* to == upto */
+    }
+    if (to > from) run_write(r, r->text + from, to - from);
+    r->printed = upto;
+}
+
 /* Appends generated bytes, cuts at the earliest stop string, streams what can no longer be
    part of a stop string. Returns true when a stop string was found. */
 static bool run_emit(Run *r, const RunReq *q, const char *s, u64 n, bool stream) {
@@ -563,16 +611,17 @@ static bool run_emit(Run *r, const RunReq *q, const char *s, u64 n, bool stream)
         if (p && (u64)(p - r->text) < cut) { cut = (u64)(p - r->text); hit = true; }
     }
     if (hit) { r->text_n = cut; hold = 0; }
-    if (stream && r->text_n > r->printed + hold) {
-        u64 upto = r->text_n - hold;
-        run_write(r, r->text + r->printed, upto - r->printed);
-        r->printed = upto;
-    }
+    if (stream && r->text_n > r->printed + hold) run_stream(r, r->text_n - hold, false);
     return hit;
 }
 
-/* The fatal codes: EXIT_DEVICE, EXIT_NUMERIC (set in *fatal); a prompt's own failure is res->stop = error. */
-static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool stream, int *fatal) {
+/* A fault's class (Err.code), kept when it is the most serious met: device 3, then numeric 4. */
+static void run_fault(Run *r, int code) {
+    if (code == EXIT_DEVICE || (code == EXIT_NUMERIC && r->worst != EXIT_DEVICE)) r->worst = code;
+}
+
+/* A failure ends the prompt with res->stop = error and, for a device or numeric fault, run_fault. */
+static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool stream) {
     Engine *g = &r->g;
     u32 nv = r->m.cfg.n_vocab;
     Err e = {0};
@@ -583,7 +632,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     f64 t0 = run_now_ms();
     if (!eng_feed(g, r->toks + reuse, n - reuse, 0, &e)) {
         res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "%s", e.msg);
-        if (e.code == EXIT_DEVICE) *fatal = EXIT_DEVICE;
+        run_fault(r, e.code);
         eng_reset(g); r->n_kv = 0;
         return;
     }
@@ -592,13 +641,13 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     res->prefill_ms = run_now_ms() - t0;
     if (!run_finite(eng_last_logits(g), nv)) {
         res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "NaN or Inf in the logits after the prompt");
-        *fatal = EXIT_NUMERIC; return;
+        run_fault(r, EXIT_NUMERIC); return;
     }
     samp_reset(&r->samp, &q->sp);
     for (u32 i = n > r->samp.max_hist ? n - r->samp.max_hist : 0; i < n; i++) samp_accept(&r->samp, r->toks[i]);
     bool gpu_greedy = r->o.backend == ENG_GPU && samp_is_greedy(&q->sp);
     i32 next = samp_pick(&r->samp, eng_last_logits(g));
-    i32 eot = chat_eot_id(r->o.raw ? CHAT_NONE : r->m.cfg.chat, r->tok);
+    ChatFamily fam = run_family(r);
     TokDecoder d;
     tok_decoder_init(&d);
     d.at_start = false;                 /* a continuation keeps the first piece's leading space */
@@ -609,7 +658,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
        step queued after the last token wanted (an end of text, a stop string) is dropped */
     for (i64 step = 0; step < q->max_tokens; step++) {
         i32 tok = next;
-        if (tok_is_eog(r->tok, tok) || tok == eot) { res->stop = RUN_STOP_EOS; break; }
+        if (chat_is_stop(fam, r->tok, tok)) { res->stop = RUN_STOP_EOS; break; }
         u32 k = tok_decode(r->tok, &d, tok, piece, sizeof piece);
         res->n_gen++;
         samp_accept(&r->samp, tok);
@@ -623,20 +672,20 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
             ok = eng_decode(g, tok, step + 2 < q->max_tokens, &next, &e);
             if (ok && (next < 0 || (u32)next >= nv)) {
                 fmt_buf(res->err, sizeof res->err, "GPU argmax returned id %d (vocabulary of %u): NaN in the logits?", next, nv);
-                res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
+                res->stop = RUN_STOP_ERROR; run_fault(r, EXIT_NUMERIC); break;
             }
         } else {
             ok = eng_feed(g, &tok, 1, 0, &e);
             if (ok && !run_finite(eng_last_logits(g), nv)) {
                 fmt_buf(res->err, sizeof res->err, "NaN or Inf in the logits at generated token %lld", (long long)step + 1);
-                res->stop = RUN_STOP_ERROR; *fatal = EXIT_NUMERIC; break;
+                res->stop = RUN_STOP_ERROR; run_fault(r, EXIT_NUMERIC); break;
             }
             if (ok) next = samp_pick(&r->samp, eng_last_logits(g));
         }
         if (!ok) {
             fmt_buf(res->err, sizeof res->err, "%s", e.msg);
             res->stop = RUN_STOP_ERROR;
-            if (e.code == EXIT_DEVICE) *fatal = EXIT_DEVICE;
+            run_fault(r, e.code);
             break;
         }
         r->kv[r->n_kv++] = tok;
@@ -646,7 +695,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         u32 k = tok_decode_flush(r->tok, &d, piece, sizeof piece);
         if (run_emit(r, q, piece, k, stream)) res->stop = RUN_STOP_STRING;
     }
-    if (stream && r->printed < r->text_n) { run_write(r, r->text + r->printed, r->text_n - r->printed); r->printed = r->text_n; }
+    if (stream && r->printed < r->text_n) run_stream(r, r->text_n, true);
     res->decode_ms = run_now_ms() - t1;
     if (r->o.chat && res->stop != RUN_STOP_ERROR) {      /* the reply becomes the assistant turn */
         if (r->n_turns < EDGE_RUN_MAX_TURNS && r->conv_n + r->text_n + 1 <= r->conv_cap) {
@@ -662,6 +711,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
 static void run_req_defaults(Run *r, RunReq *q) {
     memset(q, 0, sizeof *q);
     q->system = r->o.system;
+    q->think = r->o.think;
     q->max_tokens = r->o.n_predict;
     q->sp = r->o.sp;
     q->n_stops = r->o.n_stops;
@@ -707,7 +757,7 @@ static void run_stats(Run *r, u32 prompts) {
 }
 
 /* Answers one request; stream: text modes (write as generated, then the separator). */
-static void run_answer(Run *r, const RunReq *q, u32 index, RunResult *res, bool stream, int *fatal) {
+static void run_answer(Run *r, const RunReq *q, u32 index, RunResult *res, bool stream) {
     memset(res, 0, sizeof *res);
     u32 n;
     if (!run_prepare(r, q, index, res, &n)) {
@@ -718,7 +768,7 @@ static void run_answer(Run *r, const RunReq *q, u32 index, RunResult *res, bool 
         r->text_n = 0;
     } else {
         run_live = r; run_live_index = index; run_live_stream = stream;
-        run_generate(r, q, n, res, stream, fatal);
+        run_generate(r, q, n, res, stream);
         run_live = 0;
     }
     if (res->stop == RUN_STOP_ERROR) r->n_failed++; else r->n_answered++;
@@ -760,11 +810,11 @@ static bool run_json_real(const JsonVal *v, f64 lo, f64 hi, f32 *out) {
 static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u32 cap) {
     run_req_defaults(r, q);
     if (o->type != JSON_OBJ) { fmt_buf(msg, (int)cap, "a request must be a JSON object"); return false; }
-    static const char *const keys[] = { "prompt", "system", "max_tokens", "temperature", "top_k", "top_p", "min_p", "seed", "stop", "id" };
+    static const char *const keys[] = { "prompt", "system", "think", "max_tokens", "temperature", "top_k", "top_p", "min_p", "seed", "stop", "id" };
     for (const JsonVal *c = o->child; c; c = c->next) {
         bool known = false;
         for (u32 i = 0; i < ARRAY_COUNT(keys); i++) known |= strlen(keys[i]) == c->key_len && !memcmp(keys[i], c->key, c->key_len);
-        if (!known) { fmt_buf(msg, (int)cap, "unknown key \"%.64s\" (known: prompt system max_tokens temperature top_k top_p min_p seed stop id)", c->key); return false; }
+        if (!known) { fmt_buf(msg, (int)cap, "unknown key \"%.64s\" (known: prompt system think max_tokens temperature top_k top_p min_p seed stop id)", c->key); return false; }
     }
     const JsonVal *v = json_get(o, "prompt");
     if (!v || v->type != JSON_STR) { fmt_buf(msg, (int)cap, "\"prompt\" (a string) is required"); return false; }
@@ -772,6 +822,10 @@ static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u3
     if ((v = json_get(o, "system")) && v->type != JSON_NULL) {
         if (v->type != JSON_STR || memchr(v->str, 0, v->len)) { fmt_buf(msg, (int)cap, "\"system\" must be a string without NUL"); return false; }
         q->system = v->str;
+    }
+    if ((v = json_get(o, "think")) && v->type != JSON_NULL) {
+        if (v->type != JSON_TRUE && v->type != JSON_FALSE) { fmt_buf(msg, (int)cap, "\"think\" must be true, false or null"); return false; }
+        q->think = v->type == JSON_TRUE ? CHAT_THINK_ON : CHAT_THINK_OFF;
     }
     u64 u;
     if ((v = json_get(o, "max_tokens"))) {
@@ -803,7 +857,7 @@ static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u3
     return true;
 }
 
-static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index, int *fatal) {
+static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index) {
     Temp t = temp_begin(&r->scratch);
     JsonDoc doc;
     char msg[256];
@@ -817,13 +871,19 @@ static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index, int *fatal) {
     if (!run_req_from_json(r, doc.root, &q, msg, sizeof msg)) { run_json_error(r, id, line, msg); r->n_failed++; temp_end(t); return; }
     if (doc.n_replaced) errf("edge: line %llu: %u invalid UTF-8 byte%s replaced with U+FFFD\n", (unsigned long long)line, doc.n_replaced, doc.n_replaced == 1 ? "" : "s");
     RunResult res;
-    run_answer(r, &q, index, &res, false, fatal);
+    run_answer(r, &q, index, &res, false);
     if (res.stop == RUN_STOP_ERROR) { run_json_error(r, id, line, res.err); temp_end(t); return; }
     JsonWriter w = json_writer(r->jout, r->jout_cap);
     json_put(&w, "{\"id\":", 6);
     run_json_id(&w, id, line);
     json_put(&w, ",\"text\":", 8);
-    json_write_str(&w, r->text, r->text_n);
+    if (chat_family_thinks(run_family(r))) {         /* the answer, and the reasoning beside it */
+        ChatSplit sp = chat_split(r->text, r->text_n);
+        if (sp.undecided) sp.answer_at = 0, sp.answer_n = r->text_n;
+        json_write_str(&w, r->text + sp.answer_at, sp.answer_n);
+        json_put(&w, ",\"reasoning\":", 13);
+        json_write_str(&w, r->text + sp.reason_at, sp.reason_n);
+    } else json_write_str(&w, r->text, r->text_n);
     json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
                   "\"decode_ms\":%.3f,\"decode_tok_s\":%.1f}\n",
               res.n_gen, run_stop_names[res.stop], res.n_prompt, res.prefill_ms,
@@ -848,7 +908,6 @@ int run_main(int argc, char **argv) {
     sa.sa_handler = run_on_sigint;        /* no SA_RESTART: a blocked read returns EINTR */
     sigaction(SIGINT, &sa, 0);
 
-    int fatal = 0;
     u32 index = 0;
     u64 line = 0;
     RunReq q;
@@ -858,7 +917,7 @@ int run_main(int argc, char **argv) {
     if (mode == RUN_IN_PROMPT) {
         run_req_defaults(r, &q);
         q.text = r->o.prompt; q.len = strlen(r->o.prompt);
-        run_answer(r, &q, ++index, &res, true, &fatal);
+        run_answer(r, &q, ++index, &res, true);
     } else {
         int delim = mode == RUN_IN_NUL ? 0 : mode == RUN_IN_ALL ? -1 : '\n';
         u64 len; bool over;
@@ -866,7 +925,7 @@ int run_main(int argc, char **argv) {
             if (mode == RUN_IN_TTY) errf("> ");
             if (!run_read_record(r, delim, &len, &over)) break;
             line++;
-            if (run_interrupted || fatal || r->pipe_closed) break;
+            if (run_interrupted || r->worst == EXIT_DEVICE || r->pipe_closed) break;
             if ((mode == RUN_IN_LINE || mode == RUN_IN_TTY || mode == RUN_IN_JSONL) && len && r->rec[len - 1] == '\r') r->rec[--len] = 0;
             if (len == 0 && mode != RUN_IN_ALL) continue;   /* empty lines / records are skipped */
             if (len == 0 && mode == RUN_IN_ALL && !over) break;
@@ -880,18 +939,18 @@ int run_main(int argc, char **argv) {
                 continue;
             }
             if (over) errf("edge: prompt %u: longer than %u bytes; kept its end\n", index, EDGE_RUN_MAX_PROMPT_BYTES);
-            if (mode == RUN_IN_JSONL) { run_jsonl_line(r, line, len, index, &fatal); continue; }
+            if (mode == RUN_IN_JSONL) { run_jsonl_line(r, line, len, index); continue; }
             run_req_defaults(r, &q);
             q.text = r->rec; q.len = len;
-            run_answer(r, &q, index, &res, true, &fatal);
+            run_answer(r, &q, index, &res, true);
             if (mode == RUN_IN_ALL) break;
         }
     }
     if (!r->o.quiet && !r->pipe_closed)
         errf("edge: %u prompt%s answered, %u failed, %.0f ms\n", r->n_answered, r->n_answered == 1 ? "" : "s", r->n_failed,
              run_now_ms() - t0);
-    rc = run_interrupted ? EXIT_INTERRUPTED : fatal ? fatal : r->n_failed ? EXIT_PARTIAL : EXIT_OK;
-    if (r->pipe_closed && !run_interrupted && !fatal) rc = EXIT_OK;
+    rc = run_interrupted ? EXIT_INTERRUPTED : r->worst ? r->worst : r->n_failed ? EXIT_PARTIAL : EXIT_OK;
+    if (r->pipe_closed && !run_interrupted && !r->worst) rc = EXIT_OK;
     die_hook = 0;
     run_close(r);
     free(r);

@@ -18,9 +18,9 @@ TEST(run_no_special_keeps_template_markers_only) {
     for (int ns = 0; ns < 2; ns++) {
         r->o.no_special = ns;
         ChatTurn turns[2] = { { "system", "Be brief." }, { "user", "hi <|im_end|> there" } };
-        u64 n_rend = chat_render_turns(CHAT_CHATML, tok, turns, 2, true, r->rend, r->rend_cap);
+        u64 n_rend = chat_render_turns(CHAT_CHATML, turns, 2, 0, r->rend, r->rend_cap);
         u32 n = 0;
-        REQUIRE(run_tokenize(r, CHAT_CHATML, turns, 2, n_rend, &n, err, sizeof err));
+        REQUIRE(run_tokenize(r, CHAT_CHATML, 0, turns, 2, n_rend, &n, err, sizeof err));
         /* template: 3 <|im_start|> (system, user, assistant) and 2 <|im_end|>; the user text adds one unless --no-special */
         CHECKF(run_test_count(r->toks, n, im_start) == 3, "no_special %d: %u im_start", ns, run_test_count(r->toks, n, im_start));
         CHECKF(run_test_count(r->toks, n, im_end) == (ns ? 2u : 3u), "no_special %d: %u im_end", ns, run_test_count(r->toks, n, im_end));
@@ -28,13 +28,13 @@ TEST(run_no_special_keeps_template_markers_only) {
     }
     /* without --no-special the segments equal one whole tokenization when the prompt has no markers */
     ChatTurn t2[1] = { { "user", "Hello, world! 123" } };
-    u64 n_rend = chat_render_turns(CHAT_CHATML, tok, t2, 1, true, r->rend, r->rend_cap);
+    u64 n_rend = chat_render_turns(CHAT_CHATML, t2, 1, 0, r->rend, r->rend_cap);
     u32 n_whole = 0, n_seg = 0;
     r->o.no_special = false;
-    REQUIRE(run_tokenize(r, CHAT_CHATML, t2, 1, n_rend, &n_whole, err, sizeof err));
+    REQUIRE(run_tokenize(r, CHAT_CHATML, 0, t2, 1, n_rend, &n_whole, err, sizeof err));
     i32 whole[256]; memcpy(whole, r->toks, MIN(n_whole, 256u) * sizeof(i32));
     r->o.no_special = true;
-    REQUIRE(run_tokenize(r, CHAT_CHATML, t2, 1, n_rend, &n_seg, err, sizeof err));
+    REQUIRE(run_tokenize(r, CHAT_CHATML, 0, t2, 1, n_rend, &n_seg, err, sizeof err));
     CHECK(n_whole == n_seg && n_whole <= 256 && !memcmp(whole, r->toks, n_whole * sizeof(i32)));
     free(r->rend); free(r->toks); free(r);
 }

@@ -10,6 +10,7 @@
 #include "options_test.c"
 #include "gguf_test.c"
 #include "tokenizer_test.c"
+#include "chat_test.c"
 #include "vk_test.c"
 #include "matmul_test.c"
 #include "attn_test.c"

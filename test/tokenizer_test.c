@@ -257,51 +257,7 @@ TEST(tok_decoder_streams_utf8) {
     CHECK(tok_decode(q, &d, 151645, o, 64) == 0);
 }
 
-/* ---- chat templates ------------------------------------------------------------------ */
-static void chat_check(ChatFamily f, const char *system, const char *user, const char *want) {
-    char buf[1024];
-    u64 n = chat_render(f, 0, system, user, buf, sizeof buf);
-    CHECKF(n == strlen(want) && !strcmp(buf, want), "%s: rendered '%s'", chat_family_name(f), buf);
-}
-
-TEST(chat_templates_render) {
-    chat_check(CHAT_GEMMA, 0, "Hi", "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
-    chat_check(CHAT_GEMMA, "Be brief.", "Hi", "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
-    chat_check(CHAT_CHATML, 0, "Hi",
-               "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
-               "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-    chat_check(CHAT_CHATML, "Be brief.", "Hi",
-               "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-    chat_check(CHAT_LLAMA3, 0, "Hi",
-               "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-    chat_check(CHAT_LLAMA3, "Be brief.", "Hi",
-               "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-               "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-    chat_check(CHAT_NONE, 0, "Once upon a time", "Once upon a time");
-
-    ChatTurn turns[] = { { "system", "Be brief." }, { "user", "Hi" }, { "assistant", "Hello!" }, { "user", "Bye" } };
-    char buf[1024];
-    chat_render_turns(CHAT_GEMMA, 0, turns, 4, true, buf, sizeof buf);
-    CHECKF(!strcmp(buf, "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n"
-                        "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n"), "%s", buf);
-    chat_render_turns(CHAT_CHATML, 0, turns + 1, 3, true, buf, sizeof buf);
-    CHECKF(!strcmp(buf, "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
-                        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
-                        "<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n"), "%s", buf);
-    chat_render_turns(CHAT_LLAMA3, 0, turns, 4, true, buf, sizeof buf);
-    CHECKF(!strcmp(buf, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-                        "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-                        "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
-                        "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
-                        "<|start_header_id|>assistant<|end_header_id|>\n\n"), "%s", buf);
-    /* too small a buffer: the full length comes back, nothing past cap is written */
-    char small[8]; memset(small, 'x', sizeof small);
-    u64 n = chat_render(CHAT_GEMMA, 0, 0, "Hi", small, 4);
-    CHECK(n == strlen("<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n") && small[4] == 'x');
-    ChatFamily f;
-    CHECK(chat_family_from_name("chatml", &f) && f == CHAT_CHATML && !chat_family_from_name("jinja", &f));
-}
-
+/* ---- chat templates (their renderings: test/chat_test.c) ------------------------------ */
 /* Rendered prompts tokenize to the family's control tokens (by text), not to pieces of '<'. */
 TEST(chat_templates_tokenize_to_control_tokens) {
     Tokenizer *q = tok_test_vocab(0), *g = tok_test_vocab(2);
