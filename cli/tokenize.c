@@ -2,7 +2,8 @@
    models/chat.h:
      edge tokenize   -m MODEL.gguf [--no-special] [--no-bos] [--pieces] < text   ids (and pieces)
      edge detokenize -m MODEL.gguf [--special] < ids                             text
-     edge template   -m MODEL.gguf [--system TEXT] [--family F] < message        the rendered prompt
+     edge template   (-m MODEL.gguf | --config NAME | --family F) [--system TEXT] [--messages]
+                     [--no-generation-prompt] [--think|--no-think] [--date D] < message   the rendered prompt
    Helpers: cli_read_stdin(&len) (all of stdin, malloc'd, NUL-terminated), cli_open_tokenizer
    (-m MODEL's GGUF and tokenizer, or an error printed and its exit code). */
 
@@ -124,38 +125,98 @@ static int cmd_detokenize(int argc, char **argv) {
     return EXIT_OK;
 }
 
-static int cmd_template(int argc, char **argv) {
-    const char *model = 0, *system = 0, *family = 0;
-    const char *usage = "usage: edge template -m MODEL.gguf [--system TEXT] [--family gemma|chatml|llama3|none] < user-message\n";
+/* edge template: the family from --family, --config NAME's row or -m MODEL's vocabulary; stdin is
+   one user message, or with --messages a JSON array of {"role", "content"}. */
+typedef struct TemplateArgs {
+    const char *model, *config, *system, *family;
+    bool        messages;
+    ChatOpts    o;
+} TemplateArgs;
+
+static const char *const template_usage =
+    "usage: edge template (-m MODEL.gguf | --config NAME | --family gemma|chatml|qwen3|llama3|none) [--system TEXT]\n"
+    "                     [--messages] [--no-generation-prompt] [--think|--no-think] [--date \"DD Mon YYYY\"] < input\n"
+    "  stdin: one user message (its final newline dropped), or with --messages a JSON array of\n"
+    "  {\"role\": \"system\"|\"user\"|\"assistant\", \"content\": TEXT}; --date: Llama 3's header date (default today)\n";
+
+static int template_args(int argc, char **argv, TemplateArgs *t) {
+    memset(t, 0, sizeof *t);
+    t->o = chat_opts_default();
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[++i];
-        else if (!strcmp(argv[i], "--family") && i + 1 < argc) family = argv[++i];
-        else { errf("edge template: unknown option '%s'\n%s", argv[i], usage); return EXIT_USAGE; }
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { out("%s", template_usage); return EXIT_OK; }
+        if (!strcmp(a, "--messages")) t->messages = true;
+        else if (!strcmp(a, "--no-generation-prompt")) t->o.add_generation_prompt = false;
+        else if (!strcmp(a, "--think")) t->o.think = CHAT_THINK_ON;
+        else if (!strcmp(a, "--no-think")) t->o.think = CHAT_THINK_OFF;
+        else if (!v) { errf("edge template: unknown option '%s' or no value\n%s", a, template_usage); return EXIT_USAGE; }
+        else if (!strcmp(a, "-m")) t->model = argv[++i];
+        else if (!strcmp(a, "--config")) t->config = argv[++i];
+        else if (!strcmp(a, "--system")) t->system = argv[++i];
+        else if (!strcmp(a, "--family")) t->family = argv[++i];
+        else if (!strcmp(a, "--date")) t->o.date = argv[++i];
+        else { errf("edge template: unknown option '%s'\n%s", a, template_usage); return EXIT_USAGE; }
     }
-    ChatFamily f = CHAT_NONE;
-    if (family && !chat_family_from_name(family, &f)) { errf("edge template: unknown family '%s'\n%s", family, usage); return EXIT_USAGE; }
-    if (!model) { errf("edge template: -m MODEL.gguf is required\n%s", usage); return EXIT_USAGE; }
-    Arena a; Gguf g; Tokenizer *t;
-    int rc = cli_open_tokenizer(model, &g, &a, &t);
-    if (rc) return rc;
-    if (!family) {
+    if (!!t->model + !!t->config + !!t->family != 1) { errf("edge template: give one of -m, --config and --family\n%s", template_usage); return EXIT_USAGE; }
+    if (t->o.date && !chat_date_valid(t->o.date)) { errf("edge template: --date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"\n", t->o.date); return EXIT_USAGE; }
+    if (t->messages && t->system) { errf("edge template: --system and --messages exclude each other (put a system message in the array)\n"); return EXIT_USAGE; }
+    return -1;
+}
+
+static int template_family(const TemplateArgs *t, ChatFamily *f) {
+    if (t->family && !chat_family_from_name(t->family, f)) { errf("edge template: unknown family '%s'\n%s", t->family, template_usage); return EXIT_USAGE; }
+    if (t->config) {
+        const ModelEntry *m = gen_find_config(t->config);
+        if (!m) { errf("edge template: unknown --config '%s' (see `edge models`)\n", t->config); return EXIT_USAGE; }
+        *f = m->chat;
+    }
+    if (t->model) {
+        Arena a; Gguf g; Tokenizer *tok;
+        int rc = cli_open_tokenizer(t->model, &g, &a, &tok);
+        if (rc) return rc;
         GgufStr as = { "", 0 }; char arch[64] = "";
         if (gguf_get_str(&g, "general.architecture", &as)) fmt_buf(arch, sizeof arch, "%.*s", (int)MIN(as.len, 63), as.ptr);
-        f = chat_family_infer(t, arch);
+        *f = chat_family_infer(tok, arch);
+        gguf_close(&g); arena_free(&a);
     }
-    u64 len; char *user = cli_read_stdin(&len);
-    if (len && user[len - 1] == '\n') user[--len] = 0;     /* the newline of `echo` is not part of the message */
-    u64 n = chat_render(f, t, system, user, 0, 0);
-    char *buf = (char *)malloc(n + 1);
-    chat_render(f, t, system, user, buf, n + 1);
-    fwrite(buf, 1, n, stdout);
-    fflush(stdout);
-    free(buf); free(user); gguf_close(&g); arena_free(&a);
-    return EXIT_OK;
+    return -1;
+}
+
+static int cmd_template(int argc, char **argv) {
+    TemplateArgs t;
+    ChatFamily f = CHAT_NONE;
+    int rc = template_args(argc, argv, &t);
+    if (rc < 0) rc = template_family(&t, &f);
+    if (rc >= 0) return rc;
+    char today[CHAT_DATE_MAX];
+    if (!t.o.date) { chat_today(today, sizeof today); t.o.date = today; }   /* one date for both passes */
+    u64 len; char *in = cli_read_stdin(&len);
+    ChatTurn turns[256]; u32 n = 0;
+    Arena a; arena_init(&a, "template json", 8 * len + (1u << 20));
+    if (t.messages) {
+        JsonDoc doc; char err[256];
+        if (!json_parse(in, len, &a, &doc)) { errf("edge template: stdin: invalid JSON at byte %llu: %s\n", (unsigned long long)doc.err_at + 1, doc.err); rc = EXIT_USAGE; }
+        else if (!chat_turns_from_json(doc.root, turns, ARRAY_COUNT(turns), &n, err, sizeof err)) { errf("edge template: stdin: %s\n", err); rc = EXIT_USAGE; }
+    } else {
+        if (len && in[len - 1] == '\n') in[--len] = 0;     /* the newline of `echo` is not part of the message */
+        if (t.system) turns[n++] = (ChatTurn){ "system", t.system };
+        turns[n++] = (ChatTurn){ "user", in };
+    }
+    if (rc < 0) {
+        u64 k = chat_render_turns(f, turns, n, &t.o, 0, 0);
+        char *buf = (char *)malloc(k + 1);
+        chat_render_turns(f, turns, n, &t.o, buf, k + 1);
+        fwrite(buf, 1, k, stdout);
+        fflush(stdout);
+        free(buf);
+        rc = EXIT_OK;
+    }
+    arena_free(&a); free(in);
+    return rc;
 }
 
 #define TOKENIZE_COMMANDS \
     { "tokenize",   cmd_tokenize,   "text on stdin -> token ids (-m MODEL.gguf [--no-special] [--no-bos] [--pieces])" }, \
     { "detokenize", cmd_detokenize, "token ids on stdin -> text (-m MODEL.gguf [--special])" }, \
-    { "template", cmd_template, "user message on stdin -> rendered chat prompt (-m MODEL.gguf [--system TEXT] [--family F])" },
+    { "template", cmd_template, "user message (or --messages: a JSON conversation) on stdin -> rendered chat prompt "\
+                                "(-m MODEL.gguf | --config NAME | --family F; edge template --help)" },
