@@ -4,7 +4,8 @@
 # --min-p 1 reduce sampling to greedy, --repeat-penalty/--repeat-last-n change a greedy answer (and
 # --repeat-last-n 0 turns it off), --seed (same seed same bytes, reset per prompt; another seed differs),
 # --stop (repeatable, the stop text not printed), --system, --raw, --chat (the second turn sees the first),
-# --no-special, --allow-unlisted, -q, -v (RSS per prompt), --help (lists every flag, with defaults, and the
+# --no-special, --allow-unlisted, -q, -v (RSS per prompt), --think/--no-think/--reasoning-budget/--answer-only/
+# --chat-date on a model without thinking (a warning, the same answer; bad values), --help (lists every flag, with defaults, and the
 # exit codes); on the GPU: determinism across two runs at --temp 0.8, --act f32/f16 and --device 0.
 source "$(dirname "$0")/run_lib.bash"
 R="$E --backend ref"
@@ -56,13 +57,33 @@ IFS='|' read -r c1 c2 < "$tmp/out"
 # --no-special: "<s>" in a prompt is text, not the BOS control token
 $R --temp 0 -n 1 -v -p "<s>" 2>&1 >/dev/null | grep -q "prompt 1: 2 prompt tokens" || fail "<s> without --no-special: not one control token"
 $R --temp 0 -n 1 -v -p "<s>" --no-special 2>&1 >/dev/null | grep -q "prompt 1: 2 prompt tokens" && fail "--no-special still parses <s>"
+# thinking and date flags: a model without the switch (the embedded one) warns and answers the same;
+# --answer-only leaves a non-thinking model's text whole; bad values are usage errors
+for f in "--think" "--no-think" "--reasoning-budget 0" "--reasoning-budget -1"; do
+    [ "$($R --temp 0 -n 24 -p "$P" $f 2>"$tmp/err")" = "$greedy" ] || fail "$f changed the embedded model's answer"
+    grep -q "has no thinking switch" "$tmp/err" || fail "$f: no warning on a model without thinking"
+done
+[ "$($R --temp 0 -n 24 -q -p "$P" --answer-only --chat-date "26 Jul 2024")" = "$greedy" ] || fail "--answer-only / --chat-date changed the answer"
+expect_rc 1 $R -p "$P" --reasoning-budget 100
+grep -q "want -1 (think) or 0" "$tmp/err" || fail "--reasoning-budget 100: $(cat "$tmp/err")"
+expect_rc 1 $R -p "$P" --chat-date 2024-07-26
+grep -q "want DD Mon YYYY" "$tmp/err" || fail "--chat-date 2024-07-26: $(cat "$tmp/err")"
+# jsonl "think": true/false/null per request; anything else is that line's error; no "reasoning" without thinking
+printf '%s\n' '{"prompt":"Zoo","max_tokens":2,"think":false}' '{"prompt":"Zoo","max_tokens":2,"think":"yes"}' > "$tmp/in"
+expect_rc 5 $R --input jsonl < "$tmp/in"
+python3 -c '
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+assert a["tokens"] == 2 and "reasoning" not in a and b["stop_reason"] == "error" and "think" in b["error"], (a, b)' "$tmp/out" ||
+    fail "jsonl think: $(cat "$tmp/out")"
 # -q: nothing on stderr; -v: timings and rss
 $R --temp 0 -n 4 -q -p "$P" 2>"$tmp/err" >/dev/null; [ -s "$tmp/err" ] && fail "-q wrote: $(cat "$tmp/err")"
 $R --temp 0 -n 4 -v -p "$P" 2>&1 >/dev/null | grep -q "tok/s.*rss [0-9]* KiB" || fail "-v"
 # --help: every flag, defaults, exit codes
 $E --help > "$tmp/help" || fail "--help exit"
 for f in -m -p --input --sep -n --max-tokens -c --ctx --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n \
-         --seed --stop --system --raw --chat --truncate --no-special --backend --act --device --allow-unlisted -q -v; do
+         --seed --stop --system --raw --chat --truncate --no-special --backend --act --device --allow-unlisted -q -v \
+         --think --no-think --reasoning-budget --answer-only --chat-date; do
     grep -qe "^  .*$f[ ,]" "$tmp/help" || grep -qe "^  $f\$" "$tmp/help" || fail "--help does not list $f"
 done
 for d in "default 256" "default 0.8" "default 40" "default 0.95" "default 0.05" "default 1.0" "default 64" "default 0" "default gpu" \
