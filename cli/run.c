@@ -240,6 +240,22 @@ static bool run_parse_sep(const char *s, char *o, u32 cap, u32 *n) {
     return true;
 }
 
+/* The options without a value; false when a is not one of them. */
+static bool run_parse_switch(RunOpts *o, const char *a) {
+    if (!strcmp(a, "--raw")) o->raw = true;
+    else if (!strcmp(a, "--chat")) o->chat = true;
+    else if (!strcmp(a, "--think")) o->think = CHAT_THINK_ON;
+    else if (!strcmp(a, "--no-think")) o->think = CHAT_THINK_OFF;
+    else if (!strcmp(a, "--answer-only")) o->answer_only = true;
+    else if (!strcmp(a, "--truncate")) o->truncate = true;
+    else if (!strcmp(a, "--allow-unlisted")) o->allow_unlisted = true;
+    else if (!strcmp(a, "--no-special")) o->no_special = true;
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
+    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
+    else return false;
+    return true;
+}
+
 /* Returns -1 when parsed, else an exit code (0 for --help). */
 static int run_parse_args(RunOpts *o, int argc, char **argv) {
     memset(o, 0, sizeof *o);
@@ -250,16 +266,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
-        if (!strcmp(a, "--raw")) { o->raw = true; continue; }
-        if (!strcmp(a, "--chat")) { o->chat = true; continue; }
-        if (!strcmp(a, "--think")) { o->think = CHAT_THINK_ON; continue; }
-        if (!strcmp(a, "--no-think")) { o->think = CHAT_THINK_OFF; continue; }
-        if (!strcmp(a, "--answer-only")) { o->answer_only = true; continue; }
-        if (!strcmp(a, "--truncate")) { o->truncate = true; continue; }
-        if (!strcmp(a, "--allow-unlisted")) { o->allow_unlisted = true; continue; }
-        if (!strcmp(a, "--no-special")) { o->no_special = true; continue; }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { o->quiet = true; continue; }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = true; continue; }
+        if (run_parse_switch(o, a)) continue;
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
             "--stop", "--system", "--backend", "--act", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };

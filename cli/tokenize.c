@@ -125,7 +125,7 @@ static int cmd_detokenize(int argc, char **argv) {
     return EXIT_OK;
 }
 
-/* edge template: the family from --family, --config NAME's row or -m MODEL's vocabulary; stdin is
+/* edge template: the family from --family, else --config NAME's row or -m MODEL's vocabulary; stdin is
    one user message, or with --messages a JSON array of {"role", "content"}. */
 typedef struct TemplateArgs {
     const char *model, *config, *system, *family;
@@ -134,7 +134,7 @@ typedef struct TemplateArgs {
 } TemplateArgs;
 
 static const char *const template_usage =
-    "usage: edge template (-m MODEL.gguf | --config NAME | --family gemma|chatml|qwen3|llama3|none) [--system TEXT]\n"
+    "usage: edge template (-m MODEL.gguf | --config NAME) [--family gemma|chatml|qwen3|llama3|none] [--system TEXT]\n"
     "                     [--messages] [--no-generation-prompt] [--think|--no-think] [--date \"DD Mon YYYY\"] < input\n"
     "  stdin: one user message (its final newline dropped), or with --messages a JSON array of\n"
     "  {\"role\": \"system\"|\"user\"|\"assistant\", \"content\": TEXT}; --date: Llama 3's header date (default today)\n";
@@ -157,14 +157,20 @@ static int template_args(int argc, char **argv, TemplateArgs *t) {
         else if (!strcmp(a, "--date")) t->o.date = argv[++i];
         else { errf("edge template: unknown option '%s'\n%s", a, template_usage); return EXIT_USAGE; }
     }
-    if (!!t->model + !!t->config + !!t->family != 1) { errf("edge template: give one of -m, --config and --family\n%s", template_usage); return EXIT_USAGE; }
+    if ((!t->model && !t->config && !t->family) || (t->model && t->config)) {
+        errf("edge template: give -m or --config (they exclude each other), or --family\n%s", template_usage); return EXIT_USAGE;
+    }
     if (t->o.date && !chat_date_valid(t->o.date)) { errf("edge template: --date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"\n", t->o.date); return EXIT_USAGE; }
     if (t->messages && t->system) { errf("edge template: --system and --messages exclude each other (put a system message in the array)\n"); return EXIT_USAGE; }
     return -1;
 }
 
+/* --family wins over -m's vocabulary and --config's row */
 static int template_family(const TemplateArgs *t, ChatFamily *f) {
-    if (t->family && !chat_family_from_name(t->family, f)) { errf("edge template: unknown family '%s'\n%s", t->family, template_usage); return EXIT_USAGE; }
+    if (t->family) {
+        if (chat_family_from_name(t->family, f)) return -1;
+        errf("edge template: unknown family '%s'\n%s", t->family, template_usage); return EXIT_USAGE;
+    }
     if (t->config) {
         const ModelEntry *m = gen_find_config(t->config);
         if (!m) { errf("edge template: unknown --config '%s' (see `edge models`)\n", t->config); return EXIT_USAGE; }

@@ -212,3 +212,25 @@ TEST(chat_split_reasoning_from_answer) {
     s = chat_split("<thinx", 6);
     CHECK(!s.undecided && s.closed && s.answer_n == 6);
 }
+
+/* The renderings tokenize to the families' markers as single control tokens in the real Llama 3 and
+   Gemma 3 vocabularies (BOS from the tokenizer, then the template's first marker). */
+TEST(chat_renderings_tokenize_to_markers) {
+    static const struct { int vocab; ChatFamily f; const char *marker; u32 count; } c[] = {
+        { 3, CHAT_LLAMA3, "<|start_header_id|>", 3 }, { 4, CHAT_GEMMA, "<start_of_turn>", 2 },
+    };
+    ChatTurn t[] = { { "system", "Be brief." }, { "user", "Hi" } };
+    ChatOpts o = { .add_generation_prompt = true, .date = "26 Jul 2024" };
+    char buf[1024]; i32 ids[512];
+    for (u32 i = 0; i < ARRAY_COUNT(c); i++) {
+        Tokenizer *tok = tok_test_vocab(c[i].vocab);
+        if (!tok) SKIP_UNLESS_REQUIRED("vocabulary fixture %d not found or not loadable", c[i].vocab);
+        i32 m = tok_find(tok, c[i].marker, strlen(c[i].marker));
+        REQUIRE(m >= 0 && tok_type(tok, m) == TOKT_CONTROL);
+        u64 k = chat_render_turns(c[i].f, t, 2, &o, buf, sizeof buf);
+        u32 n = tok_encode(tok, buf, k, true, true, ids, 512), count = 0;
+        for (u32 j = 0; j < n; j++) count += ids[j] == m;
+        CHECKF(n > 3 && ids[0] == tok_bos(tok) && ids[1] == m && count == c[i].count, "%s: %u tokens, %u markers", chat_family_name(c[i].f), n, count);
+        CHECK(chat_is_stop(c[i].f, tok, chat_eot_id(c[i].f, tok)));
+    }
+}

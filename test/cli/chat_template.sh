@@ -62,7 +62,7 @@ printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\
 # llama3 without --date: today's date, as strftime("%d %b %Y") in the C locale
 echo Hi | "$E" template --family llama3 | grep -q "^Today Date: $(LC_ALL=C date +'%d %b %Y')$" || { echo "FAIL llama3: no date of today"; exit 1; }
 # usage errors: exit 1 with a message naming the problem
-for bad in "--family jinja" "--config no-such-model" "--family llama3 --date 2024-07-26" "--family gemma -m x.gguf" "--family chatml --messages --system S"; do
+for bad in "--family jinja" "--config no-such-model" "--family llama3 --date 2024-07-26" "--config gemma-2-2b-it -m x.gguf" "" "--family chatml --messages --system S"; do
     echo '[]' | "$E" template $bad >/dev/null 2>"$tmp/err"; rc=$?
     [ $rc = 1 ] && [ -s "$tmp/err" ] || { echo "FAIL edge template $bad: rc $rc"; exit 1; }
 done

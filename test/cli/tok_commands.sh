@@ -39,7 +39,8 @@ eq "llama2 detok without BOS" "$(printf 'Hi' | $BIN tokenize -m $L --no-bos | $B
 eq "template gemma" "$(printf 'Hi' | $BIN template -m $G --system 'Be brief.')" "$(printf '<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n')"
 eq "template chatml" "$(printf 'Hi' | $BIN template -m $Q)" \
    "$(printf '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n')"
-eq "template llama3" "$(printf 'Hi' | $BIN template -m $Q --family llama3)" "$(printf '<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n')"
+eq "template llama3" "$(printf 'Hi' | $BIN template -m $Q --family llama3 --date '26 Jul 2024')" \
+   "$(printf '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n')"
 eq "template none" "$(printf 'Once' | $BIN template -m $L)" "Once"
 
 # exit codes: 1 usage, 2 bad file
