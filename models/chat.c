@@ -139,8 +139,9 @@ static void chat_qwen3(ChatBuf *b, const ChatTurn *turns, u32 n, const ChatOpts 
 
 static void chat_llama3(ChatBuf *b, const ChatTurn *turns, u32 n, const ChatOpts *o) {
     char today[CHAT_DATE_MAX];
-    if (!o->date) chat_today(today, sizeof today);
-    chat_put3(b, "<|start_header_id|>system<|end_header_id|>\n\n" CHAT_LLAMA3_CUTOFF "Today Date: ", o->date ? o->date : today, "\n\n");
+    const char *date = o->date;
+    if (!date) { chat_today(today, sizeof today); date = today; }
+    chat_put3(b, "<|start_header_id|>system<|end_header_id|>\n\n" CHAT_LLAMA3_CUTOFF "Today Date: ", date, "\n\n");
     u32 i = 0;
     if (n && chat_is(&turns[0], "system")) chat_put_trimmed(b, turns[i++].text);
     chat_puts(b, "<|eot_id|>");
