@@ -485,7 +485,6 @@ static u32 run_clean_utf8(Run *r, const char *s, u64 n, u64 *out_n) {
 /* ---- prompt -> tokens -------------------------------------------------------------------- */
 static ChatFamily run_family(const Run *r) { return r->o.raw ? CHAT_NONE : r->m.cfg.chat; }
 
-static bool run_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 /* Tokenizes r->rend. With --no-special and a template, the user texts are tokenized apart from
    the template (never as control tokens): the template is rendered with a 0x01 placeholder for
@@ -512,10 +511,7 @@ static bool run_tokenize(Run *r, ChatFamily fam, const ChatOpts *co, ChatTurn *t
             first = false;
             if (!p) break;
             const char *u = user[k]; u64 ul = strlen(u);
-            if (fam == CHAT_GEMMA || fam == CHAT_LLAMA3) {   /* those templates trim the message */
-                while (ul && run_space(*u)) { u++; ul--; }
-                while (ul && run_space(u[ul - 1])) ul--;
-            }
+            chat_message_span(fam, &u, &ul);             /* the part of the text the template writes */
             n += tok_encode(r->tok, u, ul, false, false, r->toks + MIN(n, r->toks_cap), (u32)(r->toks_cap - MIN(n, r->toks_cap)));
             s = p + 1;
         }

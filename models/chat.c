@@ -54,20 +54,48 @@ static void chat_put(ChatBuf *b, const char *s, u64 n) {
 static void chat_puts(ChatBuf *b, const char *s) { chat_put(b, s, strlen(s)); }
 static void chat_put3(ChatBuf *b, const char *x, const char *y, const char *z) { chat_puts(b, x); chat_puts(b, y); chat_puts(b, z); }
 
-/* Python's str.strip() whitespace for ASCII (Jinja's trim) */
-static bool chat_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+/* What a strip removes: newlines (the Qwen3 template's strip('\n')), C's isspace (llama.cpp's
+   string_strip), or Python's str.isspace() (Jinja's trim): Unicode White_Space and U+001C..U+001F. */
+typedef enum ChatWs { CHAT_WS_NEWLINE, CHAT_WS_ASCII, CHAT_WS_PYTHON } ChatWs;
 
-/* the span of s[0..n) without leading (lead) and trailing (trail) bytes in set ("\n" or NULL: chat_space) */
-static void chat_strip(const char **s, u64 *n, const char *set, bool lead, bool trail) {
-    #define CHAT_IN(c) (set ? (c) && strchr(set, (c)) != 0 : chat_space(c))
-    while (lead && *n && CHAT_IN((*s)[0])) { (*s)++; (*n)--; }
-    while (trail && *n && CHAT_IN((*s)[*n - 1])) (*n)--;
-    #undef CHAT_IN
+static bool chat_is_ws(u32 c, ChatWs ws) {
+    if (ws == CHAT_WS_NEWLINE) return c == '\n';
+    if (c == ' ' || (c >= 0x09 && c <= 0x0d)) return true;
+    if (ws == CHAT_WS_ASCII) return false;
+    return (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+           c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/* the code point of the UTF-8 sequence s[0..l) (l 1..3, as the whitespace needs), or -1 */
+static i64 chat_cp(const u8 *s, u32 l) {
+    if (l == 1) return s[0] < 0x80 ? s[0] : -1;
+    if (l == 2) return (s[0] & 0xe0) == 0xc0 && (s[1] & 0xc0) == 0x80 ? ((s[0] & 0x1f) << 6) | (s[1] & 0x3f) : -1;
+    return (s[0] & 0xf0) == 0xe0 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 ? ((s[0] & 0x0f) << 12) | ((s[1] & 0x3f) << 6) | (s[2] & 0x3f) : -1;
+}
+
+/* bytes of the whitespace character at the start (back: the end) of s[0..n), 0 if none */
+static u32 chat_ws_len(const char *s, u64 n, ChatWs ws, bool back) {
+    for (u32 l = 1; l <= 3 && l <= n; l++) {
+        i64 c = chat_cp((const u8 *)(back ? s + n - l : s), l);
+        if (c >= 0) return chat_is_ws((u32)c, ws) ? l : 0;
+    }
+    return 0;
+}
+
+/* the span of s[0..n) without leading (lead) and trailing (trail) whitespace of kind ws */
+static void chat_strip(const char **s, u64 *n, ChatWs ws, bool lead, bool trail) {
+    for (u32 l; lead && (l = chat_ws_len(*s, *n, ws, false)); ) { *s += l; *n -= l; }
+    for (u32 l; trail && (l = chat_ws_len(*s, *n, ws, true)); ) *n -= l;
 }
 static void chat_put_trimmed(ChatBuf *b, const char *s) {
     u64 n = strlen(s);
-    chat_strip(&s, &n, 0, true, true);
+    chat_strip(&s, &n, CHAT_WS_PYTHON, true, true);
     chat_put(b, s, n);
+}
+
+/* gemma and llama3 write a message trimmed (Jinja's trim), the others as it is */
+void chat_message_span(ChatFamily f, const char **s, u64 *n) {
+    if (f == CHAT_GEMMA || f == CHAT_LLAMA3) chat_strip(s, n, CHAT_WS_PYTHON, true, true);
 }
 
 static bool chat_is(const ChatTurn *t, const char *role) { return !strcmp(t->role, role); }
@@ -109,16 +137,16 @@ static void chat_qwen3_assistant(ChatBuf *b, const char *text, bool keep, bool l
     u64 rn = 0, an = strlen(text);
     if (first) {
         rn = (u64)(first - text);
-        chat_strip(&rs, &rn, "\n", false, true);
+        chat_strip(&rs, &rn, CHAT_WS_NEWLINE, false, true);
         for (const char *p = strstr(rs, "<think>"); p && p + 7 <= rs + rn; p = strstr(rs, "<think>")) { rn -= (u64)(p + 7 - rs); rs = p + 7; }
-        chat_strip(&rs, &rn, "\n", true, true);
+        chat_strip(&rs, &rn, CHAT_WS_NEWLINE, true, true);
         ans = chat_last(text, "</think>") + 8; an = strlen(ans);
-        chat_strip(&ans, &an, "\n", true, false);
+        chat_strip(&ans, &an, CHAT_WS_NEWLINE, true, false);
     }
     chat_puts(b, "<|im_start|>assistant\n");
     if (keep && (last || rn)) {
         chat_puts(b, "<think>\n"); chat_put(b, rs, rn); chat_puts(b, "\n</think>\n\n");
-        chat_strip(&ans, &an, "\n", true, false);
+        chat_strip(&ans, &an, CHAT_WS_NEWLINE, true, false);
     }
     chat_put(b, ans, an);
     chat_puts(b, "<|im_end|>\n");
@@ -126,7 +154,12 @@ static void chat_qwen3_assistant(ChatBuf *b, const char *text, bool keep, bool l
 
 static void chat_qwen3(ChatBuf *b, const ChatTurn *turns, u32 n, const ChatOpts *o) {
     u32 last_query = n ? n - 1 : 0;
-    for (u32 i = n; i-- > 0;) if (chat_is(&turns[i], "user")) { last_query = i; break; }
+    for (u32 i = n; i-- > 0;) {                 /* the last user message that is not a tool's response */
+        const char *t = turns[i].text;
+        u64 l = strlen(t);
+        bool tool = !strncmp(t, "<tool_response>", 15) && l >= 31 && !strcmp(t + l - 16, "</tool_response>");
+        if (chat_is(&turns[i], "user") && !tool) { last_query = i; break; }
+    }
     for (u32 i = 0; i < n; i++) {
         if (chat_is(&turns[i], "assistant")) chat_qwen3_assistant(b, turns[i].text, i > last_query, i + 1 == n);
         else chat_put3(b, "<|im_start|>", turns[i].role, "\n"), chat_put3(b, turns[i].text, "<|im_end|>\n", "");
@@ -277,12 +310,12 @@ ChatSplit chat_split(const char *text, u64 n) {
     if (memcmp(text, open, 7)) { s.closed = true; s.answer_n = n; return s; }
     const char *r = text + 7, *end = memmem(r, n - 7, close, 8);
     u64 rn = end ? (u64)(end - r) : n - 7;
-    chat_strip(&r, &rn, 0, true, true);
+    chat_strip(&r, &rn, CHAT_WS_ASCII, true, true);
     s.reason_at = (u64)(r - text); s.reason_n = rn;
     if (!end) { s.answer_at = n; return s; }
     const char *a = end + 8;
     u64 an = n - (u64)(a - text);
-    chat_strip(&a, &an, 0, true, false);
+    chat_strip(&a, &an, CHAT_WS_ASCII, true, false);
     s.closed = true; s.answer_at = (u64)(a - text); s.answer_n = an;
     return s;
 }

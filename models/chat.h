@@ -17,6 +17,7 @@
      chat_stop_texts(f)                                 its generation config's end tokens, 0-terminated
      chat_is_stop(f, tok, id)                           id is one of them (or the vocabulary's EOG)
      chat_split(text, n)                                -> ChatSplit: reasoning and answer of the output
+     chat_message_span(f, &s, &n)                       the part of a user text the family's template writes (trimmed or whole)
    The rendered text holds the control tokens as text; tokenize it with parse_special. */
 #ifndef EDGE_CHAT_H
 #define EDGE_CHAT_H
@@ -62,5 +63,6 @@ i32         chat_eot_id(ChatFamily f, const Tokenizer *tok);
 const char *const *chat_stop_texts(ChatFamily f);
 bool        chat_is_stop(ChatFamily f, const Tokenizer *tok, i32 id);
 ChatSplit   chat_split(const char *text, u64 n);
+void        chat_message_span(ChatFamily f, const char **s, u64 *n);
 
 #endif

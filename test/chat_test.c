@@ -158,6 +158,11 @@ TEST(chat_qwen3_history_reasoning) {
     ChatTurn u[] = { { "user", "hi" }, { "assistant", "\nhello" } };
     chat_render_turns(CHAT_QWEN3, u, 2, &o, buf, sizeof buf);
     CHECKF(!strcmp(buf, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nhello<|im_end|>\n"), "%s", buf);
+    /* a user message that is a tool's response is not a query: the turn before it keeps its reasoning */
+    ChatTurn v[] = { { "user", "q" }, { "assistant", "<think>r</think>a" }, { "user", "<tool_response>\nx\n</tool_response>" } };
+    chat_render_turns(CHAT_QWEN3, v, 3, &o, buf, sizeof buf);
+    CHECKF(!strcmp(buf, "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\nr\n</think>\n\na<|im_end|>\n"
+                        "<|im_start|>user\n<tool_response>\nx\n</tool_response><|im_end|>\n"), "%s", buf);
 }
 
 /* ---- stop tokens --------------------------------------------------------------------------- */
@@ -233,4 +238,23 @@ TEST(chat_renderings_tokenize_to_markers) {
         CHECKF(n > 3 && ids[0] == tok_bos(tok) && ids[1] == m && count == c[i].count, "%s: %u tokens, %u markers", chat_family_name(c[i].f), n, count);
         CHECK(chat_is_stop(c[i].f, tok, chat_eot_id(c[i].f, tok)));
     }
+}
+
+/* Jinja's trim is Python's str.strip(): Unicode White_Space and U+001C..U+001F go, U+200B (not
+   whitespace to Python) stays; gemma and llama3 trim, chatml and qwen3 keep the text whole. */
+TEST(chat_trim_is_pythons_strip) {
+    ChatTurn t = { "user", "\xc2\xa0\xe3\x80\x80\x1c Hi\xe2\x80\xa9\t\xc2\x85" };
+    ChatOpts o = { .add_generation_prompt = false };
+    char buf[256];
+    chat_render_turns(CHAT_GEMMA, &t, 1, &o, buf, sizeof buf);
+    CHECKF(!strcmp(buf, "<start_of_turn>user\nHi<end_of_turn>\n"), "%s", buf);
+    ChatTurn z = { "user", "\xe2\x80\x8bHi " };
+    chat_render_turns(CHAT_GEMMA, &z, 1, &o, buf, sizeof buf);
+    CHECKF(!strcmp(buf, "<start_of_turn>user\n\xe2\x80\x8bHi<end_of_turn>\n"), "%s", buf);
+    const char *s = t.text; u64 n = strlen(s);
+    chat_message_span(CHAT_LLAMA3, &s, &n);
+    CHECK(n == 2 && !memcmp(s, "Hi", 2));
+    s = t.text; n = strlen(s);
+    chat_message_span(CHAT_QWEN3, &s, &n);
+    CHECK(s == t.text && n == strlen(t.text));
 }
