@@ -285,8 +285,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         } else if (!strcmp(a, "--chat-date")) {
             if (!chat_date_valid(v)) return run_usage("--chat-date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"%s", v, "");
             o->chat_date = v;
-        }
-        else if (!strcmp(a, "--input")) {
+        } else if (!strcmp(a, "--input")) {
             o->input_set = true;
             if (!strcmp(v, "line")) o->input = RUN_IN_LINE;
             else if (!strcmp(v, "all")) o->input = RUN_IN_ALL;
@@ -484,7 +483,6 @@ static u32 run_clean_utf8(Run *r, const char *s, u64 n, u64 *out_n) {
 
 /* ---- prompt -> tokens -------------------------------------------------------------------- */
 static ChatFamily run_family(const Run *r) { return r->o.raw ? CHAT_NONE : r->m.cfg.chat; }
-
 
 /* Tokenizes r->rend. With --no-special and a template, the user texts are tokenized apart from
    the template (never as control tokens): the template is rendered with a 0x01 placeholder for
