@@ -266,10 +266,11 @@ static u32 gent_type_of(const GenTensor *l, u32 n, const char *name) {
 }
 
 /* The fallback rules at the real widths 640 (gemma-3-270m), 896 (qwen2.5-0.5b) and 1152
-   (gemma-3-1b), full depth. Each expectation is worked out by hand from llama-quant.cpp's rules
-   (use_more_bits over 18 layers: 0 1 4 7 10 13 15 16 17; over 24: 0 1 2 5 8 11 14 17 20 21 22 23;
-   over 26: 13 layers), not from this code; qwen2.5-0.5b Q4_K_M's counts are a real file's. */
-TEST(gen_model_fallbacks_on_real_widths) {
+   (gemma-3-1b), and the mixes of llama-3.2-1b, full depth. Each expectation is worked out by hand
+   from llama-quant.cpp's rules (use_more_bits over 16 layers: 0 1 4 7 10 13 14 15; over 18:
+   0 1 4 7 10 13 15 16 17; over 24: 0 1 2 5 8 11 14 17 20 21 22 23; over 26: 13 layers), not from
+   this code; qwen2.5-0.5b Q4_K_M's counts are a real file's. */
+TEST(gen_model_mixes_and_fallbacks_on_real_configs) {
     static const struct { const char *config, *preset, *tok, *out, *counts; } cases[] = {
         /* q/k/gate/up and v's plain layers Q4_K -> Q5_0; v's more_bits layers Q6_K -> Q8_0; tied head Q8_0 */
         { "qwen2.5-0.5b-instruct", "Q4_K_M", 0, 0, "Q5_0 132 Q8_0 13 Q4_K 12 Q6_K 12" },
@@ -290,6 +291,14 @@ TEST(gen_model_fallbacks_on_real_widths) {
         { "gemma-3-270m-it",       "Q4_0",   0, 0, "Q4_0 126 Q8_0 1" },
         /* stories260K: ffn_down's 172 is not whole 32-blocks either: F16; v of layers 2, 4: Q8_0 */
         { "stories260K",           "Q4_K_M", 0, 0, "F16 5 Q5_0 29 Q8_0 3" },
+        /* llama-3.2-1b (2048 wide, n_gqa 4, 16 layers, tied): the mixes without fallbacks */
+        { "llama-3.2-1b-instruct", "Q2_K",   0, 0, "Q2_K 64 Q3_K 32 Q4_K 16 Q6_K 1" },
+        { "llama-3.2-1b-instruct", "Q3_K_L", 0, 0, "Q3_K 64 Q5_K 48 Q6_K 1" },
+        { "llama-3.2-1b-instruct", "Q4_K_S", 0, 0, "Q4_K 106 Q5_K 6 Q6_K 1" },
+        { "llama-3.2-1b-instruct", "Q5_K_M", 0, 0, "Q5_K 96 Q6_K 17" },
+        { "llama-3.2-1b-instruct", "IQ4_XS", 0, 0, "Q5_K 18 Q6_K 1 IQ4_XS 94" },
+        { "llama-3.2-1b-instruct", "Q4_1",   0, 0, "Q4_1 112 Q6_K 1" },
+        { "llama-3.2-1b-instruct", "BF16",   0, 0, "BF16 113" },
     };
     for (u32 c = 0; c < ARRAY_COUNT(cases); c++) {
         const ModelEntry *row = gen_find_config(cases[c].config);
