@@ -57,13 +57,17 @@ static void op_binary(Vk *vk, Op op, const Tensor *a, const Tensor *b, const Ten
 void op_add(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y) { op_binary(vk, OP_ADD, a, b, y); }
 void op_mul(Vk *vk, const Tensor *a, const Tensor *b, const Tensor *y) { op_binary(vk, OP_MUL, a, b, y); }
 
-void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps) {
-    u64 n = x->ne[0], rows = x->nelem / n;
-    need(w->nelem == n, "rmsnorm", w, "weight length differs from the row length");
-    need(y->nelem == x->nelem, "rmsnorm", y, "output size differs from the input");
-    VkPipe *p = op_pipe(vk, OP_RMSNORM, PH_ANY, w->dtype, x->dtype, y->dtype);
+/* One RMSNorm per row of a (rows, n) over the weight w (n): into y (op_rmsnorm), or added into the
+   residual y (op_rmsnorm_add, ops_attn.c). */
+static void op_norm_rows(Vk *vk, Op op, const char *what, const Tensor *a, const Tensor *w, const Tensor *y, f32 eps) {
+    u64 n = a->ne[0], rows = a->nelem / n;
+    need(w->nelem == n, what, w, "weight length differs from the row length");
+    need(y->nelem == a->nelem, what, y, "output size differs from the input");
+    VkPipe *p = op_pipe(vk, op, PH_ANY, w->dtype, a->dtype, y->dtype);
     struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
-    const Tensor *ts[3] = { x, w, y };
+    const Tensor *ts[3] = { a, w, y };
     u32 gx, gy; rows_grid(rows, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
+
+void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps) { op_norm_rows(vk, OP_RMSNORM, "rmsnorm", x, w, y, eps); }

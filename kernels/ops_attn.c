@@ -39,16 +39,7 @@ static void need_pos(const char *op, const Tensor *pos) {
 
 /* ---- norms and bias ------------------------------------------------------------ */
 #define EDGE_RMSNORM_ADD_NORM_MAX 4096u   /* rmsnorm.wgsl rmsnorm_add_norm: 16 elements per invocation in registers */
-void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps) {
-    u64 n = o->ne[0], rows = o->nelem / n;
-    need(w->nelem == n, "rmsnorm_add", w, "weight length differs from the row length");
-    need(x->nelem == o->nelem, "rmsnorm_add", x, "residual size differs from the input");
-    VkPipe *p = op_pipe(vk, OP_RMSNORM_ADD, PH_ANY, w->dtype, o->dtype, x->dtype);
-    struct { u32 n, rows; f32 eps; } push = { (u32)n, (u32)rows, eps };
-    const Tensor *ts[3] = { o, w, x };
-    u32 gx, gy; rows_grid(rows, &gx, &gy);
-    vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
-}
+void op_rmsnorm_add(Vk *vk, const Tensor *o, const Tensor *w, const Tensor *x, f32 eps) { op_norm_rows(vk, OP_RMSNORM_ADD, "rmsnorm_add", o, w, x, eps); }
 
 bool op_rmsnorm_add_norm_fits(const Tensor *o) { return o->ne[0] <= EDGE_RMSNORM_ADD_NORM_MAX && o->ne[0] % 4 == 0; }
 

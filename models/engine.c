@@ -122,16 +122,16 @@ void eng_set_chain(Engine *g, bool on) { eng_decode_end(g); g->chain = on; }
 EngInfo eng_info(const Engine *g) {
     EngInfo i = { .act = DT_F32 };
     if (g->backend != ENG_GPU) return i;
-    const Xf *x = &g->xf;
-    i.act = x->act; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
-    i.weight_bytes = x->wa.used; i.state_bytes = x->sa.used; i.state_pos = x->sa.pos; i.plan_bytes = x->plan_w + x->plan_s;
-    for (u32 b = 0; b < x->wa.n_blocks; b++) i.alloc_bytes += x->wa.blocks[b].size;
-    for (u32 b = 0; b < x->sa.n_blocks; b++) i.alloc_bytes += x->sa.blocks[b].size;
-    i.embd_bytes = x->tok_embd.nbytes; i.dispatches = x->n_dispatch_last;
+    const Xf *xf = &g->xf;
+    i.act = xf->act; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
+    i.weight_bytes = xf->w.arena.used; i.state_bytes = xf->s.arena.used; i.state_pos = xf->s.arena.pos; i.plan_bytes = xf->w.plan + xf->s.plan;
+    for (u32 b = 0; b < xf->w.arena.n_blocks; b++) i.alloc_bytes += xf->w.arena.blocks[b].size;
+    for (u32 b = 0; b < xf->s.arena.n_blocks; b++) i.alloc_bytes += xf->s.arena.blocks[b].size;
+    i.embd_bytes = xf->w.tok_embd.nbytes; i.dispatches = xf->r.n_dispatch_last;
     return i;
 }
 
-void eng_time_decode(Engine *g, bool on) { g->xf.time_decode = on; }
+void eng_time_decode(Engine *g, bool on) { g->xf.r.time_decode = on; }
 f64 eng_decode_gpu_ns(Engine *g) { return g->backend == ENG_GPU ? xf_decode_gpu_ns(&g->xf) : 0; }
 
 /* Parses "ID ID ..." (spaces, tabs or commas between ids). Returns false on anything else. */

@@ -60,13 +60,13 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool pr
         out("  %-34s %-5s %-22s %12s  %-7s %s %12s\n", "name", "dtype", "shape", "bytes", "arena", "b", "offset");
     }
     /* xf_plan sets the planning arenas up before placing the first tensor; the walk needs the
-       weights arena's address to tell the arenas apart, which is &xf.wa. */
-    w.wa = &xf.wa;
+       weights arena's address to tell the arenas apart, which is &xf.w.arena. */
+    w.wa = &xf.w.arena;
     if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, plan_on_tensor, &w, e)) return false;
-    p->plan_w = xf.plan_w; p->plan_s = xf.plan_s;
+    p->plan_w = xf.w.plan; p->plan_s = xf.s.plan;
     p->pad_w = p->plan_w - p->weights;
     p->pad_s = p->plan_s - p->kv - p->act;
-    u64 names = xf.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
+    u64 names = xf.w.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
     xf_free(&xf);
     u64 logits = (u64)m->cfg.n_vocab * 4, batch = (u64)m->cfg.n_vocab * p->t_max * 4;
     u64 staging = vk->caps.unified ? 0 : EDGE_VK_STAGING_BYTES;

@@ -21,7 +21,7 @@ static Tensor xf_weight(Xf *xf, DevArena *a, const GgufTensor *g) {
     if (!g) return t;
     DType dt = dtype_from_ggml(g->type);
     if (dt == DT_COUNT) die(EXIT_MODEL, "tensor '%.*s': type %s has no GPU kernels", (int)g->name.len, g->name.ptr, ggml_type_name(g->type));
-    char *name = (char *)arena_push(&xf->names, g->name.len + 1, 1);   /* GGUF names are not NUL-terminated */
+    char *name = (char *)arena_push(&xf->w.names, g->name.len + 1, 1);   /* GGUF names are not NUL-terminated */
     memcpy(name, g->name.ptr, g->name.len);
     return vk_tensor(a, name, dt, g->ndim, g->ne);
 }
@@ -35,19 +35,19 @@ static void xf_path_decide(Xf *xf);
 
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
-    arena_pop_to(&xf->names, 0);
+    arena_pop_to(&xf->w.names, 0);
     const ModelConfig *c = xf->cfg;
     const ModelWeights *w = &xf->m->w;
-    DevArena *wa = &xf->wa, *sa = &xf->sa;
-    xf->tok_embd = xf_weight(xf, wa, w->tok_embd);
-    xf->output_norm = xf_weight(xf, wa, w->output_norm);
-    xf->output = c->tied_output ? xf->tok_embd : xf_weight(xf, wa, w->output);
+    DevArena *wa = &xf->w.arena, *sa = &xf->s.arena;
+    xf->w.tok_embd = xf_weight(xf, wa, w->tok_embd);
+    xf->w.output_norm = xf_weight(xf, wa, w->output_norm);
+    xf->w.output = c->tied_output ? xf->w.tok_embd : xf_weight(xf, wa, w->output);
     u64 nff[1] = { c->rope_dim / 2 };
-    xf->rope_ff = vk_tensor(wa, "rope_freqs", DT_F32, 1, nff);     /* the model's factors, or ones */
+    xf->w.rope_ff = vk_tensor(wa, "rope_freqs", DT_F32, 1, nff);     /* the model's factors, or ones */
     u32 qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim, T = xf->t_max;
     for (u32 il = 0; il < c->n_layer; il++) {
         const ModelLayer *L = &w->layers[il];
-        XfLayer *X = &xf->layers[il];
+        XfLayer *X = &xf->w.layers[il];
         X->attn_norm = xf_weight(xf, wa, L->attn_norm);
         X->wq = xf_weight(xf, wa, L->wq); X->wk = xf_weight(xf, wa, L->wk); X->wv = xf_weight(xf, wa, L->wv);
         X->bq = xf_weight(xf, wa, L->bq); X->bk = xf_weight(xf, wa, L->bk); X->bv = xf_weight(xf, wa, L->bv);
@@ -57,35 +57,35 @@ static void xf_alloc(Xf *xf) {
         X->ffn_norm = xf_weight(xf, wa, L->ffn_norm);
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
-        X->k_cache = xf_act(sa, "k_cache", xf->kv, kvd, xf->n_ctx);
-        X->v_cache = xf_act(sa, "v_cache", xf->kv, kvd, xf->n_ctx);
+        xf->s.kv[il].k = xf_act(sa, "k_cache", xf->kv, kvd, xf->n_ctx);
+        xf->s.kv[il].v = xf_act(sa, "v_cache", xf->kv, kvd, xf->n_ctx);
     }
     u64 one[1] = { T }, two[1] = { 2 };
-    xf->ids = vk_tensor(sa, "ids", DT_U32, 1, one);
-    xf->pos = vk_tensor(sa, "pos", DT_U32, 1, two);
+    xf->s.ids = vk_tensor(sa, "ids", DT_U32, 1, one);
+    xf->s.pos = vk_tensor(sa, "pos", DT_U32, 1, two);
     u64 idf1[2] = { 2, 1 };
     for (u32 i = 0; i < 2; i++)
         for (u32 j = 0; j < EDGE_CHAIN_STEPS; j++) {
-            xf->chain_pos[i][j] = vk_tensor(sa, "chain_pos", DT_U32, 1, two);
-            xf->chain_out[i][j] = vk_tensor(sa, "chain_out", DT_U32, 2, idf1);
+            xf->s.chain_pos[i][j] = vk_tensor(sa, "chain_pos", DT_U32, 1, two);
+            xf->s.chain_out[i][j] = vk_tensor(sa, "chain_out", DT_U32, 2, idf1);
         }
-    xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
-    if (c->post_norms && xf->act == DT_F16) xf->x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
-    xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
+    xf->s.x = xf_act(sa, "x", DT_F32, c->n_embd, T);
+    if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
+    xf->s.h = xf_act(sa, "h", xf->act, c->n_embd, T);
     /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
        RoPE or attention is in the activation dtype. */
     DType qk = c->qk_norm ? DT_F32 : xf->act;
-    xf->q = xf_act(sa, "q", qk, qd, T);
-    xf->k = xf_act(sa, "k", qk, kvd, T);
-    xf->v = xf_act(sa, "v", xf->act, kvd, T);
-    if (!c->qk_norm) xf->qkv = xf_act(sa, "qkv", xf->act, qd + 2 * kvd, 1);
-    if (c->qk_norm) { xf->qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
-    xf->qp = xf_act(sa, "q_rope", xf->act, qd, T);
-    xf->kp = xf_act(sa, "k_rope", xf->act, kvd, T);
+    xf->s.q = xf_act(sa, "q", qk, qd, T);
+    xf->s.k = xf_act(sa, "k", qk, kvd, T);
+    xf->s.v = xf_act(sa, "v", xf->act, kvd, T);
+    if (!c->qk_norm) xf->s.qkv = xf_act(sa, "qkv", xf->act, qd + 2 * kvd, 1);
+    if (c->qk_norm) { xf->s.qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->s.kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
+    xf->s.qp = xf_act(sa, "q_rope", xf->act, qd, T);
+    xf->s.kp = xf_act(sa, "k_rope", xf->act, kvd, T);
     /* the attention output, the split's partials and o start on EDGE_VK_ATTN_ALIGN bytes (the rest on
        the device's offset alignment: the residual rows x and h at 256 bytes made llama's prefill 5% slower) */
     sa->align = EDGE_VK_ATTN_ALIGN;
-    xf->att = xf_act(sa, "att", xf->act, qd, T);
+    xf->s.att = xf_act(sa, "att", xf->act, qd, T);
     /* attention: batches through attn_flash where it fits (XfPath.attn_flash: no scratch); otherwise, and
        for decode, split over key chunks where the head size allows,
        with partials for Q queries at a time: as many as fit in the bytes the one-workgroup-per-query
@@ -96,23 +96,23 @@ static void xf_alloc(Xf *xf) {
         u64 Q = (u64)xf->n_ctx * c->n_head * T / per_q;
         Q = MAX(1, MIN(Q, T));
         u64 ap[4] = { op_attn_part_row(c->head_dim), op_attn_chunks(xf->n_ctx), c->n_head, Q };
-        xf->attn_part = vk_tensor(sa, "attn_part", DT_F32, 4, ap);
+        xf->s.attn_part = vk_tensor(sa, "attn_part", DT_F32, 4, ap);
     } else {
         u64 sc[3] = { xf->n_ctx, c->n_head, T };
-        xf->scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
+        xf->s.scores = vk_tensor(sa, "scores", DT_F32, 3, sc);
     }
-    xf->o = xf_act(sa, "o", DT_F32, c->n_embd, T);
+    xf->s.o = xf_act(sa, "o", DT_F32, c->n_embd, T);
     sa->align = 0;
-    xf->gate = xf_act(sa, "gate", xf->act, c->n_ff, T);
-    xf->up = xf_act(sa, "up", xf->act, c->n_ff, T);
-    xf->ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
-    xf->hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
-    xf->logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
-    if (c->final_softcap > 0) xf->zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
+    xf->s.gate = xf_act(sa, "gate", xf->act, c->n_ff, T);
+    xf->s.up = xf_act(sa, "up", xf->act, c->n_ff, T);
+    xf->s.ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
+    xf->s.hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
+    xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
+    if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
     u64 idf[2] = { 2, T };
-    xf->out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
+    xf->s.out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
     u32 G = op_argmax_slices(c->n_vocab);
-    if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
+    if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->s.argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
     xf_path_decide(xf);
 }
 
@@ -134,35 +134,36 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
     if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
     if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
-    xf->layers = calloc(xf->cfg->n_layer, sizeof *xf->layers);
-    xf->host_ids = calloc(2 * (u64)t_max, sizeof(u32));
-    arena_init(&xf->names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
+    xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
+    xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);
+    xf->s.host_ids = calloc(2 * (u64)t_max, sizeof(u32));
+    arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
     /* plan: the same allocation sequence on planning arenas */
-    vk_arena_plan(vk, &xf->wa, "weights");
-    vk_arena_plan(vk, &xf->sa, "state");
-    xf->wa.on_tensor = xf->sa.on_tensor = on_tensor;
-    xf->wa.on_ctx = xf->sa.on_ctx = ctx;
+    vk_arena_plan(vk, &xf->w.arena, "weights");
+    vk_arena_plan(vk, &xf->s.arena, "state");
+    xf->w.arena.on_tensor = xf->s.arena.on_tensor = on_tensor;
+    xf->w.arena.on_ctx = xf->s.arena.on_ctx = ctx;
     xf_alloc(xf);
-    xf->plan_w = vk_arena_plan_bytes(&xf->wa);
-    xf->plan_s = vk_arena_plan_bytes(&xf->sa);
+    xf->w.plan = vk_arena_plan_bytes(&xf->w.arena);
+    xf->s.plan = vk_arena_plan_bytes(&xf->s.arena);
     return true;
 }
 
 bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
     if (!xf_plan(xf, vk, m, n_ctx, t_max, act, 0, 0, e)) return false;
-    if (!vk_arena_init(vk, &xf->wa, "weights", xf->plan_w, e)) { xf_free(xf); return false; }
-    if (!vk_arena_init(vk, &xf->sa, "state", xf->plan_s, e)) { xf_free(xf); return false; }
+    if (!vk_arena_init(vk, &xf->w.arena, "weights", xf->w.plan, e)) { xf_free(xf); return false; }
+    if (!vk_arena_init(vk, &xf->s.arena, "state", xf->s.plan, e)) { xf_free(xf); return false; }
     xf_alloc(xf);
     const ModelWeights *w = &m->w;
-    xf_upload_weight(vk, &xf->tok_embd, w->tok_embd);
-    xf_upload_weight(vk, &xf->output_norm, w->output_norm);
-    if (!xf->cfg->tied_output) xf_upload_weight(vk, &xf->output, w->output);
+    xf_upload_weight(vk, &xf->w.tok_embd, w->tok_embd);
+    xf_upload_weight(vk, &xf->w.output_norm, w->output_norm);
+    if (!xf->cfg->tied_output) xf_upload_weight(vk, &xf->w.output, w->output);
     f32 ff[EDGE_MAX_HEAD_DIM / 2];
     for (u32 i = 0; i < xf->cfg->rope_dim / 2; i++) ff[i] = 1.0f;
     if (w->rope_freqs) dequant_row(w->rope_freqs->type, w->rope_freqs->data, ff, xf->cfg->rope_dim / 2);
-    vk_upload(vk, &xf->rope_ff, ff);
+    vk_upload(vk, &xf->w.rope_ff, ff);
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
-        const ModelLayer *L = &w->layers[il]; XfLayer *X = &xf->layers[il];
+        const ModelLayer *L = &w->layers[il]; XfLayer *X = &xf->w.layers[il];
         xf_upload_weight(vk, &X->attn_norm, L->attn_norm);
         xf_upload_weight(vk, &X->wq, L->wq); xf_upload_weight(vk, &X->wk, L->wk); xf_upload_weight(vk, &X->wv, L->wv);
         xf_upload_weight(vk, &X->bq, L->bq); xf_upload_weight(vk, &X->bk, L->bk); xf_upload_weight(vk, &X->bv, L->bv);
@@ -178,16 +179,16 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Er
 }
 
 void xf_free(Xf *xf) {
-    if (xf->dec.cmd) vk_rec_free(xf->vk, &xf->dec);
-    if (xf->dec_ts) vk_ts_pool_free(xf->vk, xf->dec_ts);
-    for (int i = 0; i < 2; i++) if (xf->chain[i].cmd) vk_rec_free(xf->vk, &xf->chain[i]);
-    if (xf->pre.cmd) vk_rec_free(xf->vk, &xf->pre);
-    if (xf->wa.vk) vk_arena_free(&xf->wa);
-    if (xf->sa.vk) vk_arena_free(&xf->sa);
+    if (xf->r.dec.cmd) vk_rec_free(xf->vk, &xf->r.dec);
+    if (xf->r.dec_ts) vk_ts_pool_free(xf->vk, xf->r.dec_ts);
+    for (int i = 0; i < 2; i++) if (xf->r.chain[i].cmd) vk_rec_free(xf->vk, &xf->r.chain[i]);
+    if (xf->r.pre.cmd) vk_rec_free(xf->vk, &xf->r.pre);
+    if (xf->w.arena.vk) vk_arena_free(&xf->w.arena);
+    if (xf->s.arena.vk) vk_arena_free(&xf->s.arena);
     xf_debug_free(xf);
-    free(xf->layers); free(xf->host_ids);
+    free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids);
     for (int ph = 0; ph < PH_COUNT; ph++) free(xf->path[ph].layer);
-    if (xf->names.base) arena_free(&xf->names);
+    if (xf->w.names.base) arena_free(&xf->w.names);
     memset(xf, 0, sizeof *xf);
 }
 
@@ -226,7 +227,7 @@ static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
     Tensor t[3];
     u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
     for (int i = 0; i < 3; i++) {
-        t[i] = xf->qkv;
+        t[i] = xf->s.qkv;
         t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(xf->act, n[i]); t[i].offset += off[i];
     }
     t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
@@ -243,13 +244,13 @@ static void xf_rec_start(Xf *xf, u32 T, u32 p0);
 
 /* Fused kernels (rope_kv ...) run unless a debug tool inspects or poisons each op's output
    (--check-nan, --trace of values, EDGE_INJECT_NAN): those see the unfused ops, one output each. */
-static bool xf_fused(const Xf *xf) { return !xf->step && !xf_debug.inject; }
+static bool xf_fused(const Xf *xf) { return !xf->d.step && !xf_debug.inject; }
 
 /* ---- the kernel-path plan ---------------------------------------------------------------- */
 /* Views of each layer's weights that lie back to back: wq+wk(+wv) and w_gate+w_up (nbytes 0: not). */
 static void xf_layer_views(Xf *xf) {
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
-        XfLayer *L = &xf->layers[il];
+        XfLayer *L = &xf->w.layers[il];
         memset(&L->wqk, 0, sizeof L->wqk); memset(&L->wqkv, 0, sizeof L->wqkv); memset(&L->gu, 0, sizeof L->gu);
         if (op_concat_rows(xf->vk, &L->wq, &L->wk, &L->wqk) && !op_concat_rows(xf->vk, &L->wqk, &L->wv, &L->wqkv))
             memset(&L->wqkv, 0, sizeof L->wqkv);
@@ -258,11 +259,11 @@ static void xf_layer_views(Xf *xf) {
 }
 
 /* Decode's q/k/v products of one layer: one over q, k, v where its three weights lie back to back and
-   the three outputs can be bound side by side in xf->qkv; q+k and v; or three. With k-quants, the
+   the three outputs can be bound side by side in xf->s.qkv; q+k and v; or three. With k-quants, the
    RoPE/KV-store epilogue where the products take it, and the attention norm in their prologue. */
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
-    Tensor q = xf->q, k = xf->k, v = xf->v, x1 = xf_rows(&xf->x, 1), h1 = xf_rows(&xf->h, 1);
-    bool rows = xf->qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
+    Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
+    bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
     b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
     if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
@@ -274,9 +275,9 @@ static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
    FFN norm (and for post-norm models with f16 activations, the attention residual too) in its
    prologue where the row fits; and whether the attention residual add makes the FFN norm itself. */
 static void xf_path_ffn(const Xf *xf, const XfLayer *L, bool res_norm, XfBlockPath *b) {
-    Tensor x1 = xf_rows(&xf->x, 1);
+    Tensor x1 = xf_rows(&xf->s.x, 1);
     bool gu = L->gu.nbytes, gu_norm = gu && op_matmul_norm_fits(&L->gu, &x1);
-    if (gu_norm && xf->cfg->post_norms && xf->act == DT_F16 && xf->x2.nbytes) { b->ffn = XF_GLU_RES_NORM; b->attn_res_norm = false; }
+    if (gu_norm && xf->cfg->post_norms && xf->act == DT_F16 && xf->s.x2.nbytes) { b->ffn = XF_GLU_RES_NORM; b->attn_res_norm = false; }
     else { b->attn_res_norm = res_norm; b->ffn = !gu ? XF_GATE_UP : gu_norm && !res_norm ? XF_GLU_NORM : XF_GLU; }
 }
 
@@ -284,18 +285,18 @@ static void xf_path_ffn(const Xf *xf, const XfLayer *L, bool res_norm, XfBlockPa
 static void xf_path_decide(Xf *xf) {
     const ModelConfig *c = xf->cfg;
     xf_layer_views(xf);
-    Tensor x1 = xf_rows(&xf->x, 1), o1 = xf_rows(&xf->o, 1);
+    Tensor x1 = xf_rows(&xf->s.x, 1), o1 = xf_rows(&xf->s.o, 1);
     bool res_norm = c->post_norms && op_rmsnorm_add_norm_fits(&o1);
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         XfPath *p = &xf->path[ph];
         XfBlockPath *layer = p->layer ? p->layer : calloc(c->n_layer, sizeof *layer);
         *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .ffn_res_norm = res_norm,
-                       .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->output, &x1, xf->act), .layer = layer,
+                       .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->w.output, &x1, xf->act), .layer = layer,
                        .attn_flash = ph == PH_PREFILL && op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act) };
         for (u32 il = 0; il < c->n_layer; il++) {
             XfBlockPath *b = &layer[il];
             *b = (XfBlockPath){ .attn_res_norm = res_norm };
-            if (ph == PH_DECODE) { xf_path_qkv(xf, &xf->layers[il], b); xf_path_ffn(xf, &xf->layers[il], res_norm, b); }
+            if (ph == PH_DECODE) { xf_path_qkv(xf, &xf->w.layers[il], b); xf_path_ffn(xf, &xf->w.layers[il], res_norm, b); }
         }
     }
 }
@@ -335,7 +336,7 @@ void xf_path_print(const Xf *xf) {
         const XfPath *p = &xf->path[ph];
         out("  %s plan: %s; attention %s; %s; LM head %s\n", ph == PH_DECODE ? "decode" : "prefill",
             p->rope_kv ? (p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch") : "RoPE and KV stores apart",
-            ph == PH_PREFILL && p->attn_flash ? "flash" : xf->attn_part.nbytes ? "split over key chunks" : "one pass",
+            ph == PH_PREFILL && p->attn_flash ? "flash" : xf->s.attn_part.nbytes ? "split over key chunks" : "one pass",
             p->ffn_res_norm ? "the FFN residual makes the next attention norm" : "plain FFN residual",
             p->head_norm ? "with the output norm in its prologue" : "after the output norm");
         bool *shown = calloc(n, 1);
@@ -351,8 +352,8 @@ void xf_path_print(const Xf *xf) {
 
 /* ---- the forward pass, block by block --------------------------------------------------------- */
 /* One recording: T rows at positions p0.., its inputs and outputs, and the views of the state
-   tensors for T rows. The residual row x lives in xf->x, or for XF_GLU_RES_NORM alternately in
-   xf->x and xf->x2 (the product that takes the attention residual writes the updated row into the
+   tensors for T rows. The residual row x lives in xf->s.x, or for XF_GLU_RES_NORM alternately in
+   xf->s.x and xf->x2 (the product that takes the attention residual writes the updated row into the
    other buffer, since its other workgroups still read x). */
 typedef struct XfRec {
     const XfPath *P;
@@ -371,13 +372,13 @@ static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tens
     u32 hd = c->head_dim;
     XfRec R = { .P = P, .ph = T == 1 ? PH_DECODE : PH_PREFILL, .T = T, .p0 = p0, .pos = *pos };
     R.ids = xf_rows(ids, T); R.out_ids = xf_rows(out_ids, T);
-    R.x = xf_rows(&xf->x, T); R.x_alt = xf->x2; R.h = xf_rows(&xf->h, T);
-    R.q = xf_rows(&xf->q, T); R.k = xf_rows(&xf->k, T); R.v = xf_rows(&xf->v, T);
-    if (T == 1 && P->fused && xf->qkv.nbytes) xf_qkv_views(xf, &R.q, &R.k, &R.v);   /* decode: q, k, v side by side */
-    R.qr = c->qk_norm ? xf_rows(&xf->qr, T) : R.q; R.kr = c->qk_norm ? xf_rows(&xf->kr, T) : R.k;
-    R.qp = xf_rows(&xf->qp, T); R.kp = xf_rows(&xf->kp, T);
-    R.att = xf_rows(&xf->att, T); R.o = xf_rows(&xf->o, T);
-    R.gate = xf_rows(&xf->gate, T); R.up = xf_rows(&xf->up, T); R.ff = xf_rows(&xf->ff, T); R.hn = xf_rows(&xf->hn, T);
+    R.x = xf_rows(&xf->s.x, T); R.x_alt = xf->s.x2; R.h = xf_rows(&xf->s.h, T);
+    R.q = xf_rows(&xf->s.q, T); R.k = xf_rows(&xf->s.k, T); R.v = xf_rows(&xf->s.v, T);
+    if (T == 1 && P->fused && xf->s.qkv.nbytes) xf_qkv_views(xf, &R.q, &R.k, &R.v);   /* decode: q, k, v side by side */
+    R.qr = c->qk_norm ? xf_rows(&xf->s.qr, T) : R.q; R.kr = c->qk_norm ? xf_rows(&xf->s.kr, T) : R.k;
+    R.qp = xf_rows(&xf->s.qp, T); R.kp = xf_rows(&xf->s.kp, T);
+    R.att = xf_rows(&xf->s.att, T); R.o = xf_rows(&xf->s.o, T);
+    R.gate = xf_rows(&xf->s.gate, T); R.up = xf_rows(&xf->s.up, T); R.ff = xf_rows(&xf->s.ff, T); R.hn = xf_rows(&xf->s.hn, T);
     R.qh = xf_heads(&R.q, hd, T); R.kh = xf_heads(&R.k, hd, T); R.qrh = xf_heads(&R.qr, hd, T); R.krh = xf_heads(&R.kr, hd, T);
     R.qph = xf_heads(&R.qp, hd, T); R.kph = xf_heads(&R.kp, hd, T); R.atth = xf_heads(&R.att, hd, T);
     return R;
@@ -386,7 +387,7 @@ static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tens
 /* x = E[ids] * embd_scale */
 static void xf_embed(Xf *xf, XfRec *R) {
     xf_op(xf, "embed", XT_EMBED, "embed", -1, &R->x, &R->ids, 0, 0);
-    op_get_rows(xf->vk, &xf->tok_embd, &R->ids, &R->x, xf->cfg->embd_scale);
+    op_get_rows(xf->vk, &xf->w.tok_embd, &R->ids, &R->x, xf->cfg->embd_scale);
     xf_done(xf);
     vk_barrier(xf->vk);
 }
@@ -404,24 +405,24 @@ static void xf_norm(Xf *xf, XfRec *R, const char *site, i32 l, const Tensor *w, 
    rest of the attention input; otherwise plain products into q, k, v. */
 static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
     const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
-    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    XfLayer *L = &xf->w.layers[il]; XfKv *C = &xf->s.kv[il]; i32 l = (i32)il;
     if (P.qkv_rope) {
         f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
         const Tensor *bq = c->qkv_bias ? &L->bq : 0, *bk = c->qkv_bias ? &L->bk : 0, *bv = c->qkv_bias ? &L->bv : 0;
         const Tensor *in = norm_in ? &R->x : &R->h, *nw = norm_in ? &L->attn_norm : 0;
         xf_op(xf, norm_in ? "attn_norm_qkv_rope" : "attn_qkv_rope", XT_ATTN, "matmul", l, &R->qp, in, 0, 0);
-        op_matmul_rope(vk, P.qkv == XQ_QKV ? &L->wqkv : &L->wqk, in, nw, c->eps, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache,
+        op_matmul_rope(vk, P.qkv == XQ_QKV ? &L->wqkv : &L->wqk, in, nw, c->eps, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v,
                        c->n_head, c->n_head_kv, c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
         if (P.qkv != XQ_QKV)
-            op_matmul_rope(vk, &L->wv, in, nw, c->eps, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache, c->n_head, c->n_head_kv,
+            op_matmul_rope(vk, &L->wv, in, nw, c->eps, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->n_head, c->n_head_kv,
                            c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(R->q.nelem + R->k.nelem));
         xf_done(xf);
     } else if (P.qkv == XQ_QKV) {
-        Tensor qkv = xf->qkv;
+        Tensor qkv = xf->s.qkv;
         xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
     } else {
         if (P.qkv == XQ_QK) {
-            Tensor qk = xf->qkv; qk.ne[0] = R->q.nelem + R->k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+            Tensor qk = xf->s.qkv; qk.ne[0] = R->q.nelem + R->k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
             xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqk, &R->h, &qk); xf_done(xf);
         } else {
             xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &R->q, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wq, &R->h, &R->q); xf_done(xf);
@@ -435,7 +436,7 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
 /* q, k += biases; q, k = RMSNorm per head (q/k norm); RoPE of q and k; K and V into the cache at p0.. */
 static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; const XfPath *P = R->P; Vk *vk = xf->vk;
-    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    XfLayer *L = &xf->w.layers[il]; XfKv *C = &xf->s.kv[il]; i32 l = (i32)il;
     if (c->qkv_bias && !P->bias_in_rope) {
         xf_op(xf, "bias_q", XT_ATTN, "bias", l, &R->q, &R->q, 0, 0); op_add_bias(vk, &L->bq, &R->q); xf_done(xf);
         xf_op(xf, "bias_k", XT_ATTN, "bias", l, &R->k, &R->k, 0, 0); op_add_bias(vk, &L->bk, &R->k); xf_done(xf);
@@ -448,22 +449,22 @@ static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
         vk_barrier(vk);
     }
     f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
-    Tensor kc_new = xf_cache_rows(&L->k_cache, R->p0, R->T), vc_new = xf_cache_rows(&L->v_cache, R->p0, R->T);
+    Tensor kc_new = xf_cache_rows(&C->k, R->p0, R->T), vc_new = xf_cache_rows(&C->v, R->p0, R->T);
     if (P->rope_kv) {       /* RoPE of q and k, and the K/V cache stores, in one dispatch */
         bool b = P->bias_in_rope;
         xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->kr, &R->v);
-        op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->rope_ff, &R->qph, &L->k_cache, &L->v_cache, c->rope_dim, base, fscale,
+        op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->rope_dim, base, fscale,
                    c->rope_neox, b ? &L->bq : 0, b ? &L->bk : 0, b ? &L->bv : 0);
         xf_done(xf);
     } else {
         xf_op(xf, "rope_q", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->pos, 0);
-        op_rope(vk, &R->qrh, &R->pos, &xf->rope_ff, &R->qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        op_rope(vk, &R->qrh, &R->pos, &xf->w.rope_ff, &R->qph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
         xf_op(xf, "rope_k", XT_ATTN, "rope", l, &R->kp, &R->kr, &R->pos, 0);
-        op_rope(vk, &R->krh, &R->pos, &xf->rope_ff, &R->kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
+        op_rope(vk, &R->krh, &R->pos, &xf->w.rope_ff, &R->kph, c->rope_dim, base, fscale, c->rope_neox); xf_done(xf);
         /* v is ready since the projections: its store needs no barrier after RoPE */
-        xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &R->v, 0, 0); op_kv_store(vk, &R->v, &R->pos, &L->v_cache); xf_done(xf);
+        xf_op(xf, "kv_store_v", XT_ATTN, "kv", l, &vc_new, &R->v, 0, 0); op_kv_store(vk, &R->v, &R->pos, &C->v); xf_done(xf);
         vk_barrier(vk);
-        xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &R->kp, 0, 0); op_kv_store(vk, &R->kp, &R->pos, &L->k_cache); xf_done(xf);
+        xf_op(xf, "kv_store_k", XT_ATTN, "kv", l, &kc_new, &R->kp, 0, 0); op_kv_store(vk, &R->kp, &R->pos, &C->k); xf_done(xf);
     }
     vk_barrier(vk);
 }
@@ -471,17 +472,17 @@ static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
 /* att = softmax(q K^T * scale (softcap), causal and window mask) V over the cache up to p0 + T */
 static void xf_attention(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
-    XfLayer *L = &xf->layers[il];
+    XfKv *C = &xf->s.kv[il];
     u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
-    Tensor kc_seen = xf_cache_rows(&L->k_cache, 0, R->p0 + R->T), vc_seen = xf_cache_rows(&L->v_cache, 0, R->p0 + R->T);
+    Tensor kc_seen = xf_cache_rows(&C->k, 0, R->p0 + R->T), vc_seen = xf_cache_rows(&C->v, 0, R->p0 + R->T);
     xf_op(xf, "attention", XT_ATTN, "attn", (i32)il, &R->att, &R->qp, &kc_seen, &vc_seen);
     if (R->T > 1 && R->P->attn_flash)
-        op_attention_flash(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
-    else if (xf->attn_part.nbytes)
-        op_attention_split(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &xf->attn_part, &R->atth,
+        op_attention_flash(vk, &R->qph, &C->k, &C->v, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+    else if (xf->s.attn_part.nbytes)
+        op_attention_split(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.attn_part, &R->atth,
                            c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     else
-        op_attention(vk, &R->qph, &L->k_cache, &L->v_cache, &R->pos, &xf->scores, &R->atth,
+        op_attention(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.scores, &R->atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     xf_done(xf);
     vk_barrier(vk);
@@ -493,7 +494,7 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
 static void xf_matmul_out(Xf *xf, XfRec *R, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
     if (R->ph == PH_PREFILL) {
         u32 s = op_matmul_split_slices(xf->vk, W, X);
-        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->logits, s)) return;
+        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->s.logits, s)) return;
     }
     if (acc) op_matmul_acc(xf->vk, R->ph, W, X, Y); else op_matmul(xf->vk, R->ph, W, X, Y);
 }
@@ -516,7 +517,7 @@ static void xf_post_norm_residual(Xf *xf, XfRec *R, const char *site, i32 l, con
 /* The attention block: x += [post_norm](Wo . attention(RoPE(norm(x) . Wq,k,v))) */
 static void xf_attn_block(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il);
-    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    XfLayer *L = &xf->w.layers[il]; i32 l = (i32)il;
     bool norm_in = P.qkv_norm && !R->h_ready;           /* the attention norm in the q/k/v product's prologue */
     xf_norm(xf, R, "attn_norm", l, &L->attn_norm, norm_in);
     xf_qkv(xf, R, il, norm_in);
@@ -538,9 +539,9 @@ static void xf_attn_block(Xf *xf, XfRec *R, u32 il) {
 /* ff = act(Wgate . h) * (Wup . h), h = norm(x) (in the product's prologue where the path says) */
 static void xf_gate_up(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
-    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    XfLayer *L = &xf->w.layers[il]; i32 l = (i32)il;
     if (P.ffn == XF_GLU_RES_NORM) {     /* the attention residual, the FFN norm, gate, up and the activation in one dispatch */
-        Tensor xn = R->x.offset == xf->x.offset && R->x.block == xf->x.block ? R->x_alt : xf_rows(&xf->x, 1);
+        Tensor xn = R->x.offset == xf->s.x.offset && R->x.block == xf->s.x.block ? R->x_alt : xf_rows(&xf->s.x, 1);
         xf_op(xf, "attn_residual_ffn_norm_gate_up", XT_FFN, "glu", l, &R->ff, &R->x, &R->o, 0);
         op_matmul_glu_res_norm(vk, &L->gu, &R->x, &R->o, &L->post_attn_norm, &xn, &L->ffn_norm, c->eps, &R->ff, c->gelu); xf_done(xf);
         R->x = xn;          /* the residual row lives in the other buffer from here */
@@ -566,7 +567,7 @@ static void xf_gate_up(Xf *xf, XfRec *R, u32 il) {
 /* The FFN block: x += [post_norm](Wdown . ff) */
 static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg;
-    XfLayer *L = &xf->layers[il]; i32 l = (i32)il;
+    XfLayer *L = &xf->w.layers[il]; i32 l = (i32)il;
     xf_gate_up(xf, R, il);
     if (!c->post_norms) {   /* x += Wd . ff */
         xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &R->x, &R->ff, 0, 0); xf_matmul_out(xf, R, &L->w_down, &R->ff, &R->x, true); xf_done(xf);
@@ -575,42 +576,42 @@ static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
         vk_barrier(xf->vk);
         bool next = R->P->ffn_res_norm && il + 1 < c->n_layer;
         xf_post_norm_residual(xf, R, next ? "ffn_residual_norm" : "ffn_residual", l, &L->post_ffn_norm,
-                              next ? &xf->layers[il + 1].attn_norm : 0);
+                              next ? &xf->w.layers[il + 1].attn_norm : 0);
     }
     vk_barrier(xf->vk);
 }
 
 /* logits = [softcap](Woutput . norm(x)) and their argmax (with a NaN/Inf flag) per row; last_only:
-   the last row alone, when its offset keeps the binding aligned (xf->head_last) */
+   the last row alone, when its offset keeps the binding aligned (xf->r.head_last) */
 static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
     u32 T = R->T;
-    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->logits, T), out_ids = R->out_ids;
+    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, T), out_ids = R->out_ids;
     Phase hph = R->ph;
-    xf->head_last = false;
+    xf->r.head_last = false;
     if (last_only && T > 1) {
         u64 xrow = dtype_bytes(x.dtype, c->n_embd), hrow = dtype_bytes(hn.dtype, c->n_embd), al = vk->caps.min_offset_align;
         if (((u64)(T - 1) * xrow) % al == 0 && ((u64)(T - 1) * hrow) % al == 0) {
             x.offset += (u64)(T - 1) * xrow; x.ne[1] = 1; x.nelem = c->n_embd; x.nbytes = xrow;
-            hn = xf_rows(&xf->hn, 1); logits = xf_rows(&xf->logits, 1); out_ids = xf_rows(&R->out_ids, 1);
-            hph = PH_DECODE; xf->head_last = true;
+            hn = xf_rows(&xf->s.hn, 1); logits = xf_rows(&xf->s.logits, 1); out_ids = xf_rows(&R->out_ids, 1);
+            hph = PH_DECODE; xf->r.head_last = true;
         }
     }
-    u32 rows = xf->head_last ? 1 : T;
-    Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->zl, rows) : logits, *head = &zl;   /* the LM head's output */
+    u32 rows = xf->r.head_last ? 1 : T;
+    Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->s.zl, rows) : logits, *head = &zl;   /* the LM head's output */
     if (R->P->head_norm && rows == 1) {
-        xf_op(xf, "output_norm_lm_head", XT_LOGITS, "logits", -1, head, &x, 0, 0); op_matmul_norm(vk, &xf->output, &x, &xf->output_norm, c->eps, head); xf_done(xf);
+        xf_op(xf, "output_norm_lm_head", XT_LOGITS, "logits", -1, head, &x, 0, 0); op_matmul_norm(vk, &xf->w.output, &x, &xf->w.output_norm, c->eps, head); xf_done(xf);
     } else {
-        xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->output_norm, &hn, c->eps); xf_done(xf);
+        xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->w.output_norm, &hn, c->eps); xf_done(xf);
         vk_barrier(vk);
-        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, head, &hn, 0, 0); op_matmul(vk, hph, &xf->output, &hn, head); xf_done(xf);
+        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, head, &hn, 0, 0); op_matmul(vk, hph, &xf->w.output, &hn, head); xf_done(xf);
     }
     if (c->final_softcap > 0) {
         vk_barrier(vk);
         xf_op(xf, "softcap", XT_LOGITS, "softcap", -1, &logits, &zl, 0, 0); op_softcap(vk, &zl, &logits, c->final_softcap); xf_done(xf);
     }
     vk_barrier(vk);
-    Tensor part = xf->argmax_part.nbytes ? xf_rows(&xf->argmax_part, rows) : xf->argmax_part;
+    Tensor part = xf->s.argmax_part.nbytes ? xf_rows(&xf->s.argmax_part, rows) : xf->s.argmax_part;
     xf_op(xf, "argmax", XT_SAMPLE, "sample", -1, &out_ids, &logits, 0, 0);
     op_argmax_check(vk, &logits, &out_ids, part.nbytes ? &part : 0); xf_done(xf);
 }
@@ -633,9 +634,9 @@ static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor
 
 /* The last evaluated position's logits into dst (n_vocab floats), checked for NaN/Inf. */
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e) {
-    Tensor l = xf_rows(&xf->logits, xf->head_last ? 1 : T);
+    Tensor l = xf_rows(&xf->s.logits, xf->r.head_last ? 1 : T);
     u64 nv = xf->cfg->n_vocab;
-    l.offset += (xf->head_last ? 0 : (u64)(T - 1)) * nv * 4;
+    l.offset += (xf->r.head_last ? 0 : (u64)(T - 1)) * nv * 4;
     l.ne[1] = 1; l.nelem = nv; l.nbytes = nv * 4;
     vk_download(xf->vk, &l, dst);
     for (u64 i = 0; i < nv; i++)
@@ -655,49 +656,49 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *l
         if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
             return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], xf->cfg->n_vocab);
     xf_chain_stop(xf);                  /* (a chained step still in flight would read ids and pos after this) */
-    Tensor idv = xf_rows(&xf->ids, T);
+    Tensor idv = xf_rows(&xf->s.ids, T);
     vk_upload(xf->vk, &idv, tokens);
     u32 pos[2] = { p0, T };
-    vk_upload(xf->vk, &xf->pos, pos);
+    vk_upload(xf->vk, &xf->s.pos, pos);
     f64 t0 = xf_debug.profile ? now_sec() : 0;
-    if (T == 1 && !xf->step) {
+    if (T == 1 && !xf->d.step) {
         /* decode: recorded once per context, replayed per token (only ids and pos change) */
-        if (!xf->dec.cmd) vk_rec_init(xf->vk, &xf->dec);
-        if (!xf->dec.ready) {
-            bool ts = xf->time_decode && xf->vk->caps.timestamps && !xf->dbg;
-            if (ts && !xf->dec_ts) xf->dec_ts = vk_ts_pool(xf->vk, 2);
-            vk_rec_begin(xf->vk, &xf->dec);
-            if (ts) { vk_ts_reset(xf->vk, xf->dec_ts, 2); vk_ts_write(xf->vk, xf->dec_ts, 0); }
-            xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, 1, p0, false);
-            if (ts) vk_ts_write(xf->vk, xf->dec_ts, 1);
-            vk_rec_end(xf->vk, &xf->dec);
+        if (!xf->r.dec.cmd) vk_rec_init(xf->vk, &xf->r.dec);
+        if (!xf->r.dec.ready) {
+            bool ts = xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
+            if (ts && !xf->r.dec_ts) xf->r.dec_ts = vk_ts_pool(xf->vk, 2);
+            vk_rec_begin(xf->vk, &xf->r.dec);
+            if (ts) { vk_ts_reset(xf->vk, xf->r.dec_ts, 2); vk_ts_write(xf->vk, xf->r.dec_ts, 0); }
+            xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, 1, p0, false);
+            if (ts) vk_ts_write(xf->vk, xf->r.dec_ts, 1);
+            vk_rec_end(xf->vk, &xf->r.dec);
         }
-        xf->n_dispatch_last = xf->dec.n_dispatch;
-        vk_rec_submit(xf->vk, &xf->dec);
-    } else if (!xf->step) {
+        xf->r.n_dispatch_last = xf->r.dec.n_dispatch;
+        vk_rec_submit(xf->vk, &xf->r.dec);
+    } else if (!xf->d.step) {
         /* prefill: as decode, the recording does not depend on p0 (positions come from pos), so a
            batch of the last batch's size replays it (a prompt's full batches, bench repetitions) */
-        if (!xf->pre.cmd) vk_rec_init(xf->vk, &xf->pre);
-        if (!xf->pre.ready || xf->pre_t != T || xf->pre_last != last_only) {
-            vk_rec_begin(xf->vk, &xf->pre);
-            xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, p0, last_only);
-            vk_rec_end(xf->vk, &xf->pre);
-            xf->pre_t = T; xf->pre_last = last_only; xf->pre_head_last = xf->head_last;
+        if (!xf->r.pre.cmd) vk_rec_init(xf->vk, &xf->r.pre);
+        if (!xf->r.pre.ready || xf->r.pre_t != T || xf->r.pre_last != last_only) {
+            vk_rec_begin(xf->vk, &xf->r.pre);
+            xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only);
+            vk_rec_end(xf->vk, &xf->r.pre);
+            xf->r.pre_t = T; xf->r.pre_last = last_only; xf->r.pre_head_last = xf->r.head_last;
         } else {
             xf_prefill_replays++;
-            xf->head_last = xf->pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
+            xf->r.head_last = xf->r.pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
         }
-        xf->n_dispatch_last = xf->pre.n_dispatch;
-        vk_rec_submit(xf->vk, &xf->pre);
+        xf->r.n_dispatch_last = xf->r.pre.n_dispatch;
+        vk_rec_submit(xf->vk, &xf->r.pre);
     } else {
         vk_begin(xf->vk);
-        xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, p0, last_only);
-        xf->n_dispatch_last = xf->rec_dispatch;
+        xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only);
+        xf->r.n_dispatch_last = xf->d.rec_dispatch;
         vk_submit_wait(xf->vk);
     }
     if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);
     if (logits) {
-        Tensor l = xf_rows(&xf->logits, T);
+        Tensor l = xf_rows(&xf->s.logits, T);
         vk_download(xf->vk, &l, logits);
         u64 nv = xf->cfg->n_vocab;
         for (u64 i = 0; i < nv * T; i++)
@@ -707,11 +708,11 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *l
                                isnan(logits[i]) ? "NaN" : "Inf", (unsigned long long)(p0 + i / nv), (unsigned long long)(i % nv));
     }
     if (ids) {
-        Tensor oi = xf_rows(&xf->out_ids, T);
-        vk_download(xf->vk, &oi, xf->host_ids);
+        Tensor oi = xf_rows(&xf->s.out_ids, T);
+        vk_download(xf->vk, &oi, xf->s.host_ids);
         for (u32 t = 0; t < T; t++) {
-            ids[t] = xf->host_ids[2 * t];
-            if (xf->host_ids[2 * t + 1])
+            ids[t] = xf->s.host_ids[2 * t];
+            if (xf->s.host_ids[2 * t + 1])
                 return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
                                "a numeric fault; run again with --check-nan to find the first op that produced it", p0 + t);
         }
@@ -721,12 +722,12 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *l
 
 /* ---- greedy decode with steps in flight ---- */
 bool xf_chain_ok(const Xf *xf) {
-    return !xf->step && !xf->dbg && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
+    return !xf->d.step && !xf->d.on && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;
 }
 
 /* the id word of chained step j's [id, flag] in recording i (the next step's embedding input) */
 static Tensor xf_chain_id(const Xf *xf, u32 i, u32 j) {
-    Tensor v = xf->chain_out[i][j];
+    Tensor v = xf->s.chain_out[i][j];
     v.ndim = 1; v.ne[0] = 1; v.ne[1] = 1; v.nelem = 1; v.nbytes = 4;
     return v;
 }
@@ -734,27 +735,27 @@ static Tensor xf_chain_id(const Xf *xf, u32 i, u32 j) {
 /* queues recording chain_next: the steps at chain_p .. chain_p + K - 1 (those past the context at its last position) */
 static void xf_chain_submit(Xf *xf) {
     const u32 K = EDGE_CHAIN_STEPS;
-    u32 i = xf->chain_next;
-    VkRec *r = &xf->chain[i];
+    u32 i = xf->r.chain_next;
+    VkRec *r = &xf->r.chain[i];
     if (!r->cmd) vk_rec_init(xf->vk, r);
     if (!r->ready) {                    /* step j: its id from step j - 1's chain_out (j = 0: the other recording's last), its position from chain_pos[i][j], its argmax into chain_out[i][j] */
         vk_rec_begin(xf->vk, r);
         for (u32 j = 0; j < K; j++) {
             if (j) vk_barrier(xf->vk);
             Tensor id = j ? xf_chain_id(xf, i, j - 1) : xf_chain_id(xf, i ^ 1, K - 1);
-            xf_record(xf, &id, &xf->chain_pos[i][j], &xf->chain_out[i][j], 1, xf->chain_p + j, false);
+            xf_record(xf, &id, &xf->s.chain_pos[i][j], &xf->s.chain_out[i][j], 1, xf->r.chain_p + j, false);
         }
         vk_rec_end(xf->vk, r);
     }
     for (u32 j = 0; j < K; j++) {
-        u32 pos[2] = { MIN(xf->chain_p + j, xf->n_ctx - 1), 1 };
-        vk_upload(xf->vk, &xf->chain_pos[i][j], pos);
+        u32 pos[2] = { MIN(xf->r.chain_p + j, xf->n_ctx - 1), 1 };
+        vk_upload(xf->vk, &xf->s.chain_pos[i][j], pos);
     }
     vk_rec_submit_async(xf->vk, r);
-    xf->n_dispatch_last = r->n_dispatch / K;
-    xf->chain_p += K;
-    xf->chain_n += K;
-    xf->chain_next ^= 1;
+    xf->r.n_dispatch_last = r->n_dispatch / K;
+    xf->r.chain_p += K;
+    xf->r.chain_n += K;
+    xf->r.chain_next ^= 1;
 }
 
 bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
@@ -762,45 +763,45 @@ bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
     if (token < 0 || (u32)token >= xf->cfg->n_vocab) return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, xf->cfg->n_vocab);
     if (p0 >= xf->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u tokens", p0, xf->n_ctx);
     xf_chain_stop(xf);
-    Tensor id = xf_chain_id(xf, xf->chain_next ^ 1, EDGE_CHAIN_STEPS - 1);   /* the first step's input */
+    Tensor id = xf_chain_id(xf, xf->r.chain_next ^ 1, EDGE_CHAIN_STEPS - 1);   /* the first step's input */
     u32 t = (u32)token;
     vk_upload(xf->vk, &id, &t);
-    xf->chain_p = p0;
+    xf->r.chain_p = p0;
     xf_chain_submit(xf);
     return true;
 }
 
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
     const u32 K = EDGE_CHAIN_STEPS;
-    if (!xf->chain_n) return err_set(e, EXIT_USAGE, "xf_chain_next without a step in flight");
-    u32 i = xf->chain_next ^ ((xf->chain_n + xf->chain_ret) / K == 2 ? 0 : 1);   /* the oldest recording (of one or two) */
-    if (!xf->chain_read) {              /* its steps not yet read back: queue the next recording, then wait */
-        if (more && xf->chain_n <= K && xf->chain_p < xf->n_ctx) { xf_chain_submit(xf); i = xf->chain_next; }
-        vk_rec_wait(xf->vk, &xf->chain[i]);
-        for (u32 j = 0; j < K; j++) vk_download(xf->vk, &xf->chain_out[i][j], xf->chain_ids[j]);
-        xf->chain_read = true; xf->chain_ret = 0;
+    if (!xf->r.chain_n) return err_set(e, EXIT_USAGE, "xf_chain_next without a step in flight");
+    u32 i = xf->r.chain_next ^ ((xf->r.chain_n + xf->r.chain_ret) / K == 2 ? 0 : 1);   /* the oldest recording (of one or two) */
+    if (!xf->r.chain_read) {              /* its steps not yet read back: queue the next recording, then wait */
+        if (more && xf->r.chain_n <= K && xf->r.chain_p < xf->n_ctx) { xf_chain_submit(xf); i = xf->r.chain_next; }
+        vk_rec_wait(xf->vk, &xf->r.chain[i]);
+        for (u32 j = 0; j < K; j++) vk_download(xf->vk, &xf->s.chain_out[i][j], xf->r.chain_ids[j]);
+        xf->r.chain_read = true; xf->r.chain_ret = 0;
     }
-    u32 j = xf->chain_ret, p = xf->chain_p - xf->chain_n;
-    xf->chain_n--;
-    if (++xf->chain_ret == K) { xf->chain_read = false; xf->chain_ret = 0; }
-    if (xf->chain_ids[j][1])
+    u32 j = xf->r.chain_ret, p = xf->r.chain_p - xf->r.chain_n;
+    xf->r.chain_n--;
+    if (++xf->r.chain_ret == K) { xf->r.chain_read = false; xf->r.chain_ret = 0; }
+    if (xf->r.chain_ids[j][1])
         return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
                        "a numeric fault; run again with --check-nan to find the first op that produced it", p);
-    *id = xf->chain_ids[j][0];
+    *id = xf->r.chain_ids[j][0];
     return true;
 }
 
 void xf_chain_stop(Xf *xf) {
-    for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->chain[i]);
-    xf->chain_n = xf->chain_ret = 0;
-    xf->chain_read = false;
+    for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->r.chain[i]);
+    xf->r.chain_n = xf->r.chain_ret = 0;
+    xf->r.chain_read = false;
 }
 
 /* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */
 f64 xf_decode_gpu_ns(Xf *xf) {
-    if (!xf->dec_ts || !xf->dec.ready) return 0;
+    if (!xf->r.dec_ts || !xf->r.dec.ready) return 0;
     u64 t[2];
-    vk_ts_read(xf->vk, xf->dec_ts, 2, t);
+    vk_ts_read(xf->vk, xf->r.dec_ts, 2, t);
     return (f64)((t[1] - t[0]) & xf->vk->caps.timestamp_mask) * xf->vk->caps.timestamp_period_ns;
 }
 

@@ -132,25 +132,26 @@ typedef struct XfLayer {
     Tensor w_gate, w_up;        /* (n_embd, n_ff) */
     Tensor w_down;              /* (n_ff, n_embd) */
     Tensor post_ffn_norm;       /* f32 (n_embd) */
-    Tensor k_cache, v_cache;    /* kv dtype (n_head_kv*hd, n_ctx) */
     Tensor wqk, wqkv;           /* views: wq+wk and wq+wk+wv when they lie back to back (nbytes 0: not) */
     Tensor gu;                  /* view: w_gate+w_up when they lie back to back (nbytes 0: not) */
 } XfLayer;
 
-typedef struct Xf {
-    Vk                *vk;
-    const Model       *m;
-    const ModelConfig *cfg;
-    DType   act;                /* activation dtype of the kernel path */
-    DType   kv;                 /* KV cache dtype */
-    u32     n_ctx, t_max;
-    XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
-    DevArena wa, sa;            /* weights, state (KV + activations) */
-    u64     plan_w, plan_s;     /* planned bytes of each arena */
+/* The forward pass's state, split by lifetime. */
+typedef struct XfWeights {      /* uploaded once per model: read-only afterwards */
+    DevArena arena;
+    u64     plan;               /* planned bytes of the arena */
+    Arena   names;              /* host copies of the weight tensors' names */
     Tensor  tok_embd, output_norm, output;
     Tensor  rope_ff;            /* f32 (rope_dim/2) RoPE frequency factors (Llama 3), ones otherwise */
     XfLayer *layers;            /* (n_layer) */
-    /* state for a batch of up to t_max tokens */
+} XfWeights;
+
+typedef struct XfKv { Tensor k, v; } XfKv;   /* one layer's cache: kv dtype (n_head_kv*hd, n_ctx) */
+
+typedef struct XfState {        /* per context: the KV cache and the activations of a batch of up to t_max tokens */
+    DevArena arena;
+    u64     plan;               /* planned bytes of the arena */
+    XfKv   *kv;                 /* (n_layer) */
     Tensor  ids;                /* u32 (t_max) input tokens */
     Tensor  pos;                /* u32 (2): [p0, T] */
     Tensor  x;                  /* f32 (n_embd, t_max) residual stream */
@@ -174,13 +175,16 @@ typedef struct Xf {
     Tensor  logits;             /* f32 (n_vocab, t_max) */
     Tensor  zl;                 /* f32 (n_vocab, t_max) pre-softcap logits (gemma2) */
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
-    Tensor   argmax_part;       /* u32 (3 G, t_max): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
-    u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
-    Arena   names;              /* host copies of the weight tensors' names */
-    VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
-    VkRec   chain[2];           /* greedy decode with steps in flight (xf_chain_*): EDGE_CHAIN_STEPS decode steps recorded in each of two command buffers */
+    Tensor  argmax_part;        /* u32 (3 G, t_max): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
     Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (2) each chained step's [p0, 1], written by the host before its recording's submit */
     Tensor  chain_out[2][EDGE_CHAIN_STEPS];   /* u32 (2, 1) each chained step's [id, flag]: its argmax writes it, the next step's embedding reads its id */
+    u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
+} XfState;
+
+typedef struct XfRecs {         /* command buffers recorded once and replayed, and what they were recorded for */
+    u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
+    VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
+    VkRec   chain[2];           /* greedy decode with steps in flight (xf_chain_*): EDGE_CHAIN_STEPS decode steps recorded in each of two command buffers */
     u32     chain_next;         /* the recording the next chained submit goes to */
     u32     chain_n;            /* chained steps in flight or done and not yet returned (0 .. 2 x EDGE_CHAIN_STEPS) */
     u32     chain_p;            /* the position of the next chained step to submit */
@@ -194,19 +198,35 @@ typedef struct Xf {
     bool    pre_last;           /* last_only of the prefill recording */
     bool    pre_head_last;      /* head_last of the prefill recording */
     bool    head_last;          /* the last recording computed the LM head for the last row only */
-    u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
-    /* debug tools (all idle unless xf_debug or describe asks) */
-    bool    dbg;                /* any debug tool active for this recording */
+} XfRecs;
+
+typedef struct XfDiag {         /* debug tools and profiling (all idle unless xf_debug or describe asks) */
+    bool    on;                 /* any debug tool active for this recording */
     bool    step;               /* submit op by op (--trace, --check-nan) */
     Phase   rec_ph; u32 rec_p0, rec_T;
     u32     rec_ops, rec_dispatch;   /* ops and dispatches of the recording so far */
     bool    injected;
     struct XfOpCur { const char *name; u32 cat; const char *cls; i32 layer; Tensor out; Tensor in[4]; u32 n_in; u32 d0; bool snap; } cur;
-    u8     *dbg_buf, *dbg_snap;  /* readback scratch, dbg_bytes each */
-    u64     dbg_bytes;
+    u8     *buf, *snap;         /* readback scratch, bytes each */
+    u64     bytes;
     XfProfPhase prof[2];        /* [0] prefill, [1] decode */
     VkQueryPool prof_cur;
     XfDesc *desc;               /* describe mode */
+} XfDiag;
+
+typedef struct Xf {
+    /* the configuration, fixed at xf_init */
+    Vk                *vk;
+    const Model       *m;
+    const ModelConfig *cfg;
+    DType   act;                /* activation dtype of the kernel path */
+    DType   kv;                 /* KV cache dtype */
+    u32     n_ctx, t_max;
+    XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
+    XfWeights w;
+    XfState   s;
+    XfRecs    r;
+    XfDiag    d;
 } Xf;
 
 bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e);

@@ -184,9 +184,9 @@ static void xf_shape_str(char *buf, int n, const Tensor *t) {
 
 /* ---- set-up --------------------------------------------------------------------- */
 static u64 xf_max_state_bytes(const Xf *xf) {
-    const Tensor *ts[] = { &xf->ids, &xf->pos, &xf->x, &xf->h, &xf->q, &xf->k, &xf->v, &xf->qr, &xf->kr, &xf->qp, &xf->kp,
-                           &xf->att, &xf->o, &xf->gate, &xf->up, &xf->ff, &xf->hn, &xf->logits, &xf->zl, &xf->out_ids,
-                           &xf->layers[0].k_cache, &xf->layers[0].v_cache };
+    const Tensor *ts[] = { &xf->s.ids, &xf->s.pos, &xf->s.x, &xf->s.h, &xf->s.q, &xf->s.k, &xf->s.v, &xf->s.qr, &xf->s.kr, &xf->s.qp, &xf->s.kp,
+                           &xf->s.att, &xf->s.o, &xf->s.gate, &xf->s.up, &xf->s.ff, &xf->s.hn, &xf->s.logits, &xf->s.zl, &xf->s.out_ids,
+                           &xf->s.kv[0].k, &xf->s.kv[0].v };
     u64 m = 16;
     for (u32 i = 0; i < ARRAY_COUNT(ts); i++) m = MAX(m, ts[i]->nbytes);
     return m;
@@ -195,16 +195,16 @@ static u64 xf_max_state_bytes(const Xf *xf) {
 static u32 xf_count_ops(Xf *xf, u32 T);
 
 static void xf_debug_init(Xf *xf) {
-    xf->step = xf_debug.check_nan || (xf_debug.trace & ~(u32)XT_KERNELS);
-    xf->dbg = xf->step || xf_debug.trace || xf_debug.profile || xf_debug.inject;
-    if (xf->step) {
-        xf->dbg_bytes = xf_max_state_bytes(xf);
-        xf->dbg_buf = malloc(xf->dbg_bytes);
-        xf->dbg_snap = malloc(xf->dbg_bytes);
+    xf->d.step = xf_debug.check_nan || (xf_debug.trace & ~(u32)XT_KERNELS);
+    xf->d.on = xf->d.step || xf_debug.trace || xf_debug.profile || xf_debug.inject;
+    if (xf->d.step) {
+        xf->d.bytes = xf_max_state_bytes(xf);
+        xf->d.buf = malloc(xf->d.bytes);
+        xf->d.snap = malloc(xf->d.bytes);
     }
     if (xf_debug.profile) {
         for (int i = 0; i < 2; i++) {
-            XfProfPhase *p = &xf->prof[i];
+            XfProfPhase *p = &xf->d.prof[i];
             p->n_ops = xf_count_ops(xf, i ? 1 : xf->t_max);
             p->op_class = calloc(p->n_ops + 1, 1);
             p->op_site = calloc(p->n_ops + 1, sizeof *p->op_site);
@@ -214,24 +214,24 @@ static void xf_debug_init(Xf *xf) {
 }
 
 static void xf_debug_free(Xf *xf) {
-    free(xf->dbg_buf); free(xf->dbg_snap);
-    xf->dbg_buf = xf->dbg_snap = 0;
+    free(xf->d.buf); free(xf->d.snap);
+    xf->d.buf = xf->d.snap = 0;
     for (int i = 0; i < 2; i++) {
-        if (xf->prof[i].pool) vk_ts_pool_free(xf->vk, xf->prof[i].pool);
-        free(xf->prof[i].op_class); free(xf->prof[i].op_site);
+        if (xf->d.prof[i].pool) vk_ts_pool_free(xf->vk, xf->d.prof[i].pool);
+        free(xf->d.prof[i].op_class); free(xf->d.prof[i].op_site);
     }
-    memset(xf->prof, 0, sizeof xf->prof);
+    memset(xf->d.prof, 0, sizeof xf->d.prof);
 }
 
 /* ---- the hooks around every op ------------------------------------------------------ */
 static void xf_rec_start(Xf *xf, u32 T, u32 p0) {
-    if (!xf->dbg) return;
-    xf->rec_ph = T == 1 ? PH_DECODE : PH_PREFILL;
-    xf->rec_p0 = p0; xf->rec_T = T;
-    xf->rec_ops = xf->rec_dispatch = 0;
-    xf->injected = false;
+    if (!xf->d.on) return;
+    xf->d.rec_ph = T == 1 ? PH_DECODE : PH_PREFILL;
+    xf->d.rec_p0 = p0; xf->d.rec_T = T;
+    xf->d.rec_ops = xf->d.rec_dispatch = 0;
+    xf->d.injected = false;
     if (xf_debug.profile && !xf->vk->describe) {
-        XfProfPhase *p = &xf->prof[T == 1];
+        XfProfPhase *p = &xf->d.prof[T == 1];
         if (p->pool) { vk_ts_reset(xf->vk, p->pool, p->n_ops + 1); vk_ts_write(xf->vk, p->pool, 0); }
     }
 }
@@ -242,18 +242,18 @@ static bool xf_overlap(const Tensor *a, const Tensor *b) {
 
 static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer, const Tensor *out,
                   const Tensor *in0, const Tensor *in1, const Tensor *in2) {
-    if (!xf->dbg) return;
-    struct XfOpCur *c = &xf->cur;
+    if (!xf->d.on) return;
+    struct XfOpCur *c = &xf->d.cur;
     c->name = name; c->cat = cat; c->cls = cls; c->layer = layer; c->out = *out;
     c->n_in = 0; c->snap = false;
     const Tensor *in[3] = { in0, in1, in2 };
     for (u32 i = 0; i < 3; i++) if (in[i]) c->in[c->n_in++] = *in[i];
     c->d0 = xf->vk->n_dispatch;
     /* --check-nan reports the inputs of a failing op; an in-place op overwrites its input, so keep a copy */
-    if (xf->step && xf_debug.check_nan && !xf->vk->describe)
+    if (xf->d.step && xf_debug.check_nan && !xf->vk->describe)
         for (u32 i = 0; i < c->n_in; i++)
-            if (xf_overlap(&c->in[i], out) && c->in[i].nbytes <= xf->dbg_bytes) {
-                vk_download(xf->vk, &c->in[i], xf->dbg_snap);
+            if (xf_overlap(&c->in[i], out) && c->in[i].nbytes <= xf->d.bytes) {
+                vk_download(xf->vk, &c->in[i], xf->d.snap);
                 c->snap = true;
                 Tensor t = c->in[i]; c->in[i] = c->in[0]; c->in[0] = t;   /* the snapshot is of in[0] */
                 break;
@@ -293,40 +293,40 @@ static void xf_dtypes_str(const Xf *xf, char *buf, int n) {
         w += fmt_buf(buf + w, n - w, first ? "%s" : ",%s", dtype_name[vk->last_dt[b->binding]]);
         first = false;
     }
-    if (w < n) fmt_buf(buf + w, n - w, " -> %s", dtype_name[xf->cur.out.dtype]);
+    if (w < n) fmt_buf(buf + w, n - w, " -> %s", dtype_name[xf->d.cur.out.dtype]);
 }
 
 static bool xf_trace_wants(const Xf *xf, u32 cat) {
-    const struct XfOpCur *c = &xf->cur;
+    const struct XfOpCur *c = &xf->d.cur;
     if (!(xf_debug.trace & (cat | XT_KERNELS))) return false;
     if (c->layer >= 0 && !xf_in_list(xf_debug.layers, xf_debug.n_layers, (u32)c->layer)) return false;
     if (xf_debug.n_pos) {
         bool any = false;
-        for (u32 t = 0; t < xf->rec_T; t++) if (xf_in_list(xf_debug.pos, xf_debug.n_pos, xf->rec_p0 + t)) any = true;
+        for (u32 t = 0; t < xf->d.rec_T; t++) if (xf_in_list(xf_debug.pos, xf_debug.n_pos, xf->d.rec_p0 + t)) any = true;
         if (!any) return false;
     }
     return true;
 }
 
 static void xf_report_nan(Xf *xf, const XfStats *os) {
-    struct XfOpCur *c = &xf->cur;
+    struct XfOpCur *c = &xf->d.cur;
     const KernelInfo *k = xf->vk->last_pipe ? xf->vk->last_pipe->k : 0;
     char lb[16], sb[512], shp[96];
-    const char *ph = xf->rec_ph == PH_DECODE ? "decode" : "prefill";
+    const char *ph = xf->d.rec_ph == PH_DECODE ? "decode" : "prefill";
     errf("edge: --check-nan: op '%s' (layer %s, %s, positions %u..%u) wrote %llu NaN and %llu Inf; the first at (pos %llu, dim %llu)\n",
-         c->name, xf_layer_str(c->layer, lb, sizeof lb), ph, xf->rec_p0, xf->rec_p0 + xf->rec_T - 1,
-         (unsigned long long)os->nan, (unsigned long long)os->inf, (unsigned long long)(xf->rec_p0 + os->bad_row), (unsigned long long)os->bad_col);
+         c->name, xf_layer_str(c->layer, lb, sizeof lb), ph, xf->d.rec_p0, xf->d.rec_p0 + xf->d.rec_T - 1,
+         (unsigned long long)os->nan, (unsigned long long)os->inf, (unsigned long long)(xf->d.rec_p0 + os->bad_row), (unsigned long long)os->bad_col);
     errf("  kernel  %s (%s:%s)\n", k ? k->name : "?", k ? k->file : "?", k ? k->entry : "?");
     xf_shape_str(shp, sizeof shp, &c->out);
-    xf_stats_str(sb, sizeof sb, &c->out, os, xf->rec_p0, "pos");
+    xf_stats_str(sb, sizeof sb, &c->out, os, xf->d.rec_p0, "pos");
     errf("  output  %s %s: %s\n", shp, dtype_name[c->out.dtype], sb);
     for (u32 i = 0; i < c->n_in; i++) {
         const Tensor *t = &c->in[i];
         XfStats is;
         xf_shape_str(shp, sizeof shp, t);
-        if (!xf_readable(t->dtype) || t->nbytes > xf->dbg_bytes) { errf("  input   %s %s: (not read)\n", shp, dtype_name[t->dtype]); continue; }
-        if (i == 0 && c->snap) xf_stats_raw(xf->dbg_snap, t, 0, false, xf_debug.warn, &is);
-        else { vk_download(xf->vk, t, xf->dbg_buf); xf_stats_raw(xf->dbg_buf, t, 0, false, xf_debug.warn, &is); }
+        if (!xf_readable(t->dtype) || t->nbytes > xf->d.bytes) { errf("  input   %s %s: (not read)\n", shp, dtype_name[t->dtype]); continue; }
+        if (i == 0 && c->snap) xf_stats_raw(xf->d.snap, t, 0, false, xf_debug.warn, &is);
+        else { vk_download(xf->vk, t, xf->d.buf); xf_stats_raw(xf->d.buf, t, 0, false, xf_debug.warn, &is); }
         xf_stats_str(sb, sizeof sb, t, &is, 0, "row");
         errf("  input   %s %s%s: %s\n", shp, dtype_name[t->dtype], i == 0 && c->snap ? " (before the op)" : "", sb);
     }
@@ -335,17 +335,17 @@ static void xf_report_nan(Xf *xf, const XfStats *os) {
 
 /* Submit what is recorded, read the op's output, trace and check it, continue recording. */
 static void xf_step(Xf *xf) {
-    Vk *vk = xf->vk; struct XfOpCur *c = &xf->cur;
+    Vk *vk = xf->vk; struct XfOpCur *c = &xf->d.cur;
     vk_submit_wait(vk);
     bool stats = (xf_debug.trace & c->cat) && xf_trace_wants(xf, c->cat);
     bool line = stats || ((xf_debug.trace & XT_KERNELS) && xf_trace_wants(xf, XT_KERNELS));
     XfStats full, sel;
-    bool readable = xf_readable(c->out.dtype) && c->out.nbytes <= xf->dbg_bytes;
+    bool readable = xf_readable(c->out.dtype) && c->out.nbytes <= xf->d.bytes;
     if (readable && (stats || xf_debug.check_nan)) {
-        vk_download(vk, &c->out, xf->dbg_buf);
-        xf_stats_raw(xf->dbg_buf, &c->out, xf->rec_p0, false, xf_debug.warn, &full);
+        vk_download(vk, &c->out, xf->d.buf);
+        xf_stats_raw(xf->d.buf, &c->out, xf->d.rec_p0, false, xf_debug.warn, &full);
         if (xf_debug.check_nan && c->out.dtype != DT_U32 && (full.nan || full.inf)) xf_report_nan(xf, &full);
-        if (stats && xf_debug.n_pos) xf_stats_raw(xf->dbg_buf, &c->out, xf->rec_p0, true, xf_debug.warn, &sel);
+        if (stats && xf_debug.n_pos) xf_stats_raw(xf->d.buf, &c->out, xf->d.rec_p0, true, xf_debug.warn, &sel);
         else sel = full;
     }
     if (line) {
@@ -357,25 +357,25 @@ static void xf_step(Xf *xf) {
             if (c->out.dtype == DT_U32 && c->out.ne[0] == 2) {      /* argmax: [id, flag] per row */
                 int w = fmt_buf(sb, sizeof sb, "ids");
                 for (u64 r = 0; r < c->out.nelem / 2 && r < 16 && w < (int)sizeof sb; r++)
-                    w += fmt_buf(sb + w, sizeof sb - w, " %u%s", (u32)xf_elem(xf->dbg_buf, DT_U32, 2 * r),
-                                 xf_elem(xf->dbg_buf, DT_U32, 2 * r + 1) != 0 ? "(NaN/Inf row)" : "");
-            } else xf_stats_str(sb, sizeof sb, &c->out, &sel, xf->rec_p0, "pos");
+                    w += fmt_buf(sb + w, sizeof sb - w, " %u%s", (u32)xf_elem(xf->d.buf, DT_U32, 2 * r),
+                                 xf_elem(xf->d.buf, DT_U32, 2 * r + 1) != 0 ? "(NaN/Inf row)" : "");
+            } else xf_stats_str(sb, sizeof sb, &c->out, &sel, xf->d.rec_p0, "pos");
         }
-        errf("trace %-7s L%-3s %-13s %s (%s:%s)  %s  %s  %s\n", xf->rec_ph == PH_DECODE ? "decode" : "prefill",
+        errf("trace %-7s L%-3s %-13s %s (%s:%s)  %s  %s  %s\n", xf->d.rec_ph == PH_DECODE ? "decode" : "prefill",
              xf_layer_str(c->layer, lb, sizeof lb), c->name, k ? k->name : "?", k ? k->file : "?", k ? k->entry : "?", dt, shp, sb);
     }
     vk_begin(vk);
 }
 
 static void xf_done(Xf *xf) {
-    if (!xf->dbg) return;
-    Vk *vk = xf->vk; struct XfOpCur *c = &xf->cur;
+    if (!xf->d.on) return;
+    Vk *vk = xf->vk; struct XfOpCur *c = &xf->d.cur;
     u32 nd = vk->n_dispatch - c->d0;
-    xf->rec_dispatch += nd;
-    u32 op_i = xf->rec_ops++;
+    xf->d.rec_dispatch += nd;
+    u32 op_i = xf->d.rec_ops++;
     const KernelInfo *k = vk->last_pipe && nd ? vk->last_pipe->k : 0;
     if (vk->describe) {
-        XfDesc *d = xf->desc;
+        XfDesc *d = xf->d.desc;
         if (!d) return;
         if (d->n_ops == d->cap_ops) { d->cap_ops = d->cap_ops ? 2 * d->cap_ops : 64; d->ops = realloc(d->ops, d->cap_ops * sizeof *d->ops); }
         XfDescOp *o = &d->ops[d->n_ops++];
@@ -386,35 +386,35 @@ static void xf_done(Xf *xf) {
         d->n_dispatch += nd;
         return;
     }
-    if (xf_debug.inject && !xf->injected && c->layer == xf_debug.inject_layer &&
-        (xf_debug.inject_phase == PH_ANY || xf_debug.inject_phase == xf->rec_ph) &&
+    if (xf_debug.inject && !xf->d.injected && c->layer == xf_debug.inject_layer &&
+        (xf_debug.inject_phase == PH_ANY || xf_debug.inject_phase == xf->d.rec_ph) &&
         (!strcmp(xf_debug.inject_op, c->name) || !strcmp(xf_debug.inject_op, c->cls))) {
         vk_fill_word(vk, &c->out, c->out.dtype == DT_F16 ? 0x7e007e00u : 0x7fc00000u);   /* quiet NaN */
-        xf->injected = true;
+        xf->d.injected = true;
     }
     if (xf_debug.profile) {
-        XfProfPhase *p = &xf->prof[xf->rec_ph == PH_DECODE];
+        XfProfPhase *p = &xf->d.prof[xf->d.rec_ph == PH_DECODE];
         if (op_i < p->n_ops) {
             p->op_class[op_i] = xf_kernel_class(k);
             p->op_site[op_i] = c->name;
             if (p->pool) vk_ts_write(vk, p->pool, op_i + 1);
         }
-        p->n_dispatch = xf->rec_dispatch;
+        p->n_dispatch = xf->d.rec_dispatch;
     }
-    if (xf->step) xf_step(xf);
+    if (xf->d.step) xf_step(xf);
     else if (xf_debug.trace & XT_KERNELS && xf_trace_wants(xf, XT_KERNELS)) {
         char lb[16], dt[96], shp[96];
         xf_dtypes_str(xf, dt, sizeof dt);
         xf_shape_str(shp, sizeof shp, &c->out);
-        errf("trace %-7s L%-3s %-13s %s (%s:%s)  %s  %s\n", xf->rec_ph == PH_DECODE ? "decode" : "prefill",
+        errf("trace %-7s L%-3s %-13s %s (%s:%s)  %s  %s\n", xf->d.rec_ph == PH_DECODE ? "decode" : "prefill",
              xf_layer_str(c->layer, lb, sizeof lb), c->name, k ? k->name : "?", k ? k->file : "?", k ? k->entry : "?", dt, shp);
     }
 }
 
 /* ---- --profile ---------------------------------------------------------------------- */
 static void xf_profile_after(Xf *xf, u32 T, f64 wall_s) {
-    XfProfPhase *p = &xf->prof[T == 1];
-    p->tokens += T; p->submits++; p->dispatches += xf->n_dispatch_last; p->wall_s += wall_s;
+    XfProfPhase *p = &xf->d.prof[T == 1];
+    p->tokens += T; p->submits++; p->dispatches += xf->r.n_dispatch_last; p->wall_s += wall_s;
     if (!p->pool) return;
     u64 ticks[p->n_ops + 1];
     vk_ts_read(xf->vk, p->pool, p->n_ops + 1, ticks);
@@ -438,7 +438,7 @@ void xf_profile_print(Xf *xf, FILE *f) {
     else fout(f, "edge profile: %s does not support timestamps on its compute queue (timestampComputeAndGraphics / "
               "timestampValidBits): no GPU times, only dispatch counts and wall-clock rates\n", vk->props.deviceName);
     for (int i = 0; i < 2; i++) {
-        XfProfPhase *p = &xf->prof[i];
+        XfProfPhase *p = &xf->d.prof[i];
         if (!p->submits) continue;
         f64 total = 0;
         for (int c = 0; c < PC_COUNT; c++) total += p->ns[c];
@@ -477,7 +477,7 @@ static void xf_chain_error(XfDesc *d, const char *fmt, ...) {
 /* vk_dispatch's describe callback: every state tensor a kernel reads must have been written
    with the dtype the kernel reads it as. Weights (their own arena) are keyed by kernels.def. */
 static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
-    Xf *xf = user; XfDesc *d = xf->desc;
+    Xf *xf = user; XfDesc *d = xf->d.desc;
     if (!d) return;
     const KernelInfo *k = p->k;
     char lb[16];
@@ -486,8 +486,8 @@ static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
             const KBinding *b = &k->bindings[i];
             if ((u32)b->binding >= n) continue;
             const Tensor *t = ts[b->binding];
-            if (t->arena == &xf->wa) continue;
-            if (pass == 1) { if (b->writable) xf_chain_write(d, t, xf->cur.name); continue; }
+            if (t->arena == &xf->w.arena) continue;
+            if (pass == 1) { if (b->writable) xf_chain_write(d, t, xf->d.cur.name); continue; }
             bool seen = false, bad = false;
             for (u32 j = 0; j < d->n_w && !bad; j++) {
                 const XfWrite *w = &d->w[j];
@@ -496,31 +496,31 @@ static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
                 if (w->dt != t->dtype) {
                     bad = true;
                     xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' as %s, but op '%s' wrote it as %s",
-                                   xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name,
+                                   xf->d.cur.name, xf_layer_str(xf->d.cur.layer, lb, sizeof lb), k->name, t->name,
                                    dtype_name[t->dtype], w->by, dtype_name[w->dt]);
                 }
             }
             if (!seen && !b->writable)
                 xf_chain_error(d, "op '%s' (layer %s) kernel %s reads '%s' before any op wrote it",
-                               xf->cur.name, xf_layer_str(xf->cur.layer, lb, sizeof lb), k->name, t->name);
+                               xf->d.cur.name, xf_layer_str(xf->d.cur.layer, lb, sizeof lb), k->name, t->name);
         }
 }
 
 static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
     Vk *vk = xf->vk;
-    bool was = vk->describe, dbg = xf->dbg, step = xf->step;
+    bool was = vk->describe, dbg = xf->d.on, step = xf->d.step;
     u32 nd = vk->n_dispatch;
     void (*cb)(void *, VkPipe *, const Tensor *const *, u32) = vk->on_describe; void *cu = vk->describe_user;
-    XfDesc *old = xf->desc;
+    XfDesc *old = xf->d.desc;
     vk->describe = true; vk->on_describe = xf_chain_cb; vk->describe_user = xf;
-    xf->desc = d; xf->dbg = true; xf->step = false;
+    xf->d.desc = d; xf->d.on = true; xf->d.step = false;
     vk->n_dispatch = 0;
-    Tensor ids = xf_rows(&xf->ids, T);
+    Tensor ids = xf_rows(&xf->s.ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
-    xf_chain_write(d, &xf->pos, "(host: positions)");
-    xf_record(xf, &xf->ids, &xf->pos, &xf->out_ids, T, xf->n_ctx - T, false);
+    xf_chain_write(d, &xf->s.pos, "(host: positions)");
+    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, false);
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;
-    xf->desc = old; xf->dbg = dbg; xf->step = step;
+    xf->d.desc = old; xf->d.on = dbg; xf->d.step = step;
 }
 
 static u32 xf_count_ops(Xf *xf, u32 T) {
@@ -539,10 +539,10 @@ bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act
     xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
     xf->n_ctx = n_ctx; xf->t_max = t_max;
     if (T == 0 || T > t_max || t_max > n_ctx) return false;
-    xf->layers = calloc(xf->cfg->n_layer, sizeof *xf->layers);
-    arena_init(&xf->names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
-    vk_arena_plan(vk, &xf->wa, "weights");
-    vk_arena_plan(vk, &xf->sa, "state");
+    xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
+    arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
+    vk_arena_plan(vk, &xf->w.arena, "weights");
+    vk_arena_plan(vk, &xf->s.arena, "state");
     xf_alloc(xf);
     xf_describe_run(xf, T, d);
     return d->chain_errors == 0;

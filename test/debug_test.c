@@ -158,7 +158,7 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
     Tensor h16 = vk_tensor(&sa, "h", DT_F16, 1, ne), h32 = h16;
     h32.dtype = DT_F32; h32.nbytes = 256;
     Tensor b = vk_tensor(&sa, "b", DT_F32, 1, ne), y = vk_tensor(&sa, "y", DT_F32, 1, ne);
-    xf.vk = vk; xf.desc = &desc; xf.cur.name = "test";
+    xf.vk = vk; xf.d.desc = &desc; xf.d.cur.name = "test";
     xf_chain_write(&desc, &h16, "writer");
     xf_chain_write(&desc, &b, "writer");
     VkPipe p = { .k = &kernel_table[vk_kernel_find("add_f32")] };
@@ -199,12 +199,12 @@ TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
     REQUIRE(eng_open(&g, &m, ENG_GPU, 32, DT_F32, &e));
     i32 toks[5] = { 1, 403, 407, 261, 378 };
     REQUIRE(eng_feed(&g, toks, 5, 0, &e));
-    u32 pre = g.xf.n_dispatch_last;
+    u32 pre = g.xf.r.n_dispatch_last;
     i32 next = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
     for (int i = 0; i < 4; i++) REQUIRE(eng_decode(&g, next, i < 3, &next, &e));
-    CHECKF(g.xf.prof[0].n_dispatch == pre, "prefill: profile counted %u dispatches, the recording had %u", g.xf.prof[0].n_dispatch, pre);
-    CHECKF(g.xf.prof[1].n_dispatch == g.xf.dec.n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.prof[1].n_dispatch, g.xf.dec.n_dispatch);
-    CHECK(g.xf.prof[1].tokens == 4 && g.xf.prof[0].tokens == 5);
+    CHECKF(g.xf.d.prof[0].n_dispatch == pre, "prefill: profile counted %u dispatches, the recording had %u", g.xf.d.prof[0].n_dispatch, pre);
+    CHECKF(g.xf.d.prof[1].n_dispatch == g.xf.r.dec.n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.d.prof[1].n_dispatch, g.xf.r.dec.n_dispatch);
+    CHECK(g.xf.d.prof[1].tokens == 4 && g.xf.d.prof[0].tokens == 5);
     char *text = 0; size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     xf_profile_print(&g.xf, f);
@@ -213,7 +213,7 @@ TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
         u32 dp = 0, dd = 0;
         f64 sp = dbg_share_sum(text, "\nprefill:", &dp), sd = dbg_share_sum(text, "\ndecode:", &dd);
         CHECKF(fabs(sp - 100) <= 1 && fabs(sd - 100) <= 1, "shares add up to %g%% (prefill) and %g%% (decode):\n%s", sp, sd, text);
-        CHECKF(dd == g.xf.dec.n_dispatch, "the table says %u dispatches per token, the recording has %u:\n%s", dd, g.xf.dec.n_dispatch, text);
+        CHECKF(dd == g.xf.r.dec.n_dispatch, "the table says %u dispatches per token, the recording has %u:\n%s", dd, g.xf.r.dec.n_dispatch, text);
     } else CHECK(strstr(text, "does not support timestamps") != 0);
     free(text);
     /* eng_close prints the table to stderr; keep the test output short */

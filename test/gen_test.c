@@ -449,11 +449,11 @@ TEST(plan_totals_equal_what_xf_init_allocates) {
             Xf xf;
             REQUIRE(xf_init(&xf, vk, &m, ctx, MIN(ctx, EDGE_PREFILL_BATCH), DT_F32, &e));
             const char *nm = files[f] ? files[f] : "embedded";
-            CHECKF(gent_blocks(&xf.wa) == p.plan_w && gent_blocks(&xf.sa) == p.plan_s,
+            CHECKF(gent_blocks(&xf.w.arena) == p.plan_w && gent_blocks(&xf.s.arena) == p.plan_s,
                    "%s split %u: plan %llu + %llu, allocated %llu + %llu", nm, split, (unsigned long long)p.plan_w,
-                   (unsigned long long)p.plan_s, (unsigned long long)gent_blocks(&xf.wa), (unsigned long long)gent_blocks(&xf.sa));
-            CHECKF(xf.wa.used == p.weights && xf.sa.used == p.kv + p.act, "%s: tensor bytes differ", nm);
-            CHECKF(!split || xf.wa.n_blocks + xf.sa.n_blocks > 2, "%s: %u + %u blocks", nm, xf.wa.n_blocks, xf.sa.n_blocks);
+                   (unsigned long long)p.plan_s, (unsigned long long)gent_blocks(&xf.w.arena), (unsigned long long)gent_blocks(&xf.s.arena));
+            CHECKF(xf.w.arena.used == p.weights && xf.s.arena.used == p.kv + p.act, "%s: tensor bytes differ", nm);
+            CHECKF(!split || xf.w.arena.n_blocks + xf.s.arena.n_blocks > 2, "%s: %u + %u blocks", nm, xf.w.arena.n_blocks, xf.s.arena.n_blocks);
             /* the KV cache: 2 x layers x kv_dim x ctx x 4 bytes */
             CHECK(p.kv == 2ull * m.cfg.n_layer * m.cfg.n_head_kv * m.cfg.head_dim * ctx * 4);
             xf_free(&xf);

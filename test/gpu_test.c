@@ -108,7 +108,7 @@ static void gput_logits(const GpuPath *p, bool chunked) {
             if (chunked) {
                 CHECK(g.vk.caps.max_storage_range == limit);
                 for (u32 il = 0; il < m.cfg.n_layer; il++) {
-                    const XfLayer *L = &g.xf.layers[il];
+                    const XfLayer *L = &g.xf.w.layers[il];
                     const Tensor *ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down };
                     for (u32 w = 0; w < 7; w++)
                         CHECKF(ws[w]->nbytes > limit, "%s: a weight of %llu bytes is not chunked at %llu", fx[f].name,
@@ -270,9 +270,9 @@ TEST(gpu_greedy_chained_matches_steps) {
     u32 p = np;
     for (; p < np + 10; p++) REQUIRE(eng_decode(&g, got[p], true, &got[p + 1], &e));
     CHECK(g.chained);
-    CHECK(g.xf.chain_n > 0 && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* the steps from position 15 on are in flight: dropped */
+    CHECK(g.xf.r.chain_n > 0 && g.xf.r.chain_n == g.xf.r.chain_p - eng_pos(&g));   /* the steps from position 15 on are in flight: dropped */
     eng_decode_end(&g);
-    CHECK(eng_pos(&g) == p && g.xf.chain_n == 0);
+    CHECK(eng_pos(&g) == p && g.xf.r.chain_n == 0);
     eng_set_chain(&g, false);
     for (; p < np + 16; p++) REQUIRE(eng_decode(&g, got[p], true, &got[p + 1], &e));   /* (odd: with 2 steps per recording the last one holds a step past the context) */
     CHECK(!g.chained);
@@ -281,11 +281,11 @@ TEST(gpu_greedy_chained_matches_steps) {
     CHECK(eng_pos(&g) == ctx - 1 && g.chained);
     i32 last;
     REQUIRE(eng_decode(&g, got[p], true, &last, &e));        /* the step at position ctx - 1: nothing queued after it */
-    CHECK(eng_pos(&g) == ctx && g.xf.chain_n < EDGE_CHAIN_STEPS && g.xf.chain_n == g.xf.chain_p - eng_pos(&g));   /* (steps past the context: never returned) */
+    CHECK(eng_pos(&g) == ctx && g.xf.r.chain_n < EDGE_CHAIN_STEPS && g.xf.r.chain_n == g.xf.r.chain_p - eng_pos(&g));   /* (steps past the context: never returned) */
     CHECK(!eng_decode(&g, last, true, &last, &e));
     CHECKF(strstr(e.msg, "past the context") != 0, "%s", e.msg);
     eng_decode_end(&g);
-    CHECK(g.xf.chain_n == 0);
+    CHECK(g.xf.r.chain_n == 0);
     u32 same = np;
     while (same < ctx && got[same] == want[same]) same++;
     CHECKF(same == ctx, "chained greedy differs at position %u (%d, step by step %d)", same, same < ctx ? got[same] : -1, same < ctx ? want[same] : -1);
@@ -309,36 +309,36 @@ TEST(gpu_decode_allocates_nothing) {
     tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
     eng_set_chain(&g, false);
     REQUIRE(eng_decode(&g, tok, true, &tok, &e));        /* the first decode records the step */
-    u64 host = arena_pos(&a), names = arena_pos(&g.xf.names), wa = g.xf.wa.pos, sa = g.xf.sa.pos;
-    u64 wa_used = g.xf.wa.used, sa_used = g.xf.sa.used;
+    u64 host = arena_pos(&a), names = arena_pos(&g.xf.w.names), wa = g.xf.w.arena.pos, sa = g.xf.s.arena.pos;
+    u64 wa_used = g.xf.w.arena.used, sa_used = g.xf.s.arena.used;
     u32 pipes = g.vk.n_pipelines;
-    VkCommandBuffer cmd = g.xf.dec.cmd;
+    VkCommandBuffer cmd = g.xf.r.dec.cmd;
     for (u32 i = 0; i < 32; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
     CHECK(arena_pos(&a) == host);
-    CHECK(arena_pos(&g.xf.names) == names);
-    CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
+    CHECK(arena_pos(&g.xf.w.names) == names);
+    CHECK(g.xf.w.arena.pos == wa && g.xf.s.arena.pos == sa && g.xf.w.arena.used == wa_used && g.xf.s.arena.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during decode", g.vk.n_pipelines - pipes);
-    CHECK(g.xf.dec.cmd == cmd && g.xf.dec.ready);
-    CHECK(g.xf.n_dispatch_last == g.xf.dec.n_dispatch && g.xf.dec.n_dispatch > 0);
+    CHECK(g.xf.r.dec.cmd == cmd && g.xf.r.dec.ready);
+    CHECK(g.xf.r.n_dispatch_last == g.xf.r.dec.n_dispatch && g.xf.r.dec.n_dispatch > 0);
     /* greedy steps chained on the GPU (eng_decode, chain on): their two recordings are made at the
        first chained steps; after that the chain allocates nothing either */
     eng_set_chain(&g, true);
     for (u32 i = 0; i < 2; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
-    CHECK(g.chained && g.xf.chain[0].ready && g.xf.chain[1].ready);
-    host = arena_pos(&a); names = arena_pos(&g.xf.names); wa = g.xf.wa.pos; sa = g.xf.sa.pos;
-    wa_used = g.xf.wa.used; sa_used = g.xf.sa.used; pipes = g.vk.n_pipelines;
-    VkCommandBuffer c0 = g.xf.chain[0].cmd, c1 = g.xf.chain[1].cmd;
+    CHECK(g.chained && g.xf.r.chain[0].ready && g.xf.r.chain[1].ready);
+    host = arena_pos(&a); names = arena_pos(&g.xf.w.names); wa = g.xf.w.arena.pos; sa = g.xf.s.arena.pos;
+    wa_used = g.xf.w.arena.used; sa_used = g.xf.s.arena.used; pipes = g.vk.n_pipelines;
+    VkCommandBuffer c0 = g.xf.r.chain[0].cmd, c1 = g.xf.r.chain[1].cmd;
     for (u32 i = 0; i < 16; i++) REQUIRE(eng_decode(&g, tok, i + 1 < 16, &tok, &e));
     eng_decode_end(&g);
-    CHECK(arena_pos(&a) == host && arena_pos(&g.xf.names) == names);
-    CHECK(g.xf.wa.pos == wa && g.xf.sa.pos == sa && g.xf.wa.used == wa_used && g.xf.sa.used == sa_used);
+    CHECK(arena_pos(&a) == host && arena_pos(&g.xf.w.names) == names);
+    CHECK(g.xf.w.arena.pos == wa && g.xf.s.arena.pos == sa && g.xf.w.arena.used == wa_used && g.xf.s.arena.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during chained decode", g.vk.n_pipelines - pipes);
-    CHECK(g.xf.chain[0].cmd == c0 && g.xf.chain[1].cmd == c1);
+    CHECK(g.xf.r.chain[0].cmd == c0 && g.xf.r.chain[1].cmd == c1);
     /* the plan is what was allocated: the arenas are exactly the planned bytes */
     u64 wcap = 0, scap = 0;
-    for (u32 i = 0; i < g.xf.wa.n_blocks; i++) wcap += g.xf.wa.blocks[i].size;
-    for (u32 i = 0; i < g.xf.sa.n_blocks; i++) scap += g.xf.sa.blocks[i].size;
-    CHECK(wcap == g.xf.plan_w && scap == g.xf.plan_s);
+    for (u32 i = 0; i < g.xf.w.arena.n_blocks; i++) wcap += g.xf.w.arena.blocks[i].size;
+    for (u32 i = 0; i < g.xf.s.arena.n_blocks; i++) scap += g.xf.s.arena.blocks[i].size;
+    CHECK(wcap == g.xf.w.plan && scap == g.xf.s.plan);
     eng_close(&g);
     model_close(&m);
     arena_free(&a);
