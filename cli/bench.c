@@ -74,7 +74,7 @@ static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u
     i32 tok = 1 % (i32)nv;
     if (o->n_p) {
         if (!eng_feed(g, prompt, o->n_p, 0, e)) return false;
-        tok = (i32)ref_argmax(eng_last_logits(g), nv);
+        tok = eng_last_argmax(g);
     } else if (!eng_decode(g, tok, true, &tok, e)) return false;
     f64 t1 = now_sec();
     if (r == 0) b->ttft = t1 - b->t_start;
@@ -94,7 +94,7 @@ static bool bench_gpu_steps(Engine *g, const BenchOpts *o, const i32 *prompt, Be
     i32 tok = 1 % (i32)g->n_vocab;
     if (o->n_p) {
         if (!eng_feed(g, prompt, o->n_p, 0, e)) return false;    /* (the timed repetitions fed the same prompt) */
-        tok = (i32)ref_argmax(eng_last_logits(g), g->n_vocab);
+        tok = eng_last_argmax(g);
     }
     for (u32 s = 0; s < o->n_g && eng_decode(g, tok, false, &tok, e); s++) b->gpu[b->n_gpu++] = eng_decode_gpu_ns(g);
     return true;
@@ -154,8 +154,8 @@ static int bench_cmd(int argc, char **argv) {
     /* the default path: f16 where the device has f16 arithmetic (eng_open's DT_COUNT) */
     DType act = !o.act_s ? DT_COUNT : !strcmp(o.act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
-    eng_prefill_batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
-    if (!eng_open(&g, &m, ENG_GPU, n_ctx, act, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    u32 batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
+    if (!eng_open_batch(&g, &m, ENG_GPU, n_ctx, act, batch, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     b.t_loaded = now_sec();
     eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
     i32 *prompt = push_array(&a, i32, o.n_p ? o.n_p : 1);

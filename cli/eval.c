@@ -23,6 +23,7 @@ static bool eval_all_finite(const f32 *x, u32 n) {
 static int eval_cmd(int argc, char **argv) {
     const char *path = 0, *tokens = 0, *logits_path = 0, *backend = "ref", *act_s = "f32";
     i64 greedy = -1;
+    u32 batch = EDGE_PREFILL_BATCH;
     bool allow_unlisted = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -41,7 +42,7 @@ static int eval_cmd(int argc, char **argv) {
             else if (!strcmp(a, "--batch")) {
                 char *end; long long b = strtoll(v, &end, 10);
                 if (*end || !*v || b < 1 || b > 4096) return eval_usage("--batch wants 1..4096");
-                eng_prefill_batch = (u32)b;
+                batch = (u32)b;
             } else {
                 char *end;
                 greedy = strtoll(v, &end, 10);
@@ -81,7 +82,7 @@ static int eval_cmd(int argc, char **argv) {
     Engine g;
     FILE *f = 0;
     f32 *all = 0;
-    if (!eng_open(&g, &m, be, (u32)n_ctx, act, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done; }
+    if (!eng_open_batch(&g, &m, be, (u32)n_ctx, act, batch, &e)) { errf("edge: %s\n", e.msg); rc = e.code; goto done; }
     if (logits_path && !(f = fopen(logits_path, "wb"))) {
         errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
     }
@@ -96,7 +97,7 @@ static int eval_cmd(int argc, char **argv) {
         errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
     }
     /* GPU: the next ids come from the argmax kernel, which also flags NaN/Inf rows */
-    i32 tok = greedy > 0 ? (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab) : 0;
+    i32 tok = greedy > 0 ? eng_last_argmax(&g) : 0;
     for (i64 s = 0; s < greedy; s++) {
         out(s ? " %d" : "%d", tok);
         if (s + 1 < greedy) {
@@ -108,7 +109,7 @@ static int eval_cmd(int argc, char **argv) {
             if (!eval_all_finite(eng_last_logits(&g), m.cfg.n_vocab)) {
                 errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)s); rc = EXIT_NUMERIC; goto done_engine;
             }
-            tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+            tok = eng_last_argmax(&g);
         }
     }
     if (greedy >= 0) out("\n");

@@ -1,7 +1,7 @@
 /* paths.c — `edge paths`: the kernel path of a model on this device. Options, the device's
-   features and the activation dtype, then both phases as models/xf_debug.c describes them
-   (xf_describe, xf_path_print, xf_paths_print) and the dtype-chain check (EXIT_USAGE when
-   broken, EXIT_DEVICE when --act f16 meets a device without shaderFloat16). */
+   features (eng_caps) and the activation dtype, then both phases as the engine describes them
+   (eng_print_paths) and the dtype-chain check (EXIT_USAGE when broken, EXIT_DEVICE when
+   --act f16 meets a device without shaderFloat16). */
 
 static int paths_usage(const char *why) {
     errf("edge paths: %s\n"
@@ -30,44 +30,26 @@ static int paths_cmd(int argc, char **argv) {
     Err e = {0};
     Model m;
     if (!model_open(&m, path, allow_unlisted, &a, &e)) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
-    Vk vk;
-    if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    Engine g;
+    if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     int rc = EXIT_OK;
     const ModelConfig *c = &m.cfg;
-    out("kernel path of %s (%s, %u layers) on %s\n", c->name, model_arch_name(c->arch), c->n_layer, vk.props.deviceName);
+    EngCaps k = eng_caps(&g);
+    out("kernel path of %s (%s, %u layers) on %s\n", c->name, model_arch_name(c->arch), c->n_layer, k.device);
     out("device features: f16 arithmetic %s, 16-bit storage %s, cooperative matrices %s, subgroup arithmetic %s, timestamps %s, maxStorageBufferRange %llu\n",
-        vk.caps.f16_arith ? "yes" : "no", vk.caps.storage16 ? "yes" : "no", vk.caps.coopmat ? "yes" : "no",
-        vk.caps.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT ? "yes" : "no", vk.caps.timestamps ? "yes" : "no",
-        (unsigned long long)vk.caps.max_storage_range);
-    if (act == DT_F16 && !vk.caps.f16_arith) {
-        errf("edge paths: --act f16 needs shaderFloat16, which '%s' lacks (use --act f32)\n", vk.props.deviceName);
-        rc = EXIT_DEVICE; goto done;
+        k.f16_arith ? "yes" : "no", k.storage16 ? "yes" : "no", k.coopmat ? "yes" : "no",
+        k.subgroup_arith ? "yes" : "no", k.timestamps ? "yes" : "no", (unsigned long long)k.max_storage_range);
+    if (act == DT_F16 && !k.f16_arith) {
+        errf("edge paths: --act f16 needs shaderFloat16, which '%s' lacks (use --act f32)\n", k.device);
+        rc = EXIT_DEVICE;
+    } else {
+        out("activations %s, KV cache %s: %s\n", dtype_name[act], dtype_name[act],
+            act == DT_F16 ? "--act f16 (the device has shaderFloat16)" :
+            k.f16_arith ? "the default --act f32 (--act f16 is available: the device has shaderFloat16)" :
+                          "the default --act f32 (f16 needs shaderFloat16, which this device lacks)");
+        if (!eng_print_paths(&g, &m, act)) rc = EXIT_USAGE;
     }
-    out("activations %s, KV cache %s: %s\n", dtype_name[act], dtype_name[act],
-        act == DT_F16 ? "--act f16 (the device has shaderFloat16)" :
-        vk.caps.f16_arith ? "the default --act f32 (--act f16 is available: the device has shaderFloat16)" :
-                            "the default --act f32 (f16 needs shaderFloat16, which this device lacks)");
-    u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
-    Xf xp, xd; XfDesc dp, dd;
-    bool okp = xf_describe(&xp, &vk, &m, n_ctx, t_max, act, t_max, &dp);
-    bool okd = xf_describe(&xd, &vk, &m, n_ctx, t_max, act, 1, &dd);
-    out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
-    xf_path_print(&xd);
-    /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
-    out("\nprefill (a batch of %u tokens):\n", t_max);
-    xf_paths_print(&dp, c->n_layer, &vk);
-    out("\ndecode (one token):\n");
-    xf_paths_print(&dd, c->n_layer, &vk);
-    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
-    if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
-    else {
-        out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
-        rc = EXIT_USAGE;
-    }
-    xf_desc_free(&dp); xf_desc_free(&dd);
-    xf_free(&xp); xf_free(&xd);
-done:
-    vk_shutdown(&vk);
+    eng_close(&g);
     model_close(&m);
     arena_free(&a);
     return rc;

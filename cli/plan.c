@@ -1,4 +1,4 @@
-/* plan.c — `edge plan`: options, then models/plan.h's plan_compute (which prints every buffer
+/* plan.c — `edge plan`: options, then models/plan.h's plan_compute_eng (which prints every buffer
    and the totals) for a GGUF (-m) or a listed config from its shapes alone (--config, through
    models/genmodel.h's gen_model_dir). Exit 3 (EXIT_DEVICE) when the plan does not fit. */
 
@@ -17,6 +17,7 @@ static int plan_usage(const char *why) {
 static int plan_cmd(int argc, char **argv) {
     const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = "f32";
     u64 ctx = 0, layers = 0;
+    u32 batch = EDGE_PREFILL_BATCH;
     bool allow = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -30,7 +31,7 @@ static int plan_cmd(int argc, char **argv) {
         else if (!strcmp(a, "--type")) type = v;
         else if (!strcmp(a, "--act")) act_s = v;
         else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_CTX) return plan_usage("-c wants 1..EDGE_MAX_CTX"); }
-        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); eng_prefill_batch = (u32)b; }
+        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); batch = (u32)b; }
         else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
     }
@@ -52,14 +53,14 @@ static int plan_cmd(int argc, char **argv) {
     if (!ok) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
     u32 n_ctx = ctx ? (u32)ctx : MIN(m.cfg.n_ctx, (u32)EDGE_MAX_CTX);
     int rc = EXIT_OK;
-    Vk vk;
+    Engine g;
     Plan p;
     if (n_ctx > m.cfg.n_ctx) { errf("edge plan: context %u exceeds '%s''s limit of %u\n", n_ctx, m.cfg.name, m.cfg.n_ctx); rc = EXIT_USAGE; }
-    else if (!vk_init(&vk, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+    else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
-        if (!plan_compute(&p, &vk, &m, n_ctx, act, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, batch, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;
-        vk_shutdown(&vk);
+        eng_close(&g);
     }
     model_close(&m);
     arena_free(&a);

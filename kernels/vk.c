@@ -1080,14 +1080,14 @@ void vk_fill_word(Vk *vk, const Tensor *t, u32 word) {
 }
 
 /* ---- edge info ------------------------------------------------------------------- */
-static void vk_print_info(Vk *vk) {
-    VkPhysicalDeviceProperties *p = &vk->props;
+void vk_print_info(const Vk *vk) {
+    const VkPhysicalDeviceProperties *p = &vk->props;
     const char *types[] = { "other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU" };
     out("device:            %s (%s)\n", p->deviceName, p->deviceType <= 4 ? types[p->deviceType] : "?");
     out("driver:            %s %s (version 0x%08x)\n", vk->driver_name[0] ? vk->driver_name : "?", vk->driver_info, p->driverVersion);
     out("vulkan:            %u.%u.%u\n", VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
     out("vendor/device id:  0x%04x / 0x%04x\n", p->vendorID, p->deviceID);
-    VkCaps *c = &vk->caps;
+    const VkCaps *c = &vk->caps;
     out("profile:           %s\n", c->profile ? c->profile : "none (the device's own limits; EDGE_PROFILE=NAME restricts them)");
     out("subgroup size:     %u\n", c->subgroup_size);
     out("subgroup ops:      %s%s%s%s%s%s%s%s\n", c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT ? "basic " : "",
@@ -1121,7 +1121,7 @@ static void vk_print_info(Vk *vk) {
     }
 }
 
-static void kernel_print_table(void) {
+void kernel_print_table(void) {
     out("\nkernels (%d, SPIR-V by Tint, reflected at build time):\n", KERNEL_TABLE_COUNT);
     for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
         const KernelInfo *k = &kernel_table[i];

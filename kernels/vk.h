@@ -9,6 +9,7 @@
    API:
      vk_init(&vk, err)                       dlopen libvulkan, instance (validation-aware), device (EDGE_DEVICE=N)
      vk_shutdown(&vk)
+     vk_print_info(&vk) / kernel_print_table()   what `edge info` prints: the device; the embedded kernels
      vk_arena_init(&vk, &arena, name, bytes) one VkDeviceMemory block (several if maxMemoryAllocationSize forces it)
      vk_tensor(&arena, name, dtype, ndim, ne) exact-size sub-allocation (offset aligned to minStorageBufferOffsetAlignment)
      vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible;
@@ -208,6 +209,8 @@ typedef enum VkFault { VKF_NONE, VKF_DEVICE_LOST_PREFILL, VKF_DEVICE_LOST_DECODE
 
 bool  vk_init(Vk *vk, Err *e);
 void  vk_shutdown(Vk *vk);
+void  vk_print_info(const Vk *vk);
+void  kernel_print_table(void);
 const char *vk_result_name(VkResult r);
 u32   vk_validation_errors(void);
 

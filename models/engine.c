@@ -1,8 +1,10 @@
 /* engine.c — implementation of engine.h (`edge eval` drives it: cli/eval.c). */
 
-u32 eng_prefill_batch = EDGE_PREFILL_BATCH;   /* edge bench / edge plan --batch */
-
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e) {
+    return eng_open_batch(g, m, b, n_ctx, act, EDGE_PREFILL_BATCH, e);
+}
+
+bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e) {
     memset(g, 0, sizeof *g);
     g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab;
     if (n_ctx == 0 || n_ctx > m->cfg.n_ctx)
@@ -18,7 +20,7 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
     if (!vk_init(&g->vk, e)) { eng_close(g); return false; }
     g->vk_up = true;
     if (act == DT_COUNT) act = g->vk.caps.f16_arith ? DT_F16 : DT_F32;   /* default: f16 where the device has it */
-    u32 t_max = MIN(n_ctx, eng_prefill_batch);
+    u32 t_max = MIN(n_ctx, MAX(batch, 1u));
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
     g->xf_up = true;
     g->chain = true;
@@ -154,4 +156,46 @@ bool eng_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n) {
         (*ids)[(*n)++] = (i32)v;
     }
     return true;
+}
+
+/* ---- the device without a model: edge info, paths, plan ----------------------------------- */
+bool eng_open_device(Engine *g, Err *e) {
+    memset(g, 0, sizeof *g);
+    g->backend = ENG_GPU;
+    if (!vk_init(&g->vk, e)) return false;
+    g->vk_up = true;
+    return true;
+}
+
+EngCaps eng_caps(const Engine *g) {
+    const VkCaps *c = &g->vk.caps;
+    return (EngCaps){ .device = g->vk.props.deviceName, .f16_arith = c->f16_arith, .storage16 = c->storage16,
+                      .coopmat = c->coopmat, .subgroup_arith = (c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0,
+                      .timestamps = c->timestamps, .max_storage_range = c->max_storage_range };
+}
+
+void eng_print_device(const Engine *g) { vk_print_info(&g->vk); }
+void eng_print_kernels(void) { kernel_print_table(); }
+
+/* Both phases described (xf_describe: recorded without the GPU) at a context of min(n_ctx, 256):
+   the plan, prefill and decode op by op, dispatch counts and the dtype-chain verdict. */
+bool eng_print_paths(Engine *g, const Model *m, DType act) {
+    const ModelConfig *c = &m->cfg;
+    u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
+    Xf xp, xd; XfDesc dp, dd;
+    bool okp = xf_describe(&xp, &g->vk, m, n_ctx, t_max, act, t_max, &dp);
+    bool okd = xf_describe(&xd, &g->vk, m, n_ctx, t_max, act, 1, &dd);
+    out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
+    xf_path_print(&xd);
+    /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
+    out("\nprefill (a batch of %u tokens):\n", t_max);
+    xf_paths_print(&dp, c->n_layer, &g->vk);
+    out("\ndecode (one token):\n");
+    xf_paths_print(&dd, c->n_layer, &g->vk);
+    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
+    if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
+    else out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
+    xf_desc_free(&dp); xf_desc_free(&dd);
+    xf_free(&xp); xf_free(&xd);
+    return okp && okd;
 }

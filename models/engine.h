@@ -8,6 +8,9 @@
    API:
      eng_open(&g, model, backend, n_ctx, act, err)   backend ENG_REF or ENG_GPU; act DT_F32/DT_F16 (GPU),
                                                      DT_COUNT: f16 where the device has shaderFloat16
+     eng_open_batch(&g, model, backend, n_ctx, act, batch, err)  the same with a GPU prefill batch of min(batch, n_ctx)
+                                                     tokens (eng_open: EDGE_PREFILL_BATCH = 64); the logits, activation
+                                                     and attention-score buffers hold this many rows (bench -b, eval --batch)
      eng_close(&g)
      eng_reset(&g)                                   empty context (position 0)
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
@@ -24,8 +27,17 @@
      eng_info(&g)                                    activations, device, memory and dispatch figures (bench, run -v)
      eng_time_decode(&g, on), eng_decode_gpu_ns(&g)  timestamps around the decode step; its GPU time (bench)
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
+     eng_last_argmax(&g)                             its greedy id (ties: the lowest id, as ref_argmax)
      eng_pos(&g)                                     tokens in the context
-     eng_parse_tokens(s, arena, &ids, &n)            "ID ID ..." (spaces, tabs, commas, newlines) -> ids in the arena */
+     eng_parse_tokens(s, arena, &ids, &n)            "ID ID ..." (spaces, tabs, commas, newlines) -> ids in the arena
+   The device without a model (edge info, paths, plan: cli/ reaches the GPU only through this header):
+     eng_open_device(&g, err)                        Vulkan only (eng_close closes it)
+     eng_caps(&g)                                    the device's name and the features that choose kernel paths
+     eng_print_device(&g)                            the device, driver, limits, features, memory heaps and types
+     eng_print_kernels()                             the embedded kernel table (needs no device)
+     eng_print_paths(&g, model, act)                 the kernel-path plan and both phases' ops as xf_describe records
+                                                     them (a context of min(n_ctx, 256)); false: the dtype chain is broken
+   (the memory plan on this device: models/plan.h's plan_compute_eng) */
 #ifndef EDGE_ENGINE_H
 #define EDGE_ENGINE_H
 
@@ -57,9 +69,14 @@ typedef struct EngInfo {     /* eng_info: figures for bench and run -v (GPU; zer
     u32         dispatches;  /* dispatches of the last forward (per token after a decode step) */
 } EngInfo;
 
+typedef struct EngCaps {     /* eng_caps: what `edge paths` prints before the path */
+    const char *device;
+    bool        f16_arith, storage16, coopmat, subgroup_arith, timestamps;
+    u64         max_storage_range;   /* bytes one binding may span */
+} EngCaps;
+
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
-extern u32 eng_prefill_batch;   /* tokens per GPU prefill batch (default EDGE_PREFILL_BATCH = 64): the logits,
-                                   activation and attention-score buffers hold this many rows */
+bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e);
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
@@ -71,6 +88,12 @@ void eng_time_decode(Engine *g, bool on);
 f64  eng_decode_gpu_ns(Engine *g);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
+static inline i32 eng_last_argmax(const Engine *g) { return (i32)ref_argmax(g->last, g->n_vocab); }
 bool eng_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n);
+bool eng_open_device(Engine *g, Err *e);
+EngCaps eng_caps(const Engine *g);
+void eng_print_device(const Engine *g);
+void eng_print_kernels(void);
+bool eng_print_paths(Engine *g, const Model *m, DType act);
 
 #endif

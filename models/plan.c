@@ -48,10 +48,10 @@ static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
 
 static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
 
-bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool print, Err *e) {
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, bool print, Err *e) {
     memset(p, 0, sizeof *p);
     p->n_ctx = n_ctx;
-    p->t_max = MIN(n_ctx, eng_prefill_batch);      /* as eng_open */
+    p->t_max = MIN(n_ctx, MAX(batch_tokens, 1u));  /* as eng_open_batch */
     PlanWalk w = { .p = p, .print = print };
     Xf xf;
     if (print) {
@@ -104,4 +104,8 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, bool pr
             (unsigned long long)(total - p->heap_size));
     }
     return true;
+}
+
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, bool print, Err *e) {
+    return plan_compute(p, &g->vk, m, n_ctx, act, batch, print, e);
 }

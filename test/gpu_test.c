@@ -69,7 +69,7 @@ static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
 /* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
    only the short case, under a binding limit that splits every weight matrix into several row
    chunks (and as many of its tokens as keep every activation under that limit). */
-static void gput_logits(const GpuPath *p, bool chunked) {
+static void gput_logits(const GpuPath *p, bool chunked, u32 batch) {   /* batch: eng_open_batch */
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     static RefFixture fx[REFT_MAX_FIXTURES];
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
@@ -102,7 +102,7 @@ static void gput_logits(const GpuPath *p, bool chunked) {
                 TEST_OPTION(max_binding, opt_int((i64)limit));    /* EDGE_MAX_BINDING for this eng_open only */
             }
             Engine g;
-            bool opened = eng_open(&g, &m, ENG_GPU, n_ids, p->act, &e);
+            bool opened = eng_open_batch(&g, &m, ENG_GPU, n_ids, p->act, batch, &e);
             edge_opt.max_binding = max_binding;
             if (!opened) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_pop_to(&a, pos); continue; }
             if (chunked) {
@@ -131,16 +131,13 @@ static void gput_logits(const GpuPath *p, bool chunked) {
     }
 }
 
-TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false); }
+TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false, EDGE_PREFILL_BATCH); }
 /* prompts in batches of 16 tokens: the prefill recording of the first batch is replayed for the
    next ones at later positions (xf_forward keeps it while the batch size stays) */
 TEST(gpu_fixture_logits_batches_of_16) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
-    u32 saved = eng_prefill_batch;
     u64 before = xf_prefill_replays;
-    eng_prefill_batch = 16;
-    gput_logits(&gpu_paths[0], false);
-    eng_prefill_batch = saved;
+    gput_logits(&gpu_paths[0], false, 16);
     CHECKF(xf_prefill_replays - before > 0, "%llu replayed batches", (unsigned long long)(xf_prefill_replays - before));
     out("    %llu batches replayed\n", (unsigned long long)(xf_prefill_replays - before));
 }
@@ -150,7 +147,7 @@ TEST(gpu_fixture_logits_split_k) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     u64 before = op_split_products;
     TEST_OPTION(splitk, opt_int(4));
-    gput_logits(&gpu_paths[0], false);
+    gput_logits(&gpu_paths[0], false, EDGE_PREFILL_BATCH);
     CHECKF(op_split_products > before, "no product was split (%llu)", (unsigned long long)(op_split_products - before));
     out("    %llu products split\n", (unsigned long long)(op_split_products - before));
 }
@@ -158,10 +155,10 @@ TEST(gpu_fixture_logits_act_f16) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
     if (!f16) SKIP("the device has no f16 arithmetic");
-    gput_logits(&gpu_paths[1], false);
+    gput_logits(&gpu_paths[1], false, EDGE_PREFILL_BATCH);
 }
 
-TEST(gpu_fixture_logits_with_chunked_bindings) { gput_logits(&gpu_paths[0], true); }
+TEST(gpu_fixture_logits_with_chunked_bindings) { gput_logits(&gpu_paths[0], true, EDGE_PREFILL_BATCH); }
 
 /* The per-step exact margins of a greedy file: the lines "step token top1_minus_top2" after the
    "min_top1_top2_margin:" header (1e9 where a step has no line). */

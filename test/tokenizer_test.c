@@ -218,6 +218,80 @@ TEST(tok_specials_and_flags) {
     CHECK(pl == 0);
 }
 
+/* llama.cpp's tokenizer_st_partition written plainly, as the reference of tok_partition (which skips the
+   special texts its presence pass did not find): each special text in t->special's order claims, left to
+   right, every occurrence that lies wholly in bytes no earlier text claimed. owner[i]: the id claiming
+   byte i (-1: raw text); start[i]: an occurrence begins there. Returns the fragment count written. */
+static u32 tok_ref_partition(const Tokenizer *t, const char *s, u32 n, bool parse_special, TokFrag *out) {
+    i32 owner[512]; bool start[512];
+    for (u32 i = 0; i < n; i++) { owner[i] = -1; start[i] = false; }
+    for (u32 k = 0; k < t->n_special; k++) {
+        i32 id = t->special[k];
+        if (!parse_special && t->type[id] != TOKT_USER_DEFINED) continue;
+        const char *pat = t->text[id]; u32 pl = t->text_len[id];
+        for (u32 p = 0; p + pl <= n;) {
+            if (s[p] != pat[0]) { p++; continue; }
+            bool free_run = true;
+            for (u32 j = 0; j < pl && free_run; j++) free_run = owner[p + j] < 0;
+            if (!free_run || memcmp(s + p, pat, pl)) { p++; continue; }
+            for (u32 j = 0; j < pl; j++) owner[p + j] = id;
+            start[p] = true; p += pl;
+        }
+    }
+    u32 nf = 0;
+    for (u32 i = 0; i < n;) {
+        u32 j = i + 1;
+        if (owner[i] >= 0) { while (j < n && owner[j] == owner[i] && !start[j]) j++; }
+        else { while (j < n && owner[j] < 0) j++; }
+        out[nf++] = (TokFrag){ i, j - i, owner[i] };
+        i = j;
+    }
+    return nf;
+}
+
+/* Random texts of special texts, pieces of them and plain bytes, on every vocabulary: tok_partition's
+   fragments equal the plain partition's, with and without parse_special. */
+TEST(tok_partition_equals_plain_search) {
+    static const char *const plain[] = { "a", " ", "\n", "\n\n", "   ", "\t", "<", ">", "|", "x y", "<|", "<u", "\xe2\x96\x81" };
+    u64 rng = 0x9e3779b97f4a7c15ull;
+    u32 vocabs = 0, texts = 0, specials_hit = 0;
+    for (int w = 0; w < 5; w++) {
+        Tokenizer *t = tok_test_vocab(w);
+        if (!t) continue;
+        vocabs++;
+        for (u32 c = 0; c < 60; c++) {
+            char s[512]; u32 n = 0;
+            while (n < 400) {
+                rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+                const char *p; u32 pl;
+                if (rng % 3 == 0 && t->n_special) {                  /* a special text, whole or cut */
+                    i32 id = t->special[(rng >> 8) % t->n_special];
+                    p = t->text[id]; pl = t->text_len[id];
+                    if ((rng >> 40) % 3 == 0 && pl > 1) pl = 1 + (u32)((rng >> 44) % (pl - 1));
+                } else { p = plain[(rng >> 8) % ARRAY_COUNT(plain)]; pl = (u32)strlen(p); }
+                if (n + pl > 500) break;
+                memcpy(s + n, p, pl); n += pl;
+            }
+            for (int ps = 0; ps < 2; ps++) {
+                TokFrag want[512];
+                u32 nw = tok_ref_partition(t, s, n, ps, want);
+                TokFrags got = tok_partition(t, s, n, ps);
+                bool same = got.n == nw;
+                for (u32 i = 0; i < nw && same; i++)
+                    same = got.v[i].off == want[i].off && got.v[i].len == want[i].len && got.v[i].id == want[i].id;
+                for (u32 i = 0; i < nw; i++) specials_hit += want[i].id >= 0;
+                CHECKF(same, "%s, text %u, parse_special %d: %llu fragments, the plain search gives %u",
+                       tok_vocabs[w].name, c, ps, (unsigned long long)got.n, nw);
+                free(got.v);
+                texts++;
+            }
+        }
+    }
+    if (!vocabs) SKIP_UNLESS_REQUIRED("vocabulary fixtures not found or not loadable");
+    CHECKF(specials_hit > 1000, "only %u special fragments in the random texts", specials_hit);
+    out("    %u texts on %u vocabularies, %u special fragments: the same partition\n", texts, vocabs, specials_hit);
+}
+
 TEST(tok_decoder_streams_utf8) {
     Tokenizer *l = tok_test_vocab(1), *q = tok_test_vocab(0);
     if (!l || !q) SKIP_UNLESS_REQUIRED("vocabulary fixtures not found or not loadable");
