@@ -9,7 +9,9 @@
    dmin ~ 7.5 d (centres the mean); Q6_K d ~ 0.02/(74*18.5). Each scale is jittered by a
    factor in [0.75, 1.25). F16 weights are uniform with std 0.02; norms 1 +- 0.05 (gemma's
    GGUFs store 1+w already); biases +-0.02; llama3 rope_freqs follow the converter's formula
-   (factor 32, low 1, high 4, original context 8192: Llama 3.2's rope_scaling).
+   (the row's factor: 32 for Llama 3.2, 8 for Llama 3.1; low 1, high 4, original context 8192).
+   A gemma3 row with a RoPE factor gets rope.scaling.type linear and rope.scaling.factor, as the
+   converter writes Gemma 3 4B's rope_scaling.
 
    Not written, as the converter does not write them either: llama3 rope scaling keys (the
    converter turns rope_scaling into the rope_freqs tensor), gemma3 rope.freq_base_swa and
@@ -34,10 +36,10 @@ const ModelEntry *gen_find_config(const char *name) {
     return 0;
 }
 
-/* Configs without a separate LM head: every listed model except the two llama2-style ones
-   (Gemma 2/3, Qwen2.5 0.5B/1.5B/3B and their Coder variants, Llama 3.2 1B/3B tie their embeddings). */
-static bool gen_tied(const ModelEntry *t) { return strcmp(t->name, "stories260K") && strcmp(t->name, "tiny-llama"); }
-static bool gen_llama3(const ModelEntry *t) { return t->arch == ARCH_LLAMA && !strncmp(t->name, "llama-3", 7); }
+/* Configs without a separate LM head: the table's tied column (tie_word_embeddings). Llama 3 rows: a
+   rope_freqs tensor with the row's factor. */
+static bool gen_tied(const ModelEntry *t) { return t->tied; }
+static bool gen_llama3(const ModelEntry *t) { return t->arch == ARCH_LLAMA && t->rope_factor != 1.0f; }
 
 /* llama.cpp's use_more_bits (llama-quant.cpp). */
 static bool gen_more_bits(u32 i, u32 n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
@@ -85,7 +87,7 @@ static bool gen_pick(GenTensor *g, u32 ftype, u32 il, u32 n_layer, bool lm_head,
 }
 
 bool gen_tensors(const ModelEntry *t, u32 n_layer, u32 ftype, Arena *a, GenTensor **list, u32 *n, bool notes, Err *e) {
-    bool qwen = t->arch == ARCH_QWEN2, gemma3 = t->arch == ARCH_GEMMA3;
+    bool qwen = t->arch == ARCH_QWEN2, gemma3 = t->arch == ARCH_GEMMA3, qk_norm = gemma3 || t->arch == ARCH_QWEN3;
     bool post = t->arch == ARCH_GEMMA2 || gemma3, tied = gen_tied(t);
     u64 E = t->n_embd, Q = (u64)t->n_head * t->head_dim, KV = (u64)t->n_head_kv * t->head_dim, F = t->n_ff;
     GenList l = { 0, 0, 4 + n_layer * 18 };
@@ -102,7 +104,7 @@ bool gen_tensors(const ModelEntry *t, u32 n_layer, u32 ftype, Arena *a, GenTenso
             gen_add(&l, GEN_BIAS, KV, 1, "blk.%u.attn_k.bias", il);
             gen_add(&l, GEN_BIAS, KV, 1, "blk.%u.attn_v.bias", il);
         }
-        if (gemma3) {
+        if (qk_norm) {
             gen_add(&l, GEN_NORM, t->head_dim, 1, "blk.%u.attn_q_norm.weight", il);
             gen_add(&l, GEN_NORM, t->head_dim, 1, "blk.%u.attn_k_norm.weight", il);
         }
@@ -164,6 +166,10 @@ static void gen_metadata(GgufWriter *w, const ModelEntry *t, u32 n_layer, u32 ft
         gguf_w_f32(w, GK("final_logit_softcapping"), t->final_softcap);
     }
     if (t->swa_window) gguf_w_u32(w, GK("attention.sliding_window"), t->swa_window);
+    if (t->arch == ARCH_GEMMA3 && t->rope_factor != 1.0f) {
+        gguf_w_str(w, GK("rope.scaling.type"), "linear");
+        gguf_w_f32(w, GK("rope.scaling.factor"), t->rope_factor);
+    }
 #undef GK
     /* the minimal tokenizer */
     u32 V = t->n_vocab;
@@ -215,7 +221,7 @@ static void gen_fill_bytes(u64 *s, u8 *p, u64 n) {
 static inline u16 gen_scale(u64 *s, f32 base) { return f16_from_f32(base * (1.0f + 0.25f * gen_unif(s))); }
 
 /* Fills n elements (whole blocks) of tensor g starting at element `first` into p. */
-static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 rope_base, u32 rope_dim) {
+static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 rope_base, u32 rope_dim, f32 rope_factor) {
     const f32 sd = 0.02f;
     switch (g->type) {
     case GGML_TYPE_F32: {
@@ -225,7 +231,7 @@ static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 ro
             else if (g->kind == GEN_BIAS) x[i] = sd * gen_unif(s);
             else if (g->kind == GEN_ROPE_FREQS) {
                 /* convert_hf_to_gguf's llama3 factors: 1 for high frequencies, factor for low ones, smooth between */
-                const f64 factor = 32, lo = 1, hi = 4, old_ctx = 8192, pi = 3.14159265358979323846;
+                const f64 factor = rope_factor, lo = 1, hi = 4, old_ctx = 8192, pi = 3.14159265358979323846;
                 f64 freq = 1.0 / pow((f64)rope_base, (f64)(2 * (first + i)) / rope_dim), wl = 2 * pi / freq;
                 f64 v = wl < old_ctx / hi ? 1 : wl > old_ctx / lo ? factor
                       : 1 / ((1 - (old_ctx / wl - lo) / (hi - lo)) / factor + (old_ctx / wl - lo) / (hi - lo));
@@ -283,7 +289,7 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, u32 fty
         u64 nelem = g->ne[0] * g->ne[1], blocks = nelem / per, step = GEN_CHUNK_BYTES / bb;
         for (u64 b = 0; ok && b < blocks; b += step) {
             u64 nb = MIN(step, blocks - b);
-            gen_fill(&s, g, b * per, nb * per, buf, t->rope_base, t->rope_dim);
+            gen_fill(&s, g, b * per, nb * per, buf, t->rope_base, t->rope_dim, t->rope_factor);
             ok = fwrite(buf, 1, nb * bb, f) == nb * bb;
             done += nb * bb;
             if (tty && now_sec() - last > 0.2) {
