@@ -245,6 +245,7 @@ static bool model_read_arch_rules(KeyReader *r, ModelConfig *c, u32 *file_ctx) {
 static const ModelEntry *model_closest_row(const Gguf *g, const ModelConfig *c, u32 *bad_out, Field *first_out) {
     const ModelEntry *best = 0;
     u32 best_bad = ~0u;
+    bool best_fits = false;
     Field best_f = {0};
     GgufStr gname = {0};
     bool has_name = gguf_get_str(g, "general.name", &gname);
@@ -254,11 +255,12 @@ static const ModelEntry *model_closest_row(const Gguf *g, const ModelConfig *c, 
         Field f[16];
         u32 n = model_fields(c, t, f), bad = 0, first = 0;
         for (u32 j = 0; j < n; j++) if (!field_equal(&f[j])) { if (!bad) first = j; bad++; }
-        /* Rows of identical shape (qwen2.5 and qwen2.5-coder): general.name decides. */
+        /* Rows of identical shape (qwen2.5 and qwen2.5-coder): general.name decides, also between
+           equally close rows of an unlisted file (a coder file with fewer layers names the coder row). */
         bool coder_row = strstr(t->name, "coder") != 0;
         bool name_fits = !has_name || coder_row == gguf_str_contains(gname, "coder");
-        if (bad < best_bad || (bad == 0 && best_bad == 0 && name_fits)) {
-            best = t; best_bad = bad; best_f = f[first];
+        if (bad < best_bad || (bad == best_bad && name_fits && !best_fits)) {
+            best = t; best_bad = bad; best_f = f[first]; best_fits = name_fits;
         }
     }
     *bad_out = best_bad;
