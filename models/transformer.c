@@ -72,7 +72,7 @@ static void xf_alloc(Xf *xf) {
     xf->x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->h = xf_act(sa, "h", xf->act, c->n_embd, T);
-    /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
+    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3); everything fed to a matmul,
        RoPE or attention is in the activation dtype. */
     DType qk = c->qk_norm ? DT_F32 : xf->act;
     xf->q = xf_act(sa, "q", qk, qd, T);
