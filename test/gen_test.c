@@ -67,6 +67,7 @@ static bool gent_tiny_q6k(const char *config, const char *name) {
         { "tiny-gemma2", { "token_embd.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight" } },
         { "tiny-gemma3", { "token_embd.weight", "blk.2.attn_v.weight", "blk.2.ffn_down.weight",
                            "blk.5.attn_v.weight", "blk.5.ffn_down.weight" } },
+        { "tiny-qwen3",  { "token_embd.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight" } },
     };
     for (u32 i = 0; i < ARRAY_COUNT(t); i++) {
         if (strcmp(t[i].config, config)) continue;
@@ -80,7 +81,7 @@ static bool gent_name_is(const GgufTensor *t, const char *s) { return gguf_str_e
 TEST(gen_model_tiny_configs_equal_llamacpp_files_and_run) {
     const char *dir = gent_tmpdir();
     REQUIRE(dir);
-    static const char *const configs[] = { "tiny-llama", "tiny-qwen2", "tiny-gemma2", "tiny-gemma3" };
+    static const char *const configs[] = { "tiny-llama", "tiny-qwen2", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3" };
     static const char *const types[] = { "F16", "Q8_0", "Q4_K_M" };
     u32 compared = 0;
     for (u32 c = 0; c < ARRAY_COUNT(configs); c++)
@@ -136,7 +137,7 @@ TEST(gen_model_tiny_configs_equal_llamacpp_files_and_run) {
             gent_rm(path);
         }
     out("    %u generated files compared with llama.cpp's fixtures tensor by tensor\n", compared);
-    CHECK(compared >= 4);
+    CHECK(compared >= 5);
 }
 
 TEST(gen_model_real_configs_two_layers_load_unlisted_and_run) {
