@@ -7,8 +7,9 @@
    so that the weights have a standard deviation of about 0.02 (gen_blocks[]: one row per type).
    Each scale is jittered by a factor in [0.75, 1.25). F16 / BF16 weights are uniform with std
    0.02; norms 1 +- 0.05 (gemma's GGUFs store 1+w already); biases +-0.02; llama3 rope_freqs
-   follow the converter's formula (factor 32, low 1, high 4, original context 8192: Llama 3.2's
-   rope_scaling).
+   follow the converter's formula (the row's factor: 32 for Llama 3.2, 8 for Llama 3.1; low 1, high 4, original context 8192).
+   A gemma3 row with a RoPE factor gets rope.scaling.type linear and rope.scaling.factor, as the
+   converter writes Gemma 3 4B's rope_scaling.
 
    Not written, as the converter does not write them either: llama3 rope scaling keys (the
    converter turns rope_scaling into the rope_freqs tensor), gemma3 rope.freq_base_swa and
@@ -77,10 +78,10 @@ const ModelEntry *gen_find_config(const char *name) {
     return 0;
 }
 
-/* Configs without a separate LM head: every listed model except the two llama2-style ones
-   (Gemma 2/3, Qwen2.5 0.5B/1.5B/3B and their Coder variants, Llama 3.2 1B/3B tie their embeddings). */
-static bool gen_tied(const ModelEntry *t) { return strcmp(t->name, "stories260K") && strcmp(t->name, "tiny-llama"); }
-static bool gen_llama3(const ModelEntry *t) { return t->arch == ARCH_LLAMA && !strncmp(t->name, "llama-3", 7); }
+/* Configs without a separate LM head: the table's tied column (tie_word_embeddings). Llama 3 rows: a
+   rope_freqs tensor with the row's factor. */
+static bool gen_tied(const ModelEntry *t) { return t->tied; }
+static bool gen_llama3(const ModelEntry *t) { return t->arch == ARCH_LLAMA && t->rope_factor != 1.0f; }
 
 /* ---- llama-quantize's type rules (src/llama-quant.cpp: llama_tensor_get_type, its _impl and
    tensor_type_fallback), for what the listed configs have: dense layers (no experts), no Falcon,
@@ -223,7 +224,7 @@ static bool gen_types(GenTensor *l, u32 n, const ModelEntry *t, u32 n_layer, con
 }
 
 bool gen_tensors(const ModelEntry *t, u32 n_layer, const GenType *gt, Arena *a, GenTensor **list, u32 *n, bool notes, Err *e) {
-    bool qwen = t->arch == ARCH_QWEN2, gemma3 = t->arch == ARCH_GEMMA3;
+    bool qwen = t->arch == ARCH_QWEN2, gemma3 = t->arch == ARCH_GEMMA3, qk_norm = gemma3 || t->arch == ARCH_QWEN3;
     bool post = t->arch == ARCH_GEMMA2 || gemma3, tied = gen_tied(t);
     u64 E = t->n_embd, Q = (u64)t->n_head * t->head_dim, KV = (u64)t->n_head_kv * t->head_dim, F = t->n_ff;
     GenList l = { 0, 0, 4 + n_layer * 18 };
@@ -240,7 +241,7 @@ bool gen_tensors(const ModelEntry *t, u32 n_layer, const GenType *gt, Arena *a, 
             gen_add(&l, GEN_BIAS, KV, 1, "blk.%u.attn_k.bias", il);
             gen_add(&l, GEN_BIAS, KV, 1, "blk.%u.attn_v.bias", il);
         }
-        if (gemma3) {
+        if (qk_norm) {
             gen_add(&l, GEN_NORM, t->head_dim, 1, "blk.%u.attn_q_norm.weight", il);
             gen_add(&l, GEN_NORM, t->head_dim, 1, "blk.%u.attn_k_norm.weight", il);
         }
@@ -287,6 +288,10 @@ static void gen_metadata(GgufWriter *w, const ModelEntry *t, u32 n_layer, u32 ft
         gguf_w_f32(w, GK("final_logit_softcapping"), t->final_softcap);
     }
     if (t->swa_window) gguf_w_u32(w, GK("attention.sliding_window"), t->swa_window);
+    if (t->arch == ARCH_GEMMA3 && t->rope_factor != 1.0f) {
+        gguf_w_str(w, GK("rope.scaling.type"), "linear");
+        gguf_w_f32(w, GK("rope.scaling.factor"), t->rope_factor);
+    }
 #undef GK
     /* the minimal tokenizer */
     u32 V = t->n_vocab;
@@ -374,14 +379,14 @@ static void gen_fill_blocks(u64 *s, u32 type, u64 nb, u8 *p) {
 }
 
 /* n F32 values of a 1-D tensor (norms, biases, llama3 rope_freqs from element `first`) or a matrix. */
-static void gen_fill_f32(u64 *s, const GenTensor *g, u64 first, u64 n, f32 *x, f32 rope_base, u32 rope_dim) {
+static void gen_fill_f32(u64 *s, const GenTensor *g, u64 first, u64 n, f32 *x, f32 rope_base, u32 rope_dim, f32 rope_factor) {
     const f32 sd = 0.02f;
     for (u64 i = 0; i < n; i++) {
         if (g->kind == GEN_NORM) x[i] = 1.0f + 0.05f * gen_unif(s);
         else if (g->kind == GEN_BIAS) x[i] = sd * gen_unif(s);
         else if (g->kind == GEN_ROPE_FREQS) {
             /* convert_hf_to_gguf's llama3 factors: 1 for high frequencies, factor for low ones, smooth between */
-            const f64 factor = 32, lo = 1, hi = 4, old_ctx = 8192, pi = 3.14159265358979323846;
+            const f64 factor = rope_factor, lo = 1, hi = 4, old_ctx = 8192, pi = 3.14159265358979323846;
             f64 freq = 1.0 / pow((f64)rope_base, (f64)(2 * (first + i)) / rope_dim), wl = 2 * pi / freq;
             f64 v = wl < old_ctx / hi ? 1 : wl > old_ctx / lo ? factor
                   : 1 / ((1 - (old_ctx / wl - lo) / (hi - lo)) / factor + (old_ctx / wl - lo) / (hi - lo));
@@ -391,10 +396,10 @@ static void gen_fill_f32(u64 *s, const GenTensor *g, u64 first, u64 n, f32 *x, f
 }
 
 /* Fills n elements (whole blocks) of tensor g starting at element `first` into p. */
-static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 rope_base, u32 rope_dim) {
+static void gen_fill(u64 *s, const GenTensor *g, u64 first, u64 n, u8 *p, f32 rope_base, u32 rope_dim, f32 rope_factor) {
     u16 *h = (u16 *)p;
     switch (g->type) {
-    case GGML_TYPE_F32:  gen_fill_f32(s, g, first, n, (f32 *)p, rope_base, rope_dim); break;
+    case GGML_TYPE_F32:  gen_fill_f32(s, g, first, n, (f32 *)p, rope_base, rope_dim, rope_factor); break;
     case GGML_TYPE_F16:  for (u64 i = 0; i < n; i++) h[i] = f16_from_f32(0.02f * 1.7320508f * gen_unif(s)); break;
     case GGML_TYPE_BF16: for (u64 i = 0; i < n; i++) h[i] = bf16_from_f32(0.02f * 1.7320508f * gen_unif(s)); break;
     default:             gen_fill_blocks(s, g->type, n / ggml_block_elems(g->type), p); break;
@@ -424,7 +429,7 @@ bool gen_model_write(const char *path, const ModelEntry *t, u32 n_layer, const G
         u64 nelem = g->ne[0] * g->ne[1], blocks = nelem / per, step = GEN_CHUNK_BYTES / bb;
         for (u64 b = 0; ok && b < blocks; b += step) {
             u64 nb = MIN(step, blocks - b);
-            gen_fill(&s, g, b * per, nb * per, buf, t->rope_base, t->rope_dim);
+            gen_fill(&s, g, b * per, nb * per, buf, t->rope_base, t->rope_dim, t->rope_factor);
             ok = fwrite(buf, 1, nb * bb, f) == nb * bb;
             done += nb * bb;
             if (tty && now_sec() - last > 0.2) {

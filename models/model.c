@@ -9,13 +9,13 @@
    pattern) is set here once, so the forward passes only read ModelConfig. */
 
 const ModelEntry model_table[MODEL_COUNT] = {
-#define MODEL_ROW(id, name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx) \
-    { name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx },
+#define MODEL_ROW(id, name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx, tied, rfac) \
+    { name, arch, vocab, embd, layer, head, kv, hd, ff, base, swab, rdim, eps, swa, acap, fcap, tok, chat, kern, ctx, tied, rfac },
 #include "config/models.def"
 };
 _Static_assert(ARRAY_COUNT(model_table) == MODEL_COUNT, "models.def rows and MODEL_COUNT disagree");
 
-static const char *const model_arch_names[ARCH_COUNT] = { "llama", "qwen2", "gemma2", "gemma3" };
+static const char *const model_arch_names[ARCH_COUNT] = { "llama", "qwen2", "gemma2", "gemma3", "qwen3" };
 _Static_assert(ARRAY_COUNT(model_arch_names) == ARCH_COUNT, "one name per ModelArch");
 
 const char *model_arch_name(ModelArch a) { return (u32)a < ARCH_COUNT ? model_arch_names[a] : "?"; }
@@ -125,6 +125,8 @@ static u32 model_fields(const ModelConfig *c, const ModelEntry *t, Field *f) {
     FI("attention.sliding_window", c->swa_window, t->swa_window);
     FF("attn_logit_softcapping", c->attn_softcap, t->attn_softcap);
     FF("final_logit_softcapping", c->final_softcap, t->final_softcap);
+    /* linear RoPE scaling (gemma-3-4b: factor 8 on the global layers); a llama row's factor lives in the rope_freqs tensor */
+    if (c->arch != ARCH_LLAMA) FF("rope.scaling.factor (linear)", 1.0f / c->freq_scale, t->rope_factor);
 #undef FI
 #undef FF
     return n;
@@ -196,7 +198,7 @@ static bool model_read_arch_rules(KeyReader *r, ModelConfig *c, u32 *file_ctx) {
     bool gemma = arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3;
     c->rope_neox   = arch != ARCH_LLAMA;
     c->qkv_bias    = arch == ARCH_QWEN2;
-    c->qk_norm     = arch == ARCH_GEMMA3;
+    c->qk_norm     = arch == ARCH_GEMMA3 || arch == ARCH_QWEN3;   /* qwen3: qwen2 without biases, with q/k norms */
     c->post_norms  = gemma;
     c->gelu        = gemma;
     c->tied_output = gguf_find_tensor(g, "output.weight") == NULL;
@@ -218,16 +220,19 @@ static bool model_read_arch_rules(KeyReader *r, ModelConfig *c, u32 *file_ctx) {
         c->rope_base_swa = kr_f32(r, "rope.freq_base_swa", 10000.0f, 0);
     }
     if (!c->swa_window) c->swa_period = 0;
+    /* RoPE scaling as llama.cpp reads it: the type defaults to linear; the factor is rope.scaling.factor, else the
+       old rope.scale_linear; absent or 0: none. gemma3 applies it to its global layers only (model_layer_rope). */
     c->freq_scale = 1.0f;
     GgufStr st;
+    if (gguf_get_str(g, kr_key(r, "rope.scaling.type"), &st) && !gguf_str_eq(st, "none") && !gguf_str_eq(st, "linear"))
+        return err_set(r->e, EXIT_MODEL, "%s: %s.rope.scaling.type '%.*s' is not supported (supported: none linear)",
+                       g->path, r->arch, (int)MIN(st.len, 32), st.ptr);
     bool has_factor;
-    f32 factor = kr_f32(r, "rope.scaling.factor", 1.0f, &has_factor);
-    if (gguf_get_str(g, kr_key(r, "rope.scaling.type"), &st) && !gguf_str_eq(st, "none")) {
-        if (!gguf_str_eq(st, "linear"))
-            return err_set(r->e, EXIT_MODEL, "%s: %s.rope.scaling.type '%.*s' is not supported (supported: none linear)",
-                           g->path, r->arch, (int)MIN(st.len, 32), st.ptr);
-        if (has_factor && factor > 0) c->freq_scale = 1.0f / factor;
-    }
+    f32 factor = kr_f32(r, "rope.scaling.factor", 0.0f, &has_factor);
+    if (!has_factor) factor = kr_f32(r, "rope.scale_linear", 0.0f, 0);
+    if (factor < 0 || isnan(factor) || isinf(factor))
+        return err_set(r->e, EXIT_MODEL, "%s: %s.rope.scaling.factor %g is not a positive number", g->path, r->arch, (f64)factor);
+    if (factor > 0) c->freq_scale = 1.0f / factor;
     *file_ctx = kr_u32(r, "context_length", 2048, 0);
     if (!r->ok) return false;
     if (*file_ctx == 0) *file_ctx = 2048;
@@ -240,6 +245,7 @@ static bool model_read_arch_rules(KeyReader *r, ModelConfig *c, u32 *file_ctx) {
 static const ModelEntry *model_closest_row(const Gguf *g, const ModelConfig *c, u32 *bad_out, Field *first_out) {
     const ModelEntry *best = 0;
     u32 best_bad = ~0u;
+    bool best_fits = false;
     Field best_f = {0};
     GgufStr gname = {0};
     bool has_name = gguf_get_str(g, "general.name", &gname);
@@ -249,11 +255,12 @@ static const ModelEntry *model_closest_row(const Gguf *g, const ModelConfig *c, 
         Field f[16];
         u32 n = model_fields(c, t, f), bad = 0, first = 0;
         for (u32 j = 0; j < n; j++) if (!field_equal(&f[j])) { if (!bad) first = j; bad++; }
-        /* Rows of identical shape (qwen2.5 and qwen2.5-coder): general.name decides. */
+        /* Rows of identical shape (qwen2.5 and qwen2.5-coder): general.name decides, also between
+           equally close rows of an unlisted file (a coder file with fewer layers names the coder row). */
         bool coder_row = strstr(t->name, "coder") != 0;
         bool name_fits = !has_name || coder_row == gguf_str_contains(gname, "coder");
-        if (bad < best_bad || (bad == 0 && best_bad == 0 && name_fits)) {
-            best = t; best_bad = bad; best_f = f[first];
+        if (bad < best_bad || (bad == best_bad && name_fits && !best_fits)) {
+            best = t; best_bad = bad; best_f = f[first]; best_fits = name_fits;
         }
     }
     *bad_out = best_bad;
@@ -282,7 +289,7 @@ static bool model_config_unlisted(const Gguf *g, const KeyReader *r, const Model
     c->id = MODEL_UNLISTED;
     c->name = "unlisted";
     c->tok = gguf_get_str(g, "tokenizer.ggml.model", &st) && gguf_str_eq(st, "gpt2") ? TOK_BPE : TOK_SPM;
-    c->chat = arch == ARCH_QWEN2 ? CHAT_CHATML : gemma ? CHAT_GEMMA : CHAT_NONE;
+    c->chat = arch == ARCH_QWEN2 || arch == ARCH_QWEN3 ? CHAT_CHATML : gemma ? CHAT_GEMMA : CHAT_NONE;
     c->kernel = model_arch_names[arch];
     c->n_ctx = MIN(file_ctx, (u32)EDGE_MAX_CTX);
     return true;
@@ -298,7 +305,7 @@ bool model_config_from_gguf(const Gguf *g, bool allow_unlisted, ModelConfig *cfg
     ModelArch arch = ARCH_COUNT;
     for (u32 a = 0; a < ARCH_COUNT; a++) if (gguf_str_eq(archs, model_arch_names[a])) arch = (ModelArch)a;
     if (arch == ARCH_COUNT)
-        return err_set(e, EXIT_MODEL, "%s: general.architecture '%.*s' is not supported (supported: llama qwen2 gemma2 gemma3)",
+        return err_set(e, EXIT_MODEL, "%s: general.architecture '%.*s' is not supported (supported: llama qwen2 gemma2 gemma3 qwen3)",
                        g->path, (int)MIN(archs.len, 64), archs.ptr);
 
     KeyReader r = { .g = g, .arch = model_arch_names[arch], .e = e, .ok = true };

@@ -15,11 +15,11 @@
      model_close(&m)
      model_layer_is_swa(cfg, il) / model_layer_rope(cfg, il, &base, &freq_scale)
      model_embedded(&data, &size)                      the stories260K.gguf linked into the binary
-     model_arch_name(arch)                             "llama", "qwen2", "gemma2", "gemma3"   */
+     model_arch_name(arch)                             "llama", "qwen2", "gemma2", "gemma3", "qwen3"   */
 #ifndef EDGE_MODEL_H
 #define EDGE_MODEL_H
 
-typedef enum ModelArch { ARCH_LLAMA, ARCH_QWEN2, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_COUNT } ModelArch;
+typedef enum ModelArch { ARCH_LLAMA, ARCH_QWEN2, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_QWEN3, ARCH_COUNT } ModelArch;
 
 typedef enum ModelId {
 #define MODEL_ROW(id, ...) MODEL_##id,
@@ -40,8 +40,11 @@ typedef struct ModelEntry {
     f32 attn_softcap, final_softcap;
     TokKind     tok;
     ChatFamily  chat;
-    const char *kernel;             /* kernel path family: "llama", "qwen2", "gemma2", "gemma3" */
+    const char *kernel;             /* kernel path family: "llama", "qwen2", "gemma2", "gemma3", "qwen3" */
     u32 ctx;                        /* context limit, tokens */
+    bool tied;                      /* published tie_word_embeddings: no output.weight (gen-model writes none) */
+    f32 rope_factor;                /* RoPE scaling factor of the global layers (1: none): gemma3 linear
+                                       (rope.scaling.*, checked); llama rows: the llama3 rope_freqs factor (gen-model) */
 } ModelEntry;
 
 extern const ModelEntry model_table[MODEL_COUNT];
@@ -57,7 +60,7 @@ typedef struct ModelConfig {
     f32 eps;                        /* RMSNorm epsilon */
     bool rope_neox;                 /* rotate (x[i], x[i+d/2]) instead of (x[2i], x[2i+1]) */
     bool qkv_bias;                  /* attn_{q,k,v}.bias added before RoPE (qwen2) */
-    bool qk_norm;                   /* per-head RMSNorm of q and k before RoPE (gemma3) */
+    bool qk_norm;                   /* per-head RMSNorm of q and k before RoPE (gemma3, qwen3) */
     bool post_norms;                /* post_attention_norm and post_ffw_norm (gemma2/3) */
     bool tied_output;               /* no output.weight: the LM head is token_embd */
     bool gelu;                      /* GELU(tanh)-gated FFN; else SiLU-gated */

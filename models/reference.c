@@ -167,12 +167,12 @@ static void ref_attention_block(RefState *s, u32 il, u32 pos) {
     ref_matvec(s, L->wq, s->h, s->q);
     ref_matvec(s, L->wk, s->h, s->k);
     ref_matvec(s, L->wv, s->h, s->v);
-    if (c->qkv_bias) {
+    if (c->qkv_bias) {                                  /* qwen2 */
         ref_add_bias(s, s->q, L->bq);
         ref_add_bias(s, s->k, L->bk);
         ref_add_bias(s, s->v, L->bv);
     }
-    if (c->qk_norm) {
+    if (c->qk_norm) {                                   /* gemma3, qwen3: RMSNorm of each head over head_dim, before RoPE */
         for (u32 h = 0; h < c->n_head; h++) ref_rmsnorm(s, s->q + (u64)h * hd, s->q + (u64)h * hd, L->q_norm, hd);
         for (u32 h = 0; h < c->n_head_kv; h++) ref_rmsnorm(s, s->k + (u64)h * hd, s->k + (u64)h * hd, L->k_norm, hd);
     }

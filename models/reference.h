@@ -1,4 +1,4 @@
-/* reference.h — the scalar CPU forward pass for llama, qwen2, gemma2 and gemma3: the oracle every
+/* reference.h — the scalar CPU forward pass for llama, qwen2, qwen3, gemma2 and gemma3: the oracle every
    GPU kernel is checked against (fixtures README, "Forward-pass rules").
 
    One token at a time with a KV cache: after ref_step(s, tok) s->logits holds the prediction for

@@ -72,13 +72,15 @@ static void xf_alloc(Xf *xf) {
     xf->s.x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->s.h = xf_act(sa, "h", xf->act, c->n_embd, T);
-    /* q/k stay f32 where a per-head f32 norm follows (gemma3); everything fed to a matmul,
+    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3); everything fed to a matmul,
        RoPE or attention is in the activation dtype. */
     DType qk = c->qk_norm ? DT_F32 : xf->act;
     xf->s.q = xf_act(sa, "q", qk, qd, T);
     xf->s.k = xf_act(sa, "k", qk, kvd, T);
     xf->s.v = xf_act(sa, "v", xf->act, kvd, T);
-    if (!c->qk_norm) xf->s.qkv = xf_act(sa, "qkv", xf->act, qd + 2 * kvd, 1);
+    /* decode's q, k and v side by side for one product over their weights; with a q/k norm and f16
+       activations q and k (f32) only, v apart */
+    xf->s.qkv = xf_act(sa, "qkv", qk, qd + kvd + (qk == xf->act ? kvd : 0), 1);
     if (c->qk_norm) { xf->s.qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->s.kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
     xf->s.qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->s.kp = xf_act(sa, "k_rope", xf->act, kvd, T);
@@ -218,20 +220,27 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     return v;
 }
 
-/* q, k, v of one token as views of xf->qkv (side by side), when their offsets can be bound. */
+/* Does xf->s.qkv hold v beside q and k (not with a q/k norm's f32 q and k and f16 activations)? */
+static bool xf_qkv_has_v(const Xf *xf) { return xf->s.qkv.dtype == xf->act; }
+
+/* q, k (and v where xf->s.qkv holds it) of one token as views of xf->qkv (side by side), when their
+   offsets can be bound. */
 static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
     const ModelConfig *c = xf->cfg;
+    DType dt = xf->s.qkv.dtype;
+    bool has_v = xf_qkv_has_v(xf);
     u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, al = xf->vk->caps.min_offset_align;
-    u64 ok = dtype_bytes(xf->act, qd), ov = dtype_bytes(xf->act, qd + kvd);
-    if (ok % al || ov % al || q->dtype != xf->act || k->dtype != xf->act) return false;
+    u64 ok = dtype_bytes(dt, qd), ov = dtype_bytes(dt, qd + kvd);
+    if (ok % al || (has_v && ov % al) || q->dtype != dt || k->dtype != dt) return false;
     Tensor t[3];
     u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
     for (int i = 0; i < 3; i++) {
         t[i] = xf->s.qkv;
-        t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(xf->act, n[i]); t[i].offset += off[i];
+        t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(dt, n[i]); t[i].offset += off[i];
     }
     t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
-    *q = t[0]; *k = t[1]; *v = t[2];
+    *q = t[0]; *k = t[1];
+    if (has_v) *v = t[2];
     return true;
 }
 
@@ -264,7 +273,7 @@ static void xf_layer_views(Xf *xf) {
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
     bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
-    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
+    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes && xf_qkv_has_v(xf) ? XQ_QKV : XQ_QK;
     if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
     b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));

@@ -125,7 +125,7 @@ typedef struct XfLayer {
     Tensor attn_norm;           /* f32 (n_embd) */
     Tensor wq, wk, wv;          /* (n_embd, n_head*hd) / (n_embd, n_head_kv*hd) any weight type */
     Tensor bq, bk, bv;          /* f32 biases (qwen2) */
-    Tensor q_norm, k_norm;      /* f32 (head_dim) (gemma3) */
+    Tensor q_norm, k_norm;      /* f32 (head_dim) (gemma3, qwen3) */
     Tensor wo;                  /* (n_head*hd, n_embd) */
     Tensor post_attn_norm;      /* f32 (n_embd) (gemma2/3) */
     Tensor ffn_norm;            /* f32 (n_embd) */
@@ -158,11 +158,12 @@ typedef struct XfState {        /* per context: the KV cache and the activations
     Tensor  x2;                 /* f32 (n_embd) decode with f16 activations (Gemma): the residual row's
                                    other copy, since gate/up takes the attention residual in its prologue */
     Tensor  h;                  /* act (n_embd, t_max) normed block input */
-    Tensor  q, k;               /* (n_head*hd | n_head_kv*hd, t_max): f32 before a q/k norm (gemma3), else act */
+    Tensor  q, k;               /* (n_head*hd | n_head_kv*hd, t_max): f32 before a q/k norm (gemma3, qwen3), else act */
     Tensor  v;                  /* act (n_head_kv*hd, t_max) */
-    Tensor  qkv;                /* act (n_head*hd + 2 n_head_kv*hd): decode's q, k, v side by side (one matvec
-                                   over the q/k/v weights when they lie back to back); not with a q/k norm */
-    Tensor  qr, kr;             /* act after the q/k norm (gemma3) */
+    Tensor  qkv;                /* (n_head*hd + 2 n_head_kv*hd): decode's q, k, v side by side (one matvec over the
+                                   q/k/v weights when they lie back to back), in q's dtype; a q/k norm with f16
+                                   activations: f32 q and k only (n_head*hd + n_head_kv*hd), v apart */
+    Tensor  qr, kr;             /* act after the q/k norm (gemma3, qwen3) */
     Tensor  qp, kp;             /* act after RoPE */
     Tensor  att;                /* act (n_head*hd, t_max) attention output */
     Tensor  scores;             /* f32 (n_ctx, n_head, t_max) attention scratch */

@@ -84,8 +84,8 @@ static void dbg_model(DbgModel *d, const ModelEntry *r) {
     c->id = (ModelId)(r - model_table); c->name = r->name; c->arch = r->arch;
     c->n_vocab = r->n_vocab; c->n_embd = r->n_embd; c->n_layer = r->n_layer; c->n_head = r->n_head; c->n_head_kv = r->n_head_kv;
     c->head_dim = r->head_dim; c->n_ff = r->n_ff; c->rope_dim = r->rope_dim; c->n_ctx = r->ctx; c->eps = r->eps;
-    c->rope_neox = r->arch != ARCH_LLAMA; c->qkv_bias = r->arch == ARCH_QWEN2; c->qk_norm = r->arch == ARCH_GEMMA3;
-    c->post_norms = gemma; c->gelu = gemma; c->tied_output = r->arch != ARCH_LLAMA;
+    c->rope_neox = r->arch != ARCH_LLAMA; c->qkv_bias = r->arch == ARCH_QWEN2; c->qk_norm = r->arch == ARCH_GEMMA3 || r->arch == ARCH_QWEN3;
+    c->post_norms = gemma; c->gelu = gemma; c->tied_output = r->tied;
     c->embd_scale = 1; c->attn_scale = 1; c->attn_softcap = r->attn_softcap; c->final_softcap = r->final_softcap;
     c->swa_window = r->swa_window; c->swa_period = r->swa_window ? (r->arch == ARCH_GEMMA2 ? 2 : 6) : 0;
     c->rope_base = r->rope_base; c->rope_base_swa = r->rope_base_swa ? r->rope_base_swa : r->rope_base;

@@ -75,6 +75,7 @@ static bool gent_tiny_q6k(const char *config, const char *name) {
         { "tiny-gemma2", { "token_embd.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight" } },
         { "tiny-gemma3", { "token_embd.weight", "blk.2.attn_v.weight", "blk.2.ffn_down.weight",
                            "blk.5.attn_v.weight", "blk.5.ffn_down.weight" } },
+        { "tiny-qwen3",  { "token_embd.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight" } },
     };
     for (u32 i = 0; i < ARRAY_COUNT(t); i++) {
         if (strcmp(t[i].config, config)) continue;
@@ -88,7 +89,7 @@ static bool gent_name_is(const GgufTensor *t, const char *s) { return gguf_str_e
 TEST(gen_model_tiny_configs_equal_llamacpp_files_and_run) {
     const char *dir = gent_tmpdir();
     REQUIRE(dir);
-    static const char *const configs[] = { "tiny-llama", "tiny-qwen2", "tiny-gemma2", "tiny-gemma3" };
+    static const char *const configs[] = { "tiny-llama", "tiny-qwen2", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3" };
     static const char *const types[] = { "F16", "Q8_0", "Q4_K_M" };
     u32 compared = 0;
     for (u32 c = 0; c < ARRAY_COUNT(configs); c++)
@@ -145,7 +146,7 @@ TEST(gen_model_tiny_configs_equal_llamacpp_files_and_run) {
             gent_rm(path);
         }
     out("    %u generated files compared with llama.cpp's fixtures tensor by tensor\n", compared);
-    CHECK(compared >= 4);
+    CHECK(compared >= 5);
 }
 
 TEST(gen_model_real_configs_two_layers_load_unlisted_and_run) {
@@ -492,25 +493,24 @@ TEST(plan_overhead_of_real_configs_is_under_2_percent) {
     }
 }
 
-/* One layer of qwen2.5-1.5b's real shapes (k = 1536 and 8960, Q4_K and Q6_K weights) with an
+/* A gen-model file of `row` (n_layer layers, file type ftype; loaded with --allow-unlisted), `T`
+   tokens with every logit row through the CPU reference and the GPU with activations `act` (step:
+   one token at a time, the decode path), in the environment the caller set. gent_real_layer: one
+   layer of qwen2.5-1.5b's real shapes (k = 1536 and 8960, Q4_K and Q6_K weights) with an
    8,192-token vocabulary (the product shapes are real; a short vocabulary keeps the LM head cheap
-   and still holds every split-k partial: the logits buffer is the scratch), `T` tokens with every
-   logit row through the CPU reference and the GPU with activations `act`, in the environment the
-   caller set. Fails the test on a load or feed error, or when the GPU engine does not open (the
+   and still holds every split-k partial: the logits buffer is the scratch). Fails the test on a load or feed error, or when the GPU engine does not open (the
    callers check the device's features first); ran = false then. */
 typedef struct GentCmp { f64 worst, mx; u64 bad; bool ran; } GentCmp;
-static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
+static GentCmp gent_row_cmp(const ModelEntry *row, u32 n_layer, u32 ftype, const char *file, u32 seed, const i32 *toks, u32 T,
+                            DType act, bool step) {
     GentCmp r = {0};
     const char *dir = gent_tmpdir();
     REQUIRE(dir);
-    const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
-    REQUIRE(real);
-    ModelEntry row = *real;
-    row.n_vocab = 8192;
     char path[256];
     fmt_buf(path, sizeof path, "%s/%s", dir, file);
     Err e = {0};
-    REQUIRE(gen_model_write(path, &row, 1, &gent_q4km, seed, &e));
+    const GenType gt = { ftype, GGML_TYPE_COUNT, GGML_TYPE_COUNT };
+    REQUIRE(gen_model_write(path, row, n_layer, &gt, seed, &e));
     Arena a;
     arena_init(&a, "gen test", 32u << 20);
     Model m;
@@ -540,6 +540,14 @@ static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u
     rmdir(dir);
     gent_dir[0] = 0;
     return r;
+}
+
+static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
+    const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
+    REQUIRE(real);
+    ModelEntry row = *real;
+    row.n_vocab = 8192;
+    return gent_row_cmp(&row, 1, 15, file, seed, toks, T, act, step);
 }
 
 static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 T, DType act) {
@@ -603,4 +611,44 @@ TEST(gen_model_real_shapes_int8_decode_matches_reference) {
            (unsigned long long)(op_q8_products - before));
     CHECKF(r.worst <= 1.5e-2 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
     out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on the int8 lanes\n", r.worst, r.mx, (unsigned long long)(op_q8_products - before));
+}
+
+/* Gemma 3's linear RoPE scaling (gemma-3-4b: factor 8, global layers only) on the GPU: tiny-gemma3's
+   shape (5 local layers, layer 5 global) with rope.scaling linear x8 written by gen-model, 24 tokens
+   (past the window of 16) through the reference and the GPU, batched and one at a time. The
+   loader must read the factor (freq_scale 1/8), and the GPU's RoPE (rope_kv, prefill and decode)
+   must apply it where the reference does (model_layer_rope: global layers only). */
+TEST(gen_model_gemma3_rope_scaling_gpu_matches_reference) {
+    test_vk();                                  /* skips without a device (fails under EDGE_TEST_REQUIRE=1) */
+    ModelEntry row = model_table[MODEL_tiny_gemma3];
+    row.rope_factor = 8.0f;
+    enum { T = 24 };
+    i32 toks[T];
+    for (u32 i = 0; i < T; i++) toks[i] = (i32)(3 + (i * 2654435761u) % 509u);
+    const char *dir = gent_tmpdir();
+    REQUIRE(dir);
+    char path[256];
+    fmt_buf(path, sizeof path, "%s/scaled.gguf", dir);
+    Err e = {0};
+    const GenType f16 = { 1, GGML_TYPE_COUNT, GGML_TYPE_COUNT };
+    REQUIRE(gen_model_write(path, &row, row.n_layer, &f16, 21, &e));
+    Arena a;
+    arena_init(&a, "gen test", 16u << 20);
+    Model m;
+    CHECKF(!model_open(&m, path, false, &a, &e) && strstr(e.msg, "rope.scaling.factor (linear) is 8, expected 1"), "%s", e.msg);
+    e = (Err){0};
+    REQUIRE(model_open(&m, path, true, &a, &e));
+    f32 base, fs;
+    CHECK(m.cfg.freq_scale == 0.125f);
+    model_layer_rope(&m.cfg, 5, &base, &fs); CHECK(fs == 0.125f);
+    model_layer_rope(&m.cfg, 0, &base, &fs); CHECK(fs == 1.0f);
+    model_close(&m);
+    arena_free(&a);
+    gent_rm(path);
+    for (u32 step = 0; step < 2; step++) {
+        GentCmp r = gent_row_cmp(&row, row.n_layer, 1, "scaled.gguf", 21, toks, T, DT_F32, step);
+        if (!r.ran) return;     /* failed already */
+        CHECKF(r.worst <= 1e-3 * (1 + r.mx), "%s: |gpu - ref| = %g (max |logit| %g)", step ? "decode" : "prefill", r.worst, r.mx);
+        out("    %s: max |gpu - ref| %.3g (max |logit| %.3g)\n", step ? "decode" : "prefill", r.worst, r.mx);
+    }
 }

@@ -275,6 +275,7 @@ TEST(model_config_fixture_rules) {
         { "models/tiny-qwen2-Q4_K_M.gguf",  MODEL_tiny_qwen2,  true,  true,  false, false, true,  false, 1,  0,  0,  0 },
         { "models/tiny-gemma2-Q4_K_M.gguf", MODEL_tiny_gemma2, true,  false, false, true,  true,  true,  16, 50, 30, 0x1 },
         { "models/tiny-gemma3-Q4_K_M.gguf", MODEL_tiny_gemma3, true,  false, true,  true,  true,  true,  16, 0,  0,  0x1f },
+        { "models/tiny-qwen3-Q4_K_M.gguf",  MODEL_tiny_qwen3,  true,  false, true,  false, true,  false, 1,  0,  0,  0 },
     };
     for (u32 i = 0; i < ARRAY_COUNT(want); i++) {
         Arena a;
@@ -298,6 +299,10 @@ TEST(model_config_fixture_rules) {
             f32 base, fs;
             model_layer_rope(c, 0, &base, &fs); CHECK(base == 10000.0f && fs == 1.0f);
             model_layer_rope(c, 5, &base, &fs); CHECK(base == 1e6f && fs == 1.0f);
+        }
+        if (want[i].id == MODEL_tiny_qwen3) {      /* README: head_dim 128 from key_length, 4 x 128 = 512 != n_embd 256 */
+            CHECK(c->head_dim == 128 && c->n_head * c->head_dim == 512 && c->n_embd == 256 && c->rope_dim == 128);
+            CHECK(m.w.layers[1].q_norm && m.w.layers[1].k_norm && !m.w.layers[1].bq && m.w.output == m.w.tok_embd);
         }
         model_close(&m);
         arena_free(&a);
@@ -395,6 +400,10 @@ static u64 reft_row_gguf(const ModelEntry *t, const char *general_name, u8 *buf,
         gw_kv_f32(&w, a, "attn_logit_softcapping", t->attn_softcap);
         gw_kv_f32(&w, a, "final_logit_softcapping", t->final_softcap);
     }
+    if (t->arch != ARCH_LLAMA && t->rope_factor != 1.0f) {     /* as the converter writes Gemma 3 4B's rope_scaling */
+        gw_kv_str(&w, a, "rope.scaling.type", "linear");
+        gw_kv_f32(&w, a, "rope.scaling.factor", t->rope_factor);
+    }
     u64 n_kv = w.n_kv;
     memcpy(buf + n_kv_at, &n_kv, 8);
     return w.n;
@@ -436,6 +445,20 @@ TEST(model_table_every_row_matches_its_published_keys) {
     ModelConfig cfg;
     CHECK(!model_config_from_gguf(&g, false, &cfg, &e) && e.code == EXIT_MODEL);
     CHECKF(reft_has(e.msg, "gemma2.attention.sliding_window is 2048, expected 4096"), "%s", e.msg);
+    /* gemma-3-4b's linear RoPE scaling (x8): the factor on the global layers only (llama.cpp's freq_scale_swa is 1),
+       and a file without it is not that row */
+    t = model_table[MODEL_gemma_3_4b_it];
+    n = reft_row_gguf(&t, "gemma", buf, 8192);
+    REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
+    REQUIRE(model_config_from_gguf(&g, false, &cfg, &e));
+    f32 base, fs;
+    model_layer_rope(&cfg, 5, &base, &fs); CHECK(base == 1e6f && fs == 0.125f);
+    model_layer_rope(&cfg, 4, &base, &fs); CHECK(base == 10000.0f && fs == 1.0f);
+    t.rope_factor = 1.0f;
+    n = reft_row_gguf(&t, "gemma", buf, 8192);
+    REQUIRE(gguf_parse(&g, buf, n, "g.gguf", &a, &e));
+    CHECK(!model_config_from_gguf(&g, false, &cfg, &e) && e.code == EXIT_MODEL);
+    CHECKF(reft_has(e.msg, "rope.scaling.factor (linear) is 1, expected 8"), "%s", e.msg);
     /* The 27B attention-scale rule: 46 gemma2 layers use 1/sqrt(n_embd/n_head). */
     t = model_table[MODEL_gemma_2_2b_it];
     t.n_layer = 46;
