@@ -126,23 +126,30 @@ static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if 
 
 /* Validates, then runs the allocation sequence on planning arenas (each placed tensor goes to
    on_tensor when set): plan_w and plan_s are the exact bytes the real arenas need. */
-bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
-             void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e) {
+/* The configuration and the host-side tables, then the two planning arenas: the start of xf_plan
+   and of describe mode (xf_describe). */
+static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act) {
     memset(xf, 0, sizeof *xf);
     xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
     xf->n_ctx = n_ctx; xf->t_max = t_max;
+    xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
+    xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);
+    xf->s.host_ids = calloc(2 * (u64)t_max, sizeof(u32));
+    arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
+    vk_arena_plan(vk, &xf->w.arena, "weights");
+    vk_arena_plan(vk, &xf->s.arena, "state");
+}
+
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+             void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e) {
+    memset(xf, 0, sizeof *xf);
     if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
     if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
     if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
-    xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
-    xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);
-    xf->s.host_ids = calloc(2 * (u64)t_max, sizeof(u32));
-    arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
-    /* plan: the same allocation sequence on planning arenas */
-    vk_arena_plan(vk, &xf->w.arena, "weights");
-    vk_arena_plan(vk, &xf->s.arena, "state");
+    xf_setup(xf, vk, m, n_ctx, t_max, act);
+    /* plan: the allocation sequence on the planning arenas */
     xf->w.arena.on_tensor = xf->s.arena.on_tensor = on_tensor;
     xf->w.arena.on_ctx = xf->s.arena.on_ctx = ctx;
     xf_alloc(xf);

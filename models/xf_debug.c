@@ -536,13 +536,8 @@ void xf_desc_free(XfDesc *d) { free(d->ops); free(d->w); memset(d, 0, sizeof *d)
 bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d) {
     memset(xf, 0, sizeof *xf);
     memset(d, 0, sizeof *d);
-    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
-    xf->n_ctx = n_ctx; xf->t_max = t_max;
     if (T == 0 || T > t_max || t_max > n_ctx) return false;
-    xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
-    arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
-    vk_arena_plan(vk, &xf->w.arena, "weights");
-    vk_arena_plan(vk, &xf->s.arena, "state");
+    xf_setup(xf, vk, m, n_ctx, t_max, act);
     xf_alloc(xf);
     xf_describe_run(xf, T, d);
     return d->chain_errors == 0;
