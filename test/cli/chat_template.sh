@@ -16,7 +16,7 @@ for d in ../shared/fixtures/chat test/fixtures/chat; do [ -f "$d/README.md" ] &&
 python3 - "$EDGE_BIN" "$dir" <<'PY'
 import glob, json, os, subprocess, sys
 edge, d = sys.argv[1], sys.argv[2]
-rows = {l.split()[0] for l in subprocess.run([edge, "models"], capture_output=True, text=True).stdout.splitlines()[1:]}
+rows = {l.split()[0] for l in subprocess.run([edge, "models"], capture_output=True, text=True).stdout.split("\n\n")[0].splitlines()[1:] if l.strip()}
 families = {"gemma2": "gemma", "gemma3": "gemma", "qwen3": "qwen3", "qwen2.5": "chatml", "llama3.2": "llama3"}
 configs = {"gemma2": ["gemma-2-2b-it"], "gemma3": ["gemma-3-1b-it"], "qwen3": ["qwen3-1.7b"],
            "qwen2.5": ["qwen2.5-1.5b-instruct", "qwen2.5-coder-1.5b-instruct"], "llama3.2": ["llama-3.2-1b-instruct"]}
