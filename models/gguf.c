@@ -220,11 +220,11 @@ static bool gguf_parse_tensor_info(GgufCur *c, u64 i, GgufTensor *t) {
     fmt_buf(w, sizeof w, "type of tensor '%.*s'", nl, x.name.ptr);
     if (!gguf_rd_u32(c, w, &x.type)) return false;
     if (!ggml_type_supported(x.type)) {
-        char tn[48];
+        char tn[48], list[160];
         if (strcmp(ggml_type_name(x.type), "?")) fmt_buf(tn, sizeof tn, "%s", ggml_type_name(x.type));
         else fmt_buf(tn, sizeof tn, "id %u (unknown)", x.type);
-        return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': type %s is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K; type field %u at offset %llu)",
-                       c->name, nl, x.name.ptr, tn, x.type, (ull)at);
+        return err_set(c->e, EXIT_MODEL, "%s: tensor '%.*s': type %s is not supported (supported: %s; type field %u at offset %llu)",
+                       c->name, nl, x.name.ptr, tn, ggml_supported_list(list, sizeof list), x.type, (ull)at);
     }
     u64 row, rows = x.ne[1] * x.ne[2] * x.ne[3];     /* cannot overflow: nelem did not */
     if (x.ne[0] % ggml_block_elems(x.type) != 0)

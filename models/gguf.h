@@ -20,12 +20,13 @@
 #ifndef EDGE_GGUF_H
 #define EDGE_GGUF_H
 
-/* ggml tensor types (the ids stored in GGUF). Supported by edge: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K. */
+/* ggml tensor types (the ids stored in GGUF). The ones edge reads: models/quant.c's table. */
 enum {
     GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2, GGML_TYPE_Q4_1 = 3,
     GGML_TYPE_Q5_0 = 6, GGML_TYPE_Q5_1 = 7, GGML_TYPE_Q8_0 = 8, GGML_TYPE_Q8_1 = 9,
     GGML_TYPE_Q2_K = 10, GGML_TYPE_Q3_K = 11, GGML_TYPE_Q4_K = 12, GGML_TYPE_Q5_K = 13,
-    GGML_TYPE_Q6_K = 14, GGML_TYPE_Q8_K = 15, GGML_TYPE_BF16 = 30, GGML_TYPE_COUNT = 40,
+    GGML_TYPE_Q6_K = 14, GGML_TYPE_Q8_K = 15, GGML_TYPE_IQ4_NL = 20, GGML_TYPE_IQ4_XS = 23,
+    GGML_TYPE_BF16 = 30, GGML_TYPE_COUNT = 40,
 };
 
 /* GGUF metadata value types. */

@@ -332,13 +332,14 @@ void model_layer_rope(const ModelConfig *cfg, u32 il, f32 *base, f32 *freq_scale
 }
 
 /* ---- weights ------------------------------------------------------------------------ */
-/* The weight types each kind of tensor may have. Matrices: every type with CPU dequantization
-   and GPU kernels (get_rows, matvec, matmul rows of config/kernels.def). Vectors (norms, biases,
-   rope_freqs): F32 only, as llama.cpp writes them; the rmsnorm and add_bias kernels read f32. */
+/* The weight types each kind of tensor may have. Matrices: every type with a CPU decoder
+   (models/quant.c's table; the GPU forward pass refuses at upload a type it has no kernels for).
+   Vectors (norms, biases, rope_freqs): F32 only, as llama.cpp writes them; the rmsnorm and
+   add_bias kernels read f32. */
 #define MT(t) (1ull << GGML_TYPE_##t)
 typedef enum ModelWeightKind { WK_MATRIX, WK_VECTOR, WK_COUNT } ModelWeightKind;
 static const struct { const char *what; u64 types; } model_weight_kinds[WK_COUNT] = {
-    [WK_MATRIX] = { "a weight matrix",                     MT(F32) | MT(F16) | MT(BF16) | MT(Q8_0) | MT(Q4_0) | MT(Q4_K) | MT(Q6_K) },
+    [WK_MATRIX] = { "a weight matrix",                     ~0ull },   /* cut to the supported types */
     [WK_VECTOR] = { "a norm, bias or rope_freqs vector",   MT(F32) },
 };
 #undef MT
@@ -358,12 +359,14 @@ static bool model_tensor(const Gguf *g, const char *name, u64 ne0, u64 ne1, Mode
                        g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                        (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
                        (unsigned long long)ne0, (unsigned long long)ne1);
-    u64 allowed = model_weight_kinds[kind].types;
+    u64 allowed = 0;
+    for (u32 ty = 0; ty < 64; ty++)
+        if (ggml_type_supported(ty)) allowed |= model_weight_kinds[kind].types & 1ull << ty;
     if (t->type >= 64 || !(allowed >> t->type & 1)) {
-        char list[96]; int n = 0;
+        char list[160]; int n = 0;
         list[0] = 0;
         for (u32 ty = 0; ty < 64; ty++)
-            if (allowed >> ty & 1) n += fmt_buf(list + n, (int)sizeof list - n, "%s%s", n ? " " : "", ggml_type_name(ty));
+            if (allowed >> ty & 1 && n < (int)sizeof list) n += fmt_buf(list + n, (int)sizeof list - n, "%s%s", n ? " " : "", ggml_type_name(ty));
         return err_set(e, EXIT_MODEL, "%s: tensor '%s': type %s is not allowed for %s (allowed: %s)",
                        g->path, name, ggml_type_name(t->type), model_weight_kinds[kind].what, list);
     }

@@ -70,7 +70,7 @@ TEST(gguf_dequant_bit_exact_against_fixtures) {
                (ull)mism, (ull)(ne0 * ne1), maxd);
         n_checked++;
     }
-    CHECKF(n_checked == n_listed && n_checked >= 6, "checked %d tensors, INDEX lists %d supported (at least 6)", n_checked, n_listed);
+    CHECKF(n_checked == n_listed && n_checked >= 14, "checked %d tensors, INDEX lists %d supported (at least 14)", n_checked, n_listed);
     arena_free(&a);
 }
 
@@ -81,10 +81,15 @@ TEST(gguf_quant_geometry) {
     CHECK(ggml_block_bytes(GGML_TYPE_Q8_0) == 34 && ggml_block_bytes(GGML_TYPE_Q4_0) == 18);
     CHECK(ggml_row_bytes(GGML_TYPE_Q8_0, 512, &b) && b == 16 * 34);
     CHECK(!ggml_row_bytes(GGML_TYPE_Q4_K, 100, &b));
-    CHECK(!ggml_row_bytes(GGML_TYPE_Q5_1, 64, &b));
+    CHECK(!ggml_row_bytes(GGML_TYPE_Q8_1, 64, &b));
+    CHECK(ggml_row_bytes(GGML_TYPE_Q5_1, 64, &b) && b == 2 * 24);
+    CHECK(ggml_row_bytes(GGML_TYPE_IQ4_XS, 512, &b) && b == 2 * 136);
     CHECK(!ggml_row_bytes(GGML_TYPE_F32, 1ull << 62, &b));
     CHECK(strcmp(ggml_type_name(GGML_TYPE_Q5_1), "Q5_1") == 0 && strcmp(ggml_type_name(1000), "?") == 0);
-    CHECK(ggml_type_supported(GGML_TYPE_BF16) && !ggml_type_supported(GGML_TYPE_Q5_K));
+    CHECK(ggml_type_supported(GGML_TYPE_BF16) && ggml_type_supported(GGML_TYPE_Q5_K) && !ggml_type_supported(GGML_TYPE_Q8_K));
+    char list[160];   /* issue 32's fifteen weight types, in id order */
+    CHECKF(strcmp(ggml_supported_list(list, sizeof list),
+                  "F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16") == 0, "supported: %s", list);
 }
 
 /* ---- model fixtures ------------------------------------------------------------- */
@@ -450,10 +455,10 @@ TEST(gguf_mutated_fields_are_rejected_with_messages) {
     fmt_buf(want, sizeof want, "duplicate tensor name 'blk.3.attn_q.weight' (tensors %llu and %llu)",
             (ull)MIN(q1 - g.tensors, q3 - g.tensors), (ull)MAX(q1 - g.tensors, q3 - g.tensors));
     GT_EXPECT_FAIL("duplicate name", ((char *)p_)[(const u8 *)q1->name.ptr - d + 4] = '3', want);
-    GT_EXPECT_FAIL("unsupported type", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q5_1),
-                   "tensor 'blk.3.attn_q.weight': type Q5_1 is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K");
-    GT_EXPECT_FAIL("no kernels: Q5_K", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q5_K), "tensor 'blk.3.attn_q.weight': type Q5_K is not supported (supported:");
-    GT_EXPECT_FAIL("no kernels: IQ4_XS", gt_put_u32(p_ + gt_ti_type(&g, q3), 23), "tensor 'blk.3.attn_q.weight': type IQ4_XS is not supported (supported:");
+    GT_EXPECT_FAIL("unsupported type", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q8_1),
+                   "tensor 'blk.3.attn_q.weight': type Q8_1 is not supported (supported: F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16;");
+    GT_EXPECT_FAIL("no decoder: IQ2_XXS", gt_put_u32(p_ + gt_ti_type(&g, q3), 16), "tensor 'blk.3.attn_q.weight': type IQ2_XXS is not supported (supported:");
+    GT_EXPECT_FAIL("no decoder: MXFP4", gt_put_u32(p_ + gt_ti_type(&g, q3), 39), "tensor 'blk.3.attn_q.weight': type MXFP4 is not supported (supported:");
     GT_EXPECT_FAIL("unknown type", gt_put_u32(p_ + gt_ti_type(&g, q3), 1234), "tensor 'blk.3.attn_q.weight': type id 1234 (unknown) is not supported");
     GT_EXPECT_FAIL("row not a block multiple", gt_put_u32(p_ + gt_ti_type(&g, q3), GGML_TYPE_Q4_K), "not a multiple of the Q4_K block size 256");
     /* the unmutated copy still parses */

@@ -3,7 +3,7 @@
 # case of docs/reliability.md "GGUF reader errors" (files written by gguf_mutate.py from stories260K:
 # truncated in each section, bad magic, versions, counts and lengths beyond the file, tensor offsets
 # beyond the file / overlapping / misaligned / wrapping, shapes whose size overflows, a duplicate
-# tensor name, types without kernels, a type not allowed for the tensor) through both
+# tensor name, types without a decoder, a type not allowed for the tensor) through both
 # `edge gguf FILE` and `edge -m FILE -p hi`: exit 2, nothing on stdout, one message on stderr that
 # names the file and holds every expected phrase (field, values, limit). Then random truncations.
 set -u
@@ -61,8 +61,8 @@ offset_overflow|both|tensor 'blk.3.attn_q.weight': data offset 18446744073709551
 shape_bytes_overflow|both|tensor 'blk.3.attn_q.weight': byte size of shape [4611686018427387904, 1, 1, 1] (F32) overflows 64 bits
 shape_elems_overflow|both|tensor 'blk.3.attn_q.weight': shape [1099511627776, 1099511627776, 1, 1]: element count (product of ne) overflows 63 bits
 duplicate_name|both|duplicate tensor name 'blk.3.attn_q.weight' (tensors 12 and 30)
-type_q5_k|both|tensor 'blk.3.attn_q.weight': type Q5_K is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K|type field 13
-type_iq4_xs|both|tensor 'blk.3.attn_q.weight': type IQ4_XS is not supported (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K|type field 23
+type_q8_1|both|tensor 'blk.3.attn_q.weight': type Q8_1 is not supported (supported: F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16;|type field 9
+type_iq2_xxs|both|tensor 'blk.3.attn_q.weight': type IQ2_XXS is not supported (supported: F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16;|type field 16
 type_unknown|both|tensor 'blk.3.attn_q.weight': type id 1234 (unknown) is not supported
 type_norm_q8_0|model|tensor 'blk.0.attn_norm.weight': type Q8_0 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)
 type_norm_f16|model|tensor 'blk.0.attn_norm.weight': type F16 is not allowed for a norm, bias or rope_freqs vector (allowed: F32)"

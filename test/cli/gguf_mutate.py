@@ -120,8 +120,8 @@ def main():
     case("duplicate_name", "%s renamed %s" % (q1["name"], q3["name"]),
          lambda m: m.__setitem__(q1["at"] + 8 + 4, ord("3")))
     # tensor types
-    case("type_q5_k", "%s type Q5_K (no kernels)" % q3["name"], lambda m: put(m, q3["type_at"], "<I", 13))
-    case("type_iq4_xs", "%s type IQ4_XS (no kernels)" % q3["name"], lambda m: put(m, q3["type_at"], "<I", 23))
+    case("type_q8_1", "%s type Q8_1 (no decoder)" % q3["name"], lambda m: put(m, q3["type_at"], "<I", 9))
+    case("type_iq2_xxs", "%s type IQ2_XXS (no decoder)" % q3["name"], lambda m: put(m, q3["type_at"], "<I", 16))
     case("type_unknown", "%s type id 1234" % q3["name"], lambda m: put(m, q3["type_at"], "<I", 1234))
     case("type_norm_q8_0", "%s type Q8_0 (a supported type that a norm weight may not have)" % norm["name"],
          lambda m: put(m, norm["type_at"], "<I", 8))
