@@ -201,7 +201,7 @@ echo "== tint: $T/root/usr/bin/tint"
 # the same ids as the table.
 mkdir -p build/spv
 CC=${CC:-cc}
-dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,w)=@dt id nm role blk by lanes w' config/dtypes.def | grep '^@dt ') ||
+dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,w,hf0,hf1)=@dt id nm role blk by lanes w' config/dtypes.def | grep '^@dt ') ||
     { echo "build.sh: cannot read config/dtypes.def" >&2; exit 1; }
 # variant_each SRC: the '//! variant-each' lines of SRC as '//! variant' lines, one per weight type
 variant_each() {
@@ -243,7 +243,7 @@ mkdir -p build/wgsl
 while read -r name src ep ov al; do
     spv=build/spv/$name.spv
     nk=$((nk+1))
-    if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ]; then
+    if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ] || [ config/dtypes.def -nt "$spv" ]; then
         args=(-ep "$ep" --format spirv -o "$spv")
         grep -q '^//! norobust' "$src" && args+=(--disable-robustness)
         tv=0; grep -q '^//! tintvalidate' "$src" && { args+=(--validate); tv=1; }

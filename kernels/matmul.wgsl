@@ -1,14 +1,21 @@
-// matmul.wgsl — the weight-type kernels: every ggml weight type edge supports (F32 F16
-// BF16 Q8_0 Q4_0 Q4_K Q6_K) dequantized in the kernel from the raw GGUF block bytes (Q6_K's
-// regrouped by the upload: q6a), bound as 16-byte vectors of u32 (f32 weights: of f32) and
-// read as words or vectors. Entries: get_rows (embedding gather), matvec (decode),
-// matmul (prefill, tiled). Each variant fixes the weight type (override WT), the activation
-// type A (f32 or f16 storage) and the output type O; arithmetic and accumulation are f32.
-// Blocks of Q8_0 (34 B) and Q4_0 (18 B) are not word-aligned: bytes are read from words
-// with shifts. All indices are in u32 within one binding (a chunk of rows).
+// matmul.wgsl — the weight-type kernels: every weight type of config/dtypes.def (F32 F16 BF16
+// Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS) dequantized in the kernel from
+// the raw GGUF block bytes (Q6_K's regrouped by the upload: q6a), bound as 16-byte vectors of u32
+// (f32 weights: of f32) and read as words or vectors. Entries: get_rows (embedding gather), matvec
+// (decode), matmul (prefill, tiled). Each variant fixes the weight type (override WT, its block
+// BLK / BB), the activation type A (f32 or f16 storage) and the output type O; arithmetic and
+// accumulation are f32. A weight type is its case in dq4 (4 consecutive elements of a block, the
+// twin of its CPU loop in models/quant.c) and its row in config/dtypes.def: the generic families'
+// `//! variant-each` lines below are made once per row of the table by build.sh (and their
+// kernels.def rows by an X-macro over it), so adding a type adds no variant or kernels.def line.
+// The fused and k-lane entries (matvec_k*, _norm, _rope, _q; matmul_cm.wgsl) are Q4_K / Q6_K only
+// (lanes K in the table); ops_matmul.c and the path plan (models/transformer.c) take the generic
+// entries for every other type. Blocks of 18, 22, 34 and 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0,
+// Q3_K) start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32).
+// All indices are in u32 within one binding (a chunk of rows).
 // Entries by phase and lane family (ops_matmul.c picks the entry and the lanes per row, mv_lanes):
 //   get_rows                     embedding rows, dequantized and scaled
-//   matvec, matvec_glu           decode, F32 F16 BF16 Q8_0 Q4_0: a lane takes 4 elements per pass (dq4)
+//   matvec, matvec_glu           decode, every type but Q4_K / Q6_K: a lane takes 4 elements per pass (dq4)
 //   matvec_k*                    decode, Q4_K / Q6_K, A = f32: 8 lanes per super-block (q4k_lane, q6k_lane)
 //   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x; the
 //                                0x4c00 magic below), two products per f16 fma
@@ -25,8 +32,8 @@
 // `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
 // uses f16 (an f16 helper shared with an f32 entry would make that entry need it too).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
-// host checks the binding sizes against k, rows and t (ops_matmul.c); the one read that can
-// pass a block's end (rd32's second word) is clamped to the binding. So the robustness
+// host checks the binding sizes against k, rows and t (ops_matmul.c); every decode reads inside its
+// block, and the one read that can pass a block's end (rd32's second word) is clamped to the binding. So the robustness
 // transform is off (measured on the H200: decode 4-10% faster):
 //! norobust
 // The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).

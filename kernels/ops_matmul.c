@@ -13,7 +13,8 @@
    Which kernel runs:
      decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
               product by mv_lanes (1..128, k-quants at least 8: few long rows get many lanes). The
-              lane family follows the dtypes and the device: the f32 lanes; for Q4_K / Q6_K with f16
+              lane family follows the dtypes and the device: the f32 lanes (every type; the only ones
+              of the types whose lanes column in config/dtypes.def is ANY); for Q4_K / Q6_K with f16
               activations the f16-pair lanes (*_h); where the device accelerates int8 dot products
               (caps.idot) the int8 lanes (*_q) for the gate/up product with its norm prologue (Q4_K)
               and the output norm + LM head (Q4_K / Q6_K). The q/k/v product keeps its f16
@@ -45,7 +46,7 @@
    (the second for the entries with a norm prologue); WQ_CM_PER_UNIT (3): matmul_cm workgroups
    resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
 
-   Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
+   Kernel keys (config/kernels.def), wt = every weight type of config/dtypes.def (rows made per type):
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
      matvec_<wt>_a32_y32    (OP_MATMUL,   PH_DECODE,  wt, f32, f32)   and _a16_y32 (f16, f32), _a16_y16 (f16, f16)
      matmul_<wt>_a32_y32    (OP_MATMUL,   PH_PREFILL, wt, f32, f32)   and the same two f16 variants

@@ -45,7 +45,7 @@
 /* Runtime tensor dtypes: activations/scratch and the ggml weight types, one per row of
    config/dtypes.def (its columns are DTypeInfo's). */
 typedef enum DType {
-#define DTYPE(id, name, role, ggml, blk, bytes, bind, up, lanes, wgslw) DT_##id,
+#define DTYPE(id, name, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) DT_##id,
 #include "config/dtypes.def"
     DT_COUNT
 } DType;
@@ -58,6 +58,7 @@ typedef struct DTypeInfo {
     DtRole role; i32 ggml;      /* ggml type id, -1 for DATA */
     u32 blk, bytes;             /* elements and bytes per block */
     DtBind bind; DtUp up; DtLanes lanes;
+    i16 hf[2];                  /* byte offsets of the block's f16 scale fields, -1 none */
 } DTypeInfo;
 extern const DTypeInfo dtype_info[DT_COUNT];
 extern const char *const dtype_name[DT_COUNT];

@@ -31,19 +31,6 @@ static void mt_types_init(void) {
     for (u32 t = 0; t < DT_COUNT; t++) if (dtype_info[t].role == DR_WEIGHT) mt_wtypes[mt_nw++] = (DType)t;
 }
 
-/* The f16 fields (scales, minimums) of each block type: byte offsets in the block, -1 none. Random
-   bytes elsewhere are valid quants; these get finite scales. */
-static void mt_f16_fields(DType t, int at[2]) {
-    at[0] = 0; at[1] = -1;
-    switch (t) {
-    case DT_Q4_1: case DT_Q5_1: case DT_Q4_K: case DT_Q5_K: at[1] = 2; break;
-    case DT_Q6_K: at[0] = 208; break;
-    case DT_Q2_K: at[0] = 80; at[1] = 82; break;
-    case DT_Q3_K: at[0] = 108; break;
-    default: break;
-    }
-}
-
 static void mt_put_f16(u8 *p, f32 v) { u16 h = f16_from_f32(v); p[0] = (u8)h; p[1] = (u8)(h >> 8); }
 static f32  mt_scale(void) { f32 d = 1e-3f + (1e-1f - 1e-3f) * (0.5f + 0.5f * trng_uniform()); return trng_u32() & 1 ? -d : d; }
 
@@ -60,9 +47,8 @@ static void mt_random_weights(DType t, u64 rows, u64 k, u8 *bytes, f32 *wf) {
     } else {
         for (u64 i = 0; i < n; i++) bytes[i] = (u8)trng_u32();
         u32 bb = ggml_block_bytes(mt_ggml_type(t));
-        int at[2]; mt_f16_fields(t, at);
-        for (u64 o = 0; o < n; o += bb)
-            for (int f = 0; f < 2; f++) if (at[f] >= 0) mt_put_f16(bytes + o + at[f], mt_scale());
+        for (u64 o = 0; o < n; o += bb)     /* finite scales in the block's f16 fields (config/dtypes.def hf) */
+            for (int f = 0; f < 2; f++) if (dtype_info[t].hf[f] >= 0) mt_put_f16(bytes + o + dtype_info[t].hf[f], mt_scale());
     }
     for (u64 r = 0; r < rows; r++) dequant_row(mt_ggml_type(t), bytes + r * rb, wf + r * k, k);
 }
