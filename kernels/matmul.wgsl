@@ -169,13 +169,21 @@ fn f16v(h: u32) -> f32 {                 // (branch-free)
     return select(select(select(sub, -sub, sgn != 0u), normal, em >= 0x400u), infnan, em >= 0x7c00u);
 }
 
-fn row_bytes(k: u32) -> u32 { return k / BLK * BB; }
+fn row_bytes(k: u32) -> u32 {
+    if (BLK == 1u) { return k * BB; }       // (no division for the float types)
+    return k / BLK * BB;
+}
 
 // A K-quant sub-block j's 6-bit scale and minimum (Q4_K, Q5_K: 12 bytes at o + 4): j < 4 in bytes j,
 // j + 4; j >= 4 the low 4 bits in byte j + 4 of the second group and the high 2 atop bytes j - 4 / j.
 fn k4_scale_min(o: u32, j: u32) -> vec2<u32> {
-    if (j < 4u) { return vec2<u32>(rd8(o + 4u + j) & 63u, rd8(o + 8u + j) & 63u); }
-    return vec2<u32>((rd8(o + 8u + j) & 0xfu) | ((rd8(o + j) >> 6u) << 4u), (rd8(o + 8u + j) >> 4u) | ((rd8(o + 4u + j) >> 6u) << 4u));
+    var sc: u32; var mn: u32;
+    if (j < 4u) { sc = rd8(o + 4u + j) & 63u; mn = rd8(o + 8u + j) & 63u; }
+    else {
+        sc = (rd8(o + 8u + j) & 0xfu) | ((rd8(o + j) >> 6u) << 4u);
+        mn = (rd8(o + 8u + j) >> 4u) | ((rd8(o + 4u + j) >> 6u) << 4u);
+    }
+    return vec2<u32>(sc, mn);
 }
 
 // The four 4-bit values of 32-element blocks whose 16 quant bytes at q hold elements 0..15 in their
