@@ -138,6 +138,13 @@ u16 f16_from_f32(f32 f) {
 
 f32 f32_from_bf16(u16 h) { u32 b = (u32)h << 16; f32 f; memcpy(&f, &b, 4); return f; }
 
+/* Round to nearest even on the top 16 bits (ggml's and gguf-py's); NaN stays a quiet NaN. */
+u16 bf16_from_f32(f32 f) {
+    u32 b; memcpy(&b, &f, 4);
+    if ((b & 0x7fffffff) > 0x7f800000) return (u16)((b >> 16) | 64);
+    return (u16)((b + (0x7fff + ((b >> 16) & 1))) >> 16);
+}
+
 bool read_file_all(Arena *a, const char *path, u8 **data, u64 *size, Err *e) {
     FILE *f = fopen(path, "rb");
     if (!f) return err_set(e, EXIT_USAGE, "cannot open '%s'", path);

@@ -111,6 +111,7 @@ static inline void temp_end(Temp t) { arena_pop_to(t.a, t.pos); }
 f32 f32_from_f16(u16 h);
 u16 f16_from_f32(f32 f);       /* round to nearest even, like IEEE / numpy */
 f32 f32_from_bf16(u16 h);
+u16 bf16_from_f32(f32 f);      /* round to nearest even (ggml, gguf-py) */
 bool read_file_all(Arena *a, const char *path, u8 **data, u64 *size, Err *e);
 f64  now_sec(void);             /* CLOCK_MONOTONIC, seconds */
 

@@ -17,14 +17,14 @@ static int cmd_gguf(int argc, char **argv) {
         gguf_print_value(kv);
         out("\n");
     }
-    out("\ntensors:\n  %-40s %-5s %-26s %12s %12s\n", "name", "type", "shape", "offset", "bytes");
+    out("\ntensors:\n  %-40s %-6s %-25s %12s %12s\n", "name", "type", "shape", "offset", "bytes");
     u64 total = 0;
     for (u64 i = 0; i < g.n_tensors; i++) {
         const GgufTensor *t = &g.tensors[i];
         char shape[96]; int n = fmt_buf(shape, sizeof shape, "[%llu", (ull)t->ne[0]);
         for (u32 d = 1; d < t->ndim; d++) n += fmt_buf(shape + n, (int)sizeof shape - n, ", %llu", (ull)t->ne[d]);
         fmt_buf(shape + n, (int)sizeof shape - n, "]");
-        out("  %-40.*s %-5s %-26s %12llu %12llu\n", (int)MIN(t->name.len, 200), t->name.ptr, ggml_type_name(t->type),
+        out("  %-40.*s %-6s %-25s %12llu %12llu\n", (int)MIN(t->name.len, 200), t->name.ptr, ggml_type_name(t->type),
             shape, (ull)t->offset, (ull)t->nbytes);
         total += t->nbytes;
     }

@@ -1,5 +1,6 @@
 /* models.c — `edge models`: the config table (config/models.def, models/model.h's
-   model_table) as one line per supported config. */
+   model_table) as one line per supported config, then the weight types a file may hold
+   (models/quant.c's table). */
 
 static const char *const models_tok_names[] = { "spm", "bpe" };
 static const char *const models_chat_names[CHAT_COUNT] = { "none", "gemma", "chatml", "llama3" };
@@ -14,6 +15,8 @@ static int models_cmd(int argc, char **argv) {
             t->n_embd, t->n_layer, t->n_head, t->n_head_kv, t->head_dim, t->n_ff, t->ctx, models_tok_names[t->tok],
             models_chat_names[t->chat], t->kernel);
     }
+    char types[160];
+    out("\nweight types (matrices; norms, biases and rope_freqs are F32): %s\n", ggml_supported_list(types, sizeof types));
     return EXIT_OK;
 }
 

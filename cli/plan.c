@@ -4,11 +4,11 @@
 
 static int plan_usage(const char *why) {
     errf("edge plan: %s\n"
-         "usage: edge plan (-m MODEL.gguf | --config NAME --type F16|Q8_0|Q4_K_M [--layers N]) [-c CTX] [--act f32|f16]\n"
+         "usage: edge plan (-m MODEL.gguf | --config NAME [--type PRESET] [--layers N]) [-c CTX] [--act f32|f16]\n"
          "                 [--batch N] [--allow-unlisted]\n"
          "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
          "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
-         "  --config plans a listed config from its shapes alone (no file; see `edge gen-model`).\n"
+         "  --config plans a listed config from its shapes alone (no file; --type: an `edge gen-model` preset, default Q4_K_M).\n"
          "  CTX defaults to the model's context limit (at most EDGE_MAX_CTX). --batch: prefill batch in tokens\n"
          "  (default 64; edge bench uses min(-p, 512)). Exit 3 when it does not fit.\n", why);
     return EXIT_USAGE;
@@ -44,10 +44,10 @@ static int plan_cmd(int argc, char **argv) {
     bool ok;
     if (cfg) {
         const ModelEntry *t = gen_find_config(cfg);
-        u32 ft;
+        GenType gt;
         if (!t) { arena_free(&a); return plan_usage("unknown --config (see `edge models`)"); }
-        if (!gen_type_parse(type, &ft)) { arena_free(&a); return plan_usage("--type is F16, Q8_0 or Q4_K_M"); }
-        ok = gen_model_dir(&m, t, layers ? (u32)layers : t->n_layer, ft, &a, &e);
+        if (!gen_type_parse(type, &gt)) { arena_free(&a); return plan_usage("unknown --type preset (edge gen-model --help lists them)"); }
+        ok = gen_model_dir(&m, t, layers ? (u32)layers : t->n_layer, &gt, &a, &e);
     } else ok = model_open(&m, path, allow, &a, &e);
     if (!ok) { errf("edge: %s\n", e.msg); arena_free(&a); return e.code; }
     u32 n_ctx = ctx ? (u32)ctx : MIN(m.cfg.n_ctx, (u32)EDGE_MAX_CTX);

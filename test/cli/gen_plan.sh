@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gen_plan.sh — `edge gen-model` and `edge plan` from the command line: the same seed gives the same
 # bytes and another seed others; --layers says --allow-unlisted is needed and the file loads with it;
-# a row length that fits no block is an error naming the tensor; `edge plan` lists every buffer and its
+# a row length that fits no block is an error naming the tensor; the presets' type options work and bad
+# names are usage errors; `edge plan` lists every buffer and its
 # totals add up (weights + KV + activations + padding = total); plan --config needs no file.
 # Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
 set -u
@@ -19,6 +20,18 @@ echo "$out" | grep -q -- "--allow-unlisted" || { echo "no --allow-unlisted note:
 "$EDGE_BIN" eval -m "$tmp/d.gguf" --allow-unlisted --tokens "1 2" --greedy 1 > /dev/null 2>&1 || { echo "2-layer file does not load"; exit 1; }
 rc=0; "$EDGE_BIN" gen-model --config stories260K --type Q8_0 -o "$tmp/e.gguf" 2> "$tmp/err" || rc=$?
 [ $rc = 1 ] && grep -q "blk.0.ffn_down.weight" "$tmp/err" || { echo "stories260K Q8_0: rc $rc: $(cat "$tmp/err")"; exit 1; }
+# the presets and llama-quantize's two type options; bad names are usage errors
+"$EDGE_BIN" gen-model --config tiny-gemma3w --type q4_0 --token-embedding-type f16 -o "$tmp/f.gguf" > /dev/null 2>&1 || { echo "gen-model --token-embedding-type failed"; exit 1; }
+"$EDGE_BIN" gguf "$tmp/f.gguf" | grep -q "token_embd.weight  *F16 " || { echo "--token-embedding-type f16: token_embd is not F16"; exit 1; }
+"$EDGE_BIN" gen-model --config tiny-gemma3w --type Q4_0 --output-tensor-type Q4_0 -o "$tmp/f.gguf" > /dev/null 2>&1 || exit 1
+"$EDGE_BIN" gguf "$tmp/f.gguf" | grep -q "token_embd.weight  *Q4_0 " || { echo "--output-tensor-type Q4_0: the tied embedding is not Q4_0"; exit 1; }
+"$EDGE_BIN" gen-model --config tiny-gemma3w --type Q4_K_M -o "$tmp/f.gguf" 2> "$tmp/err" > /dev/null || exit 1
+grep -q "note: 10 of 28 tensors .* required fallback quantization" "$tmp/err" || { echo "no fallback note: $(cat "$tmp/err")"; exit 1; }
+for bad in "--type Q4_K_X" "--type Q4_K_M --token-embedding-type Q9_9" "--type Q4_K_M --output-tensor-type IQ2_XXS"; do
+    rc=0; "$EDGE_BIN" gen-model --config tiny-llama $bad -o "$tmp/g.gguf" 2> "$tmp/err" || rc=$?
+    [ $rc = 1 ] && grep -q "usage: edge gen-model" "$tmp/err" || { echo "gen-model $bad: rc $rc"; exit 1; }
+done
+"$EDGE_BIN" gen-model --help 2>&1 | grep -q "Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS" || { echo "--help lacks the presets"; exit 1; }
 "$EDGE_BIN" plan -m "$tmp/a.gguf" -c 128 > "$tmp/plan" || { echo "plan failed"; cat "$tmp/plan"; exit 1; }
 grep -q '^  blk.5.ffn_down.weight  *q6_k ' "$tmp/plan" || { echo "plan lacks blk.5.ffn_down.weight q6_k"; exit 1; }
 grep -q '^fits: yes' "$tmp/plan" || { echo "tiny plan does not fit"; exit 1; }

@@ -1,6 +1,8 @@
 /* gguf.c — fuzz target: the GGUF reader (header, metadata, tensor directory, tensor data
-   bounds), then what the loader reads from a file that parsed: the model config, the weight
-   directory and the tokenizer tables. Seeds: build/fuzz-corpus/gguf (see build.sh fuzz). */
+   bounds, the first row of every tensor through its CPU decoder), then what the loader reads
+   from a file that parsed: the model config, the weight directory and the tokenizer tables.
+   Seeds: build/fuzz-corpus/gguf (see build.sh fuzz) and test/corpus/gguf (every-weight-type: one
+   tensor of each supported type). */
 #include "fuzz.h"
 
 static void fuzz_gguf(const u8 *data, size_t n) {
@@ -12,6 +14,12 @@ static void fuzz_gguf(const u8 *data, size_t n) {
         const GgufTensor *t = &g.tensors[i];
         u64 off = (u64)(t->data - data);
         FUZZ_ASSERT(t->data >= data && off <= n && t->nbytes <= n - off);
+        if (t->ne[0] <= 4096 && t->nbytes) {            /* its first row decodes (any bit pattern is a block) */
+            static f32 row[4096];
+            u64 rb;
+            FUZZ_ASSERT(ggml_row_bytes(t->type, t->ne[0], &rb) && rb <= t->nbytes);
+            dequant_row(t->type, t->data, row, t->ne[0]);
+        }
     }
     for (u64 i = 0; i < g.n_kv; i++) {                  /* every getter on every key */
         const GgufKV *kv = &g.kv[i];
