@@ -192,8 +192,30 @@ echo "== tint: $T/root/usr/bin/tint"
 # index themselves, the header says how.
 # A file with a line '//! tintvalidate' is validated by Tint's own (newer) SPIR-V validator
 # instead of Debian 12's spirv-val, which predates cooperative matrices (matmul_cm.wgsl).
+# A line '//! variant-each NAME ENTRY [WORD...]' is a variant line made once per weight type of
+# config/dtypes.def (role WEIGHT), read here through the C preprocessor: in NAME, ENTRY and the
+# WORDs, {t} is the type's name (q4_k), {WT} its DType value, {blk} / {bytes} its block, {w} the
+# WGSL type of its weight binding, {mv} its decode entry (lanes ANY: matvec, K: matvec_k) and {h}
+# the suffix of its f16-activation decode entries (K: _h). Such a file must declare
+# 'const WT_<ID> = <DType value>u;' for every weight type (checked here), so that its code names
+# the same ids as the table.
 mkdir -p build/spv
 CC=${CC:-cc}
+dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,w,hf0,hf1)=@dt id nm role blk by lanes w' config/dtypes.def | grep '^@dt ') ||
+    { echo "build.sh: cannot read config/dtypes.def" >&2; exit 1; }
+# variant_each SRC: the '//! variant-each' lines of SRC as '//! variant' lines, one per weight type
+variant_each() {
+    local n=0 id nm role blk by lanes w mv h
+    while read -r _ id nm role blk by lanes w; do
+        if [ "$role" = WEIGHT ]; then
+            grep -q "^const WT_$id = ${n}u;" "$1" || { echo "build.sh: $1 has no line 'const WT_$id = ${n}u;' (config/dtypes.def)" >&2; exit 1; }
+            mv=matvec; h=""; [ "$lanes" = K ] && { mv=matvec_k; h=_h; }
+            grep '^//! variant-each ' "$1" | sed -e 's/^\/\/! variant-each /\/\/! variant /' -e "s/{t}/$nm/g" -e "s/{WT}/$n/g" \
+                -e "s/{blk}/$blk/g" -e "s/{bytes}/$by/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g"
+        fi
+        n=$((n+1))
+    done <<< "$dtypes"
+}
 if [ ! -x build/spvgen ] || [ tools/spvgen.c -nt build/spvgen ]; then
     $CC -O2 -Wall -Wextra -Werror -o build/spvgen tools/spvgen.c
 fi
@@ -201,8 +223,10 @@ list=build/kernels.list; : > "$list.new"
 for src in kernels/*.wgsl; do
     [ -e "$src" ] || continue
     base=$(basename "$src" .wgsl)
-    if grep -q '^//! variant ' "$src"; then
-        grep '^//! variant ' "$src" | while read -r _ _ name ep words; do
+    if grep -q '^//! variant' "$src"; then
+        vlines=$(grep '^//! variant ' "$src" || true)
+        if grep -q '^//! variant-each ' "$src"; then vlines="$vlines"$'\n'"$(variant_each "$src")" || exit 1; fi
+        grep -v '^$' <<< "$vlines" | while read -r _ _ name ep words; do
             ov=""; al=""
             for wd in $words; do
                 case "$wd" in alias:*) al="$al,${wd#alias:}" ;; *) ov="$ov,$wd" ;; esac
@@ -219,7 +243,7 @@ mkdir -p build/wgsl
 while read -r name src ep ov al; do
     spv=build/spv/$name.spv
     nk=$((nk+1))
-    if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ]; then
+    if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ] || [ config/dtypes.def -nt "$spv" ]; then
         args=(-ep "$ep" --format spirv -o "$spv")
         grep -q '^//! norobust' "$src" && args+=(--disable-robustness)
         tv=0; grep -q '^//! tintvalidate' "$src" && { args+=(--validate); tv=1; }

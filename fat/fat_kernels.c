@@ -110,13 +110,7 @@ static bool fat_arena(FatK *k, DevArena *a, u64 bytes) {
     return false;
 }
 
-static u32 fat_ggml(DType t) {
-    switch (t) {
-    case DT_F16: return GGML_TYPE_F16;   case DT_BF16: return GGML_TYPE_BF16; case DT_Q8_0: return GGML_TYPE_Q8_0;
-    case DT_Q4_0: return GGML_TYPE_Q4_0; case DT_Q4_K: return GGML_TYPE_Q4_K; case DT_Q6_K: return GGML_TYPE_Q6_K;
-    default: return GGML_TYPE_F32;
-    }
-}
+static u32 fat_ggml(DType t) { return dtype_info[t].role == DR_WEIGHT ? (u32)dtype_info[t].ggml : GGML_TYPE_F32; }
 
 static void fat_put_f16(u8 *p, f32 v) { u16 h = f16_from_f32(v); p[0] = (u8)h; p[1] = (u8)(h >> 8); }
 static f32  fat_scale(void) { f32 d = 1e-3f + 0.099f * fat_unif(); return fat_u32() & 1 ? -d : d; }
@@ -136,11 +130,8 @@ static void fat_weights(DType t, u64 rows, u64 k, u8 *b) {
     for (u64 i = 0; i + 4 <= n; i += 4) { u32 r = fat_u32(); memcpy(b + i, &r, 4); }
     for (u64 i = n & ~(u64)3; i < n; i++) b[i] = (u8)fat_u32();
     u32 bb = ggml_block_bytes(fat_ggml(t));
-    for (u64 o = 0; o < n; o += bb) {
-        if (t == DT_Q8_0 || t == DT_Q4_0) fat_put_f16(b + o, fat_scale());
-        else if (t == DT_Q4_K) { fat_put_f16(b + o, fat_scale()); fat_put_f16(b + o + 2, fat_scale()); }
-        else fat_put_f16(b + o + 208, fat_scale());
-    }
+    for (u64 o = 0; o < n; o += bb)     /* the block's f16 scale fields (config/dtypes.def hf) */
+        for (int f = 0; f < 2; f++) if (dtype_info[t].hf[f] >= 0) fat_put_f16(b + o + dtype_info[t].hf[f], fat_scale());
 }
 
 /* ---- matmul / matvec (every weight type, decode and prefill) --------------------------- */
@@ -903,20 +894,21 @@ static void fat_matmul_cases(FatK *k) {
         fat_matmul(k, 70, 2304, 7, 1);
         fat_matmul(k, 9, 512, 7, big);
     }
+    if (dtype_info[d->wtype].blk <= 32) fat_matmul(k, 29, 640, d->phase == PH_DECODE ? 1 : 9, 1);   /* gemma-3-270m's rows (not of 256) */
     if (!k->f->full) return;
     u32 seen[2 * MODEL_COUNT]; u32 ns = 0;
     for (u32 i = 0; i < MODEL_COUNT; i++) {
         const ModelEntry *m = &model_table[i];
         u32 ks[2] = { m->n_embd, m->n_ff };
         for (int j = 0; j < 2; j++) {
-            bool dup = ks[j] % 256 != 0;
+            bool dup = ks[j] % dtype_info[d->wtype].blk != 0;     /* rows of 640, 896, 1152 for the 32-element blocks */
             for (u32 s = 0; s < ns; s++) if (seen[s] == ks[j]) dup = true;
             if (dup) continue;
             seen[ns++] = ks[j];
             fat_matmul(k, d->phase == PH_DECODE ? 5 : 66, ks[j], d->phase == PH_DECODE ? 1 : 9, 1);
         }
     }
-    if (d->phase == PH_DECODE) fat_matmul(k, 256000, d->wtype == DT_Q4_K || d->wtype == DT_Q6_K ? 256 : 32, 1, 1);   /* one block per row */
+    if (d->phase == PH_DECODE) fat_matmul(k, 256000, MAX(dtype_info[d->wtype].blk, 32), 1, 1);   /* one block per row */
     else fat_matmul(k, 64, 2048, 64, 1);
 }
 
@@ -961,9 +953,9 @@ static void fat_kernel_one(Fat *f, i32 di) {
         break;
     }
     case OP_GET_ROWS: {
-        bool blk = d->wtype == DT_Q4_K || d->wtype == DT_Q6_K;
         fat_get_rows(&k, 2304, 9, 48.0f);
-        fat_get_rows(&k, blk ? 256 : 32, 256000, 1.0f);     /* gemma's 256000-row table, a few rows read */
+        if (dtype_info[d->wtype].blk <= 32) fat_get_rows(&k, 640, 9, 25.3f);   /* gemma-3-270m's width */
+        fat_get_rows(&k, MAX(dtype_info[d->wtype].blk, 32), 256000, 1.0f);     /* gemma's 256000-row table, a few rows read */
         break;
     }
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */

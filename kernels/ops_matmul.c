@@ -13,7 +13,8 @@
    Which kernel runs:
      decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
               product by mv_lanes (1..128, k-quants at least 8: few long rows get many lanes). The
-              lane family follows the dtypes and the device: the f32 lanes; for Q4_K / Q6_K with f16
+              lane family follows the dtypes and the device: the f32 lanes (every type; the only ones
+              of the types whose lanes column in config/dtypes.def is ANY); for Q4_K / Q6_K with f16
               activations the f16-pair lanes (*_h); where the device accelerates int8 dot products
               (caps.idot) the int8 lanes (*_q) for the gate/up product with its norm prologue (Q4_K)
               and the output norm + LM head (Q4_K / Q6_K). The q/k/v product keeps its f16
@@ -45,7 +46,7 @@
    (the second for the entries with a norm prologue); WQ_CM_PER_UNIT (3): matmul_cm workgroups
    resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
 
-   Kernel keys (config/kernels.def), wt = F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K:
+   Kernel keys (config/kernels.def), wt = every weight type of config/dtypes.def (rows made per type):
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
      matvec_<wt>_a32_y32    (OP_MATMUL,   PH_DECODE,  wt, f32, f32)   and _a16_y32 (f16, f32), _a16_y16 (f16, f16)
      matmul_<wt>_a32_y32    (OP_MATMUL,   PH_PREFILL, wt, f32, f32)   and the same two f16 variants
@@ -84,7 +85,7 @@ static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
    2,048, norm prologue) takes 9.8 us with 32 lanes and 12.9 with 64; its ffn_down (2,048 rows of
    8,192) 15.0 us with 64 and 16.0 with 32. */
 static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
-    bool kq = wt == DT_Q4_K || wt == DT_Q6_K;
+    bool kq = dtype_klanes(wt);
     u64 units = kq ? K / 256 * 8 : (K + 3) / 4;     /* lanes that each get work on the first pass */
     u32 ll = kq ? 3 : 0;
     while (ll < max_ll && rows << ll < target && (2ull << ll) <= units) ll++;
@@ -96,7 +97,7 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
    _q) take a gate row and its up row in one invocation (one set of activations for both), the others
    put the gate rows on the first half of the invocations and the up rows on the second. */
 static u32 wq_glu_rows(DType wt, DType act, u32 ll) {
-    bool pairs = (wt == DT_Q4_K || wt == DT_Q6_K) && act == DT_F16;
+    bool pairs = dtype_klanes(wt) && act == DT_F16;
     return (pairs ? WQ_MV_WG : WQ_MV_WG / 2) >> ll;
 }
 
@@ -110,7 +111,7 @@ static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 ro
     u64 lim = vk->caps.max_storage_range & ~(u64)15;   /* views are whole 16-byte vectors */
     if (align_up(W->nbytes, 16) <= lim) return rows;
     u64 al = vk->caps.min_offset_align, step = al / wq_gcd(rb, al);
-    if (W->dtype == DT_Q6_K) { u64 nsb = rb / 210, s8 = 8 / wq_gcd(nsb, 8); step = step / wq_gcd(step, s8) * s8; }
+    if (dtype_info[W->dtype].up == DU_Q6K) { u64 nsb = rb / 210, s8 = 8 / wq_gcd(nsb, 8); step = step / wq_gcd(step, s8) * s8; }
     u64 n = lim / rb / step * step;
     if (n == 0)
         die(EXIT_DEVICE, "op %s: tensor '%s' rows of %llu bytes cannot be bound in aligned chunks under maxStorageBufferRange %llu "
@@ -168,7 +169,7 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
-    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && W->ne[0] % 256 == 0;
+    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && dtype_klanes(W->dtype) && W->ne[0] % 256 == 0;
 }
 
 /* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's
@@ -318,7 +319,7 @@ void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Ten
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab) {
     if (a->arena != b->arena || a->block != b->block || a->dtype != b->dtype || a->ne[0] != b->ne[0] ||
         b->offset != a->offset + a->nbytes || !a->nbytes || !b->nbytes) return false;
-    if (a->dtype == DT_Q6_K && a->nbytes / 210 % 8) return false;
+    if (dtype_info[a->dtype].up == DU_Q6K && a->nbytes / 210 % 8) return false;
     if (align_up(a->nbytes + b->nbytes, 16) > vk->caps.max_storage_range) return false;
     *ab = *a;
     ab->ndim = 2; ab->ne[1] = a->nelem / a->ne[0] + b->nelem / b->ne[0]; ab->ne[2] = ab->ne[3] = 1;
@@ -345,7 +346,7 @@ static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off;
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
-    return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
+    return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
 }
 
 static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw) {
@@ -448,7 +449,7 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
 }
 
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X) {
-    return (W->dtype == DT_Q4_K || W->dtype == DT_Q6_K) && X->nelem == W->ne[0];
+    return dtype_klanes(W->dtype) && X->nelem == W->ne[0];
 }
 
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,

@@ -8,7 +8,15 @@
 #define VK_CHECK(call) do { VkResult r_ = (call); if (r_ != VK_SUCCESS)                          \
     die(EXIT_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, vk_result_name(r_)); } while (0)
 
-const char *const dtype_name[DT_COUNT] = { "f32", "f16", "bf16", "u32", "i32", "q8_0", "q4_0", "q4_k", "q6_k" };
+const DTypeInfo dtype_info[DT_COUNT] = {
+#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) \
+    [DT_##id] = { #nm, DR_##role, ggml, blk, bytes, DB_##bind, DU_##up, DL_##lanes, { hf0, hf1 } },
+#include "config/dtypes.def"
+};
+const char *const dtype_name[DT_COUNT] = {
+#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) [DT_##id] = #nm,
+#include "config/dtypes.def"
+};
 
 /* ---- function tables ----------------------------------------------------------- */
 #define VK_GLOBAL_FUNCS(X) X(vkCreateInstance) X(vkEnumerateInstanceLayerProperties) \
@@ -677,15 +685,9 @@ u64 vk_arena_plan_bytes(const DevArena *a) { return (u64)a->cur * a->vk->caps.ma
 static u64 vk_block_cap(const DevArena *a, u32 i) { return a->planning ? a->vk->caps.max_alloc : a->blocks[i].size; }
 
 u64 dtype_bytes(DType t, u64 n) {
-    switch (t) {
-    case DT_F32: case DT_U32: case DT_I32: return n * 4;
-    case DT_F16: case DT_BF16: return n * 2;
-    case DT_Q8_0: return n % 32 ? 0 : n / 32 * 34;
-    case DT_Q4_0: return n % 32 ? 0 : n / 32 * 18;
-    case DT_Q4_K: return n % 256 ? 0 : n / 256 * 144;
-    case DT_Q6_K: return n % 256 ? 0 : n / 256 * 210;
-    default: return 0;
-    }
+    if ((u32)t >= DT_COUNT) return 0;
+    const DTypeInfo *d = &dtype_info[t];
+    return n % d->blk ? 0 : n / d->blk * d->bytes;
 }
 
 Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site) {
@@ -731,7 +733,7 @@ void vk_q6k_units(u8 *dst, const u8 *src, u64 nb, bool pack) {
 
 /* host <-> device bytes of t: a copy, or Q6_K's regrouping (n bytes: whole blocks) */
 static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up) {
-    if (t->dtype == DT_Q6_K) vk_q6k_units(dst, src, n / 210, up);
+    if (dtype_info[t->dtype].up == DU_Q6K) vk_q6k_units(dst, src, n / 210, up);
     else memcpy(dst, src, n);
 }
 
@@ -750,7 +752,7 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         Err e;
         if (!vk_block_alloc(vk, &vk->staging, EDGE_VK_STAGING_BYTES, true, "staging", &e)) die(e.code, "%s", e.msg);
     }
-    u64 step = t->dtype == DT_Q6_K ? vk->staging.size / 1680 * 1680 : vk->staging.size;
+    u64 step = dtype_info[t->dtype].up == DU_Q6K ? vk->staging.size / 1680 * 1680 : vk->staging.size;
     for (u64 done = 0; done < t->nbytes;) {
         u64 n = MIN(t->nbytes - done, step);
         if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true);
@@ -960,14 +962,14 @@ void vk_rec_wait(Vk *vk, VkRec *r) {
 /* Does a tensor of dtype t fit a binding whose reflected element is el? Weights of block
    types and packed f16/bf16 travel as u32 words. */
 static bool dtype_fits(DType t, const KBinding *b) {
-    switch (t) {
-    case DT_F32: return b->elem == KE_F32;
-    case DT_F16: return b->elem == KE_F16 || b->elem == KE_U32;
-    case DT_BF16: case DT_Q8_0: case DT_Q4_0: case DT_Q4_K: case DT_Q6_K: return b->elem == KE_U32;
-    case DT_U32: return b->elem == KE_U32;
-    case DT_I32: return b->elem == KE_I32;
-    default: return false;
+    if ((u32)t >= DT_COUNT) return false;
+    switch (dtype_info[t].bind) {
+    case DB_F32: return b->elem == KE_F32;
+    case DB_F16: return b->elem == KE_F16 || b->elem == KE_U32;
+    case DB_WORDS: return b->elem == KE_U32;
+    case DB_I32: return b->elem == KE_I32;
     }
+    return false;
 }
 
 /* Testing aid (vk->perturb, set by edge fat): the first word of every buffer kernel k writes

@@ -43,11 +43,27 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
-/* Runtime tensor dtypes: activations/scratch and the ggml weight types. */
+/* Runtime tensor dtypes: activations/scratch and the ggml weight types, one per row of
+   config/dtypes.def (its columns are DTypeInfo's). */
 typedef enum DType {
-    DT_F32, DT_F16, DT_BF16, DT_U32, DT_I32, DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q6_K, DT_COUNT
+#define DTYPE(id, name, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) DT_##id,
+#include "config/dtypes.def"
+    DT_COUNT
 } DType;
+typedef enum DtRole { DR_WEIGHT, DR_DATA } DtRole;
+typedef enum DtBind { DB_F32, DB_F16, DB_WORDS, DB_I32 } DtBind;      /* what a binding of it holds */
+typedef enum DtUp { DU_COPY, DU_Q6K } DtUp;                            /* upload: as stored, or vk_q6k_units */
+typedef enum DtLanes { DL_ANY, DL_K } DtLanes;                         /* decode lanes (matmul.wgsl) */
+typedef struct DTypeInfo {
+    const char *name;           /* "q4_k" */
+    DtRole role; i32 ggml;      /* ggml type id, -1 for DATA */
+    u32 blk, bytes;             /* elements and bytes per block */
+    DtBind bind; DtUp up; DtLanes lanes;
+    i16 hf[2];                  /* byte offsets of the block's f16 scale fields, -1 none */
+} DTypeInfo;
+extern const DTypeInfo dtype_info[DT_COUNT];
 extern const char *const dtype_name[DT_COUNT];
+static inline bool dtype_klanes(DType t) { return t < DT_COUNT && dtype_info[t].lanes == DL_K; }   /* Q4_K, Q6_K: the fused decode entries */
 
 typedef struct VkCaps {
     u32  api_version;

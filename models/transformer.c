@@ -7,13 +7,9 @@
    then the final norm, the LM head, the final softcap and argmax. */
 
 static DType dtype_from_ggml(u32 t) {
-    switch (t) {
-    case GGML_TYPE_F32: return DT_F32;   case GGML_TYPE_F16: return DT_F16;
-    case GGML_TYPE_BF16: return DT_BF16; case GGML_TYPE_Q8_0: return DT_Q8_0;
-    case GGML_TYPE_Q4_0: return DT_Q4_0; case GGML_TYPE_Q4_K: return DT_Q4_K;
-    case GGML_TYPE_Q6_K: return DT_Q6_K;
-    default: return DT_COUNT;
-    }
+    for (u32 d = 0; d < DT_COUNT; d++)
+        if (dtype_info[d].role == DR_WEIGHT && dtype_info[d].ggml == (i32)t) return (DType)d;
+    return DT_COUNT;
 }
 
 static Tensor xf_weight(Xf *xf, DevArena *a, const GgufTensor *g) {

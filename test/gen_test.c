@@ -368,7 +368,7 @@ TEST(gen_model_every_preset_loads_with_plausible_weights) {
                        t->name.ptr, ggml_type_name(t->type), mean, sd);
                 free(x);
             }
-            gent_run_one(&m, what, false);
+            gent_run_one(&m, what, true);       /* the GPU with every preset's types, f32 activations */
             model_close(&m);
             arena_free(&a);
             gent_rm(path);
@@ -501,7 +501,7 @@ TEST(plan_overhead_of_real_configs_is_under_2_percent) {
    and still holds every split-k partial: the logits buffer is the scratch). Fails the test on a load or feed error, or when the GPU engine does not open (the
    callers check the device's features first); ran = false then. */
 typedef struct GentCmp { f64 worst, mx; u64 bad; bool ran; } GentCmp;
-static GentCmp gent_row_cmp(const ModelEntry *row, u32 n_layer, u32 ftype, const char *file, u32 seed, const i32 *toks, u32 T,
+static GentCmp gent_row_cmp(const ModelEntry *row, u32 n_layer, const GenType *gt, const char *file, u32 seed, const i32 *toks, u32 T,
                             DType act, bool step) {
     GentCmp r = {0};
     const char *dir = gent_tmpdir();
@@ -509,8 +509,7 @@ static GentCmp gent_row_cmp(const ModelEntry *row, u32 n_layer, u32 ftype, const
     char path[256];
     fmt_buf(path, sizeof path, "%s/%s", dir, file);
     Err e = {0};
-    const GenType gt = { ftype, GGML_TYPE_COUNT, GGML_TYPE_COUNT };
-    REQUIRE(gen_model_write(path, row, n_layer, &gt, seed, &e));
+    REQUIRE(gen_model_write(path, row, n_layer, gt, seed, &e));
     Arena a;
     arena_init(&a, "gen test", 32u << 20);
     Model m;
@@ -542,12 +541,17 @@ static GentCmp gent_row_cmp(const ModelEntry *row, u32 n_layer, u32 ftype, const
     return r;
 }
 
-static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
-    const ModelEntry *real = gen_find_config("qwen2.5-1.5b-instruct");
+/* One layer of `config` made as preset gt, with an 8,192-token vocabulary (gent_real_layer_ex: qwen2.5-1.5b as Q4_K_M). */
+static GentCmp gent_layer_cmp(const char *config, const GenType *gt, const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
+    const ModelEntry *real = gen_find_config(config);
     REQUIRE(real);
     ModelEntry row = *real;
     row.n_vocab = 8192;
-    return gent_row_cmp(&row, 1, 15, file, seed, toks, T, act, step);
+    return gent_row_cmp(&row, 1, gt, file, seed, toks, T, act, step);
+}
+
+static GentCmp gent_real_layer_ex(const char *file, u32 seed, const i32 *toks, u32 T, DType act, bool step) {
+    return gent_layer_cmp("qwen2.5-1.5b-instruct", &gent_q4km, file, seed, toks, T, act, step);
 }
 
 static GentCmp gent_real_layer(const char *file, u32 seed, const i32 *toks, u32 T, DType act) {
@@ -646,9 +650,40 @@ TEST(gen_model_gemma3_rope_scaling_gpu_matches_reference) {
     arena_free(&a);
     gent_rm(path);
     for (u32 step = 0; step < 2; step++) {
-        GentCmp r = gent_row_cmp(&row, row.n_layer, 1, "scaled.gguf", 21, toks, T, DT_F32, step);
+        GentCmp r = gent_row_cmp(&row, row.n_layer, &f16, "scaled.gguf", 21, toks, T, DT_F32, step);
         if (!r.ran) return;     /* failed already */
         CHECKF(r.worst <= 1e-3 * (1 + r.mx), "%s: |gpu - ref| = %g (max |logit| %g)", step ? "decode" : "prefill", r.worst, r.mx);
         out("    %s: max |gpu - ref| %.3g (max |logit| %.3g)\n", step ? "decode" : "prefill", r.worst, r.mx);
     }
+}
+
+/* The real widths that are not multiples of 256 (gemma-3-270m 640, qwen2.5-0.5b 896, gemma-3-1b
+   1152), one layer each as llama-quantize's presets make them there (Q4_K_M: Q5_0 / Q8_0 fallbacks
+   beside Q4_K and Q6_K; the others rotate over the configs), on the GPU against the CPU reference:
+   6 tokens of prefill with f32 activations, and decoded one at a time with f16 activations where
+   the device has them (the bounds of the real-shape tests above). */
+TEST(gen_model_real_widths_fallback_mixes_match_reference) {
+    Vk *vk = test_vk();
+    bool f16 = vk->caps.f16_arith && vk->caps.storage16;
+    static const char *const configs[] = { "gemma-3-270m-it", "qwen2.5-0.5b-instruct", "gemma-3-1b-it" };
+    static const char *const presets[] = { "Q4_K_M", "Q5_K_M", "IQ4_XS", "Q3_K_M", "Q2_K", "Q4_1", "Q5_1", "Q4_K_S", "IQ4_NL" };
+    const i32 toks[6] = { 1, 17, 2042, 99, 1500, 7 };
+    for (u32 c = 0; c < ARRAY_COUNT(configs); c++)
+        for (u32 j = 0; j < 4; j++) {
+            const char *pn = j == 0 ? presets[0] : presets[1 + (c * 3 + j - 1) % (ARRAY_COUNT(presets) - 1)];
+            GenType gt;
+            REQUIRE(gen_type_parse(pn, &gt));
+            char file[96]; fmt_buf(file, sizeof file, "%s-%s.gguf", configs[c], pn);
+            GentCmp r = gent_layer_cmp(configs[c], &gt, file, 20 + c * 4 + j, toks, 6, DT_F32, false);
+            if (!r.ran) continue;
+            CHECKF(r.worst <= 1e-3 * (1 + r.mx), "%s f32 prefill: |gpu - ref| = %g (max |logit| %g)", file, r.worst, r.mx);
+            f64 w16 = -1;
+            if (f16) {
+                GentCmp h = gent_layer_cmp(configs[c], &gt, file, 20 + c * 4 + j, toks, 6, DT_F16, true);
+                if (!h.ran) continue;
+                CHECKF(h.worst <= 3e-3 * (1 + h.mx), "%s f16 decode: |gpu - ref| = %g (max |logit| %g)", file, h.worst, h.mx);
+                w16 = h.worst;
+            }
+            out("    %-34s max |gpu - ref| f32 prefill %.3g, f16 decode %.3g (max |logit| %.3g)\n", file, r.worst, w16, r.mx);
+        }
 }

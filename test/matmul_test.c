@@ -17,17 +17,19 @@
    dequant fixtures (fixtures/dequant) against their stored f32 values. */
 
 static u32 mt_ggml_type(DType t) {
-    switch (t) {
-    case DT_F32: return GGML_TYPE_F32;   case DT_F16: return GGML_TYPE_F16;   case DT_BF16: return GGML_TYPE_BF16;
-    case DT_Q8_0: return GGML_TYPE_Q8_0; case DT_Q4_0: return GGML_TYPE_Q4_0; case DT_Q4_K: return GGML_TYPE_Q4_K;
-    case DT_Q6_K: return GGML_TYPE_Q6_K;
-    default: die(EXIT_USAGE, "matmul_test: %s is not a weight type", dtype_name[t]);
-    }
+    if ((u32)t >= DT_COUNT || dtype_info[t].role != DR_WEIGHT) die(EXIT_USAGE, "matmul_test: %s is not a weight type", dtype_name[t]);
+    return (u32)dtype_info[t].ggml;
 }
 
 static const char *mt_dn(DType t) { return (u32)t < DT_COUNT ? dtype_name[t] : "?"; }
 
-static const DType mt_wtypes[7] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q6_K };
+/* every weight type of config/dtypes.def, in its order */
+static DType mt_wtypes[DT_COUNT];
+static u32 mt_nw;
+static void mt_types_init(void) {
+    mt_nw = 0;
+    for (u32 t = 0; t < DT_COUNT; t++) if (dtype_info[t].role == DR_WEIGHT) mt_wtypes[mt_nw++] = (DType)t;
+}
 
 static void mt_put_f16(u8 *p, f32 v) { u16 h = f16_from_f32(v); p[0] = (u8)h; p[1] = (u8)(h >> 8); }
 static f32  mt_scale(void) { f32 d = 1e-3f + (1e-1f - 1e-3f) * (0.5f + 0.5f * trng_uniform()); return trng_u32() & 1 ? -d : d; }
@@ -45,11 +47,8 @@ static void mt_random_weights(DType t, u64 rows, u64 k, u8 *bytes, f32 *wf) {
     } else {
         for (u64 i = 0; i < n; i++) bytes[i] = (u8)trng_u32();
         u32 bb = ggml_block_bytes(mt_ggml_type(t));
-        for (u64 o = 0; o < n; o += bb) {
-            if (t == DT_Q8_0 || t == DT_Q4_0) mt_put_f16(bytes + o, mt_scale());
-            else if (t == DT_Q4_K) { mt_put_f16(bytes + o, mt_scale()); mt_put_f16(bytes + o + 2, mt_scale()); }
-            else mt_put_f16(bytes + o + 208, mt_scale());
-        }
+        for (u64 o = 0; o < n; o += bb)     /* finite scales in the block's f16 fields (config/dtypes.def hf) */
+            for (int f = 0; f < 2; f++) if (dtype_info[t].hf[f] >= 0) mt_put_f16(bytes + o + dtype_info[t].hf[f], mt_scale());
     }
     for (u64 r = 0; r < rows; r++) dequant_row(mt_ggml_type(t), bytes + r * rb, wf + r * k, k);
 }
@@ -149,6 +148,11 @@ static void mt_all_shapes(DType wt) {
     mt_paths(wt, PH_DECODE, 1, 512, 1, s + 10);
     mt_case(wt, DT_F32, DT_F32, PH_DECODE, 140000, 256, 1, 1.0f, s + 13);  /* rows past one grid dimension (lanes per row by shape) */
     mt_case(wt, DT_F16, DT_F32, PH_DECODE, 6, 512, 7, 1.0f, s + 14);      /* decode kernels take T > 1 too */
+    if (dtype_info[wt].blk < 256) {     /* rows that are not multiples of 256 (gemma-3-270m 640, qwen2.5-0.5b 896, gemma-3-1b 1152) */
+        mt_paths(wt, PH_DECODE, 29, 640, 1, s + 15);
+        mt_paths(wt, PH_PREFILL, 29, 896, 9, s + 18);
+        mt_case(wt, DT_F16, DT_F16, PH_DECODE, 7, 1152, 1, 1.0f, s + 50);
+    }
     /* prefill */
     mt_paths(wt, PH_PREFILL, 70, 512, 7, s + 20);
     mt_paths(wt, PH_PREFILL, 33, 256, 64, s + 23);
@@ -169,13 +173,39 @@ static void mt_all_shapes(DType wt) {
     for (int pi = 0; pi < 3; pi++) CHECKF(mt_cases[wt][pi] >= 10, "%s path %d: only %u cases ran", mt_dn(wt), pi, mt_cases[wt][pi]);
 }
 
-TEST(kernel_matmul_f32_weights)  { mt_all_shapes(DT_F32); }
-TEST(kernel_matmul_f16_weights)  { mt_all_shapes(DT_F16); }
-TEST(kernel_matmul_bf16_weights) { mt_all_shapes(DT_BF16); }
-TEST(kernel_matmul_q8_0_weights) { mt_all_shapes(DT_Q8_0); }
-TEST(kernel_matmul_q4_0_weights) { mt_all_shapes(DT_Q4_0); }
-TEST(kernel_matmul_q4_k_weights) { mt_all_shapes(DT_Q4_K); }
-TEST(kernel_matmul_q6_k_weights) { mt_all_shapes(DT_Q6_K); }
+TEST(kernel_matmul_f32_weights)    { mt_all_shapes(DT_F32); }
+TEST(kernel_matmul_f16_weights)    { mt_all_shapes(DT_F16); }
+TEST(kernel_matmul_bf16_weights)   { mt_all_shapes(DT_BF16); }
+TEST(kernel_matmul_q8_0_weights)   { mt_all_shapes(DT_Q8_0); }
+TEST(kernel_matmul_q4_0_weights)   { mt_all_shapes(DT_Q4_0); }
+TEST(kernel_matmul_q4_k_weights)   { mt_all_shapes(DT_Q4_K); }
+TEST(kernel_matmul_q6_k_weights)   { mt_all_shapes(DT_Q6_K); }
+TEST(kernel_matmul_q4_1_weights)   { mt_all_shapes(DT_Q4_1); }
+TEST(kernel_matmul_q5_0_weights)   { mt_all_shapes(DT_Q5_0); }
+TEST(kernel_matmul_q5_1_weights)   { mt_all_shapes(DT_Q5_1); }
+TEST(kernel_matmul_q2_k_weights)   { mt_all_shapes(DT_Q2_K); }
+TEST(kernel_matmul_q3_k_weights)   { mt_all_shapes(DT_Q3_K); }
+TEST(kernel_matmul_q5_k_weights)   { mt_all_shapes(DT_Q5_K); }
+TEST(kernel_matmul_iq4_nl_weights) { mt_all_shapes(DT_IQ4_NL); }
+TEST(kernel_matmul_iq4_xs_weights) { mt_all_shapes(DT_IQ4_XS); }
+
+/* Every weight type of config/dtypes.def has its test above, and its block geometry is the CPU
+   dequantizer's (models/quant.c). */
+TEST(kernel_weight_types_table) {
+    mt_types_init();
+    CHECKF(mt_nw == 15, "config/dtypes.def lists %u weight types; matmul_test.c has a test for 15", mt_nw);
+    for (u32 i = 0; i < mt_nw; i++) {
+        DType t = mt_wtypes[i]; u32 g = mt_ggml_type(t);
+        CHECKF(ggml_type_supported(g), "%s: ggml type %u has no CPU decoder", mt_dn(t), g);
+        CHECKF(ggml_block_elems(g) == dtype_info[t].blk && ggml_block_bytes(g) == dtype_info[t].bytes,
+               "%s: block %u elements / %u bytes, models/quant.c says %u / %u", mt_dn(t), dtype_info[t].blk, dtype_info[t].bytes,
+               ggml_block_elems(g), ggml_block_bytes(g));
+        char lower[16]; const char *n = ggml_type_name(g); u32 j = 0;
+        for (; n[j] && j < 15; j++) lower[j] = (char)(n[j] >= 'A' && n[j] <= 'Z' ? n[j] + 32 : n[j]);
+        lower[j] = 0;
+        CHECKF(!strcmp(lower, mt_dn(t)), "%s: ggml id %u is %s", mt_dn(t), g, n);
+    }
+}
 
 TEST(kernel_matmul_float_rows_of_any_length) {
     mt_paths(DT_F32, PH_DECODE, 13, 37, 1, 900);
@@ -218,9 +248,11 @@ static void mt_get_rows(DType wt, u64 n, u64 rows, u64 T, f32 scale, u64 seed) {
 }
 
 TEST(kernel_get_rows_every_weight_type) {
-    for (int i = 0; i < 7; i++) {
+    mt_types_init();
+    for (u32 i = 0; i < mt_nw; i++) {
         mt_get_rows(mt_wtypes[i], 512, 70, 7, 16.0f, 300 + i);
         mt_get_rows(mt_wtypes[i], 2304, 9, 3, 1.0f, 310 + i);
+        if (dtype_info[mt_wtypes[i]].blk < 256) mt_get_rows(mt_wtypes[i], 640, 11, 5, 25.3f, 330 + i);   /* gemma-3-270m's width */
     }
     mt_get_rows(DT_F32, 37, 5, 6, 0.5f, 320);
 }
@@ -231,9 +263,10 @@ TEST(kernel_matmul_and_get_rows_in_row_chunks) {
     Vk *vk = test_vk();
     u64 saved = vk->caps.max_storage_range;
     vk->caps.max_storage_range = 16384;
-    for (int i = 0; i < 7; i++) {
+    mt_types_init();
+    for (u32 i = 0; i < mt_nw; i++) {
         DType wt = mt_wtypes[i];
-        u64 rb = dtype_bytes(wt, 256), M = 300;
+        u64 rb = dtype_bytes(wt, 256), M = MAX(300, 2 * 16384 / rb + 2);
         CHECKF(M * rb > 2 * 16384, "%s: %llu bytes: fewer than 3 chunks", mt_dn(wt), (unsigned long long)(M * rb));
         mt_case(wt, DT_F32, DT_F32, PH_DECODE, M, 256, 1, 1.0f, 500 + i);
         mt_case(wt, DT_F16, DT_F16, PH_DECODE, M, 256, 1, 1.0f, 510 + i);
@@ -324,7 +357,8 @@ TEST(kernel_matmul_dequant_fixtures) {
         const GgufTensor *t = gguf_find_tensor(&g, name);
         REQUIRE(t && wn == ne0 * ne1 * 4);
         DType wt = DT_COUNT;
-        for (int i = 0; i < 7; i++) if (mt_ggml_type(mt_wtypes[i]) == t->type) wt = mt_wtypes[i];
+        mt_types_init();
+        for (u32 i = 0; i < mt_nw; i++) if (mt_ggml_type(mt_wtypes[i]) == t->type) wt = mt_wtypes[i];
         REQUIRE(wt != DT_COUNT);
         f32 *wf = push_array(&ar, f32, ne0 * ne1);
         memcpy(wf, want, wn);
@@ -397,7 +431,8 @@ TEST(q6k_device_layout_in_units_round_trips) {
 TEST(kernel_matmul_glu_equals_separate_ops) {
     Vk *vk = test_vk();
     const u64 M = 64, K = 512;          /* M rows of every type end on a 256-byte boundary: up is bindable alone */
-    for (u32 wi = 0; wi < ARRAY_COUNT(mt_wtypes); wi++) for (int path = 0; path < 2; path++) for (u32 T = 1; T <= 3; T += 2) {
+    mt_types_init();
+    for (u32 wi = 0; wi < mt_nw; wi++) for (int path = 0; path < 2; path++) for (u32 T = 1; T <= 3; T += 2) {
         DType wt = mt_wtypes[wi], at = path ? DT_F16 : DT_F32;
         if (at == DT_F16 && !(vk->caps.f16_arith && vk->caps.storage16)) continue;
         u64 rb = dtype_bytes(wt, K);

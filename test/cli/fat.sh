@@ -67,6 +67,14 @@ EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only kernels > "$tmp/p.out" 2>&1; rc=$?
 [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k: exit $rc, want 10"
 grep -q "^FAIL  kernel.$k " "$tmp/p.out" || fail "EDGE_FAT_PERTURB=$k: kernel not named: $(grep -v '^PASS' "$tmp/p.out")"
 [ "$(grep -c '^FAIL' "$tmp/p.out")" = 1 ] || fail "EDGE_FAT_PERTURB=$k: other checks failed too"
+# the same for the types past the first seven (issue 32), each beside an unperturbed kernel of its family
+for k in matvec_q5_0_a32_y32 matmul_iq4_xs_a32_y32 get_rows_q3_k; do
+    case $k in matvec_*) o=matvec_q4_1_a32_y32 ;; matmul_*) o=matmul_q2_k_a32_y32 ;; *) o=get_rows_q5_k ;; esac
+    EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only "$k,$o" > "$tmp/p.out" 2>&1; rc=$?
+    [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k: exit $rc, want 10: $(cat "$tmp/p.out")"
+    grep -q "^FAIL  kernel.$k " "$tmp/p.out" || fail "EDGE_FAT_PERTURB=$k: kernel not named: $(grep -v '^PASS' "$tmp/p.out")"
+    grep -q "^PASS  kernel.$o " "$tmp/p.out" || fail "EDGE_FAT_PERTURB=$k: $o did not pass: $(cat "$tmp/p.out")"
+done
 
 # a perturbed kernel of the default path (the decode matvec of stories260K's f16 or f32 path) fails end to end
 if grep -q '^f16 arithmetic: *yes' <("$EDGE_BIN" info 2>&1); then k=matvec_f32_a16_y16; else k=matvec_f32_a32_y32; fi
