@@ -306,7 +306,8 @@ static void xf_path_decide(Xf *xf) {
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         XfPath *p = &xf->path[ph];
         XfBlockPath *layer = p->layer ? p->layer : calloc(c->n_layer, sizeof *layer);
-        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .ffn_res_norm = res_norm,
+        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .norm_in_rope = c->qk_norm,
+                       .ffn_res_norm = res_norm,
                        .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->w.output, &x1, xf->act), .layer = layer,
                        .attn_flash = ph == PH_PREFILL && op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act) };
         for (u32 il = 0; il < c->n_layer; il++) {
@@ -351,7 +352,8 @@ void xf_path_print(const Xf *xf) {
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         const XfPath *p = &xf->path[ph];
         out("  %s plan: %s; attention %s; %s; LM head %s\n", ph == PH_DECODE ? "decode" : "prefill",
-            p->rope_kv ? (p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch") : "RoPE and KV stores apart",
+            !p->rope_kv ? "RoPE and KV stores apart" : p->norm_in_rope ? "q/k norms+RoPE+KV stores in one dispatch"
+            : p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch",
             ph == PH_PREFILL && p->attn_flash ? "flash" : xf->s.attn_part.nbytes ? "split over key chunks" : "one pass",
             p->ffn_res_norm ? "the FFN residual makes the next attention norm" : "plain FFN residual",
             p->head_norm ? "with the output norm in its prologue" : "after the output norm");
@@ -459,14 +461,19 @@ static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
         xf_op(xf, "bias_v", XT_ATTN, "bias", l, &R->v, &R->v, 0, 0); op_add_bias(vk, &L->bv, &R->v); xf_done(xf);
         vk_barrier(vk);
     }
-    if (c->qk_norm) {
+    if (c->qk_norm && !P->norm_in_rope) {
         xf_op(xf, "q_norm", XT_NORM, "norm", l, &R->qr, &R->q, 0, 0); op_rmsnorm(vk, &R->qh, &L->q_norm, &R->qrh, c->eps); xf_done(xf);
         xf_op(xf, "k_norm", XT_NORM, "norm", l, &R->kr, &R->k, 0, 0); op_rmsnorm(vk, &R->kh, &L->k_norm, &R->krh, c->eps); xf_done(xf);
         vk_barrier(vk);
     }
     f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
     Tensor kc_new = xf_cache_rows(&C->k, R->p0, R->T), vc_new = xf_cache_rows(&C->v, R->p0, R->T);
-    if (P->rope_kv) {       /* RoPE of q and k, and the K/V cache stores, in one dispatch */
+    if (P->norm_in_rope) {  /* the q/k norms, RoPE of q and k, and the K/V cache stores, in one dispatch */
+        xf_op(xf, "qk_norm_rope_kv", XT_ATTN, "rope", l, &R->qp, &R->q, &R->k, &R->v);
+        op_rope_kv_norm(vk, &R->qh, &R->kh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, &L->q_norm, &L->k_norm, c->eps,
+                        c->rope_dim, base, fscale, c->rope_neox);
+        xf_done(xf);
+    } else if (P->rope_kv) {   /* RoPE of q and k, and the K/V cache stores, in one dispatch */
         bool b = P->bias_in_rope;
         xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->kr, &R->v);
         op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->rope_dim, base, fscale,

@@ -115,6 +115,7 @@ typedef struct XfPath {
     bool  fused;        /* any fused kernel at all */
     bool  rope_kv;      /* RoPE of q and k and both KV stores in one dispatch (else rope, rope, kv_store x2) */
     bool  bias_in_rope; /* rope_kv adds the q/k/v biases (else bias ops) */
+    bool  norm_in_rope; /* rope_kv_norm makes the per-head q/k norms too (Qwen3, Gemma 3; else q_norm, k_norm) */
     bool  ffn_res_norm; /* post-norm models: the FFN residual add also makes the next layer's attention norm */
     bool  head_norm;    /* one row: the output norm in the LM head's prologue (int8 lanes) */
     bool  attn_flash;   /* batches: attention through attn_flash (else split over key chunks, or one pass) */
