@@ -502,7 +502,7 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
 
 /* rope_kv: RoPE of q into qo, RoPE of k and v into cache rows p0..p0+T-1 (rows past the
    context dropped), against the same f64 rotation as fat_rope and the stored values.
-   rope_kv_norm: f32 q and k, each head first normalized (f64 RMSNorm, eps 1e-6) by its weight. */
+   rope_kv_norm: f32 q, k and v, each head of q and k first normalized (f64 RMSNorm, eps 1e-6) by its weight. */
 static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype, ct = k->d->otype;
@@ -512,9 +512,9 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     const f32 base = 500000.0f;
     u64 nq = (u64)hd * nh * T, kvd = (u64)hd * nkv, nk = kvd * T, ncache = kvd * n_ctx, nall = nq + 2 * ncache;
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(xt, nq) + fat_tbytes(at, nq) + fat_tbytes(xt, nk) + fat_tbytes(at, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + 2 * fat_tbytes(DT_F32, hd))) return;
+    if (!fat_arena(k, &a, fat_tbytes(xt, nq) + fat_tbytes(at, nq) + 2 * fat_tbytes(xt, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + 2 * fat_tbytes(DT_F32, hd))) return;
     u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
-    Tensor tq = vk_tensor(&a, "q", xt, 3, sq), tk = vk_tensor(&a, "k", xt, 3, sk), tv = vk_tensor(&a, "v", at, 3, sk);
+    Tensor tq = vk_tensor(&a, "q", xt, 3, sq), tk = vk_tensor(&a, "k", xt, 3, sk), tv = vk_tensor(&a, "v", xt, 3, sk);
     Tensor tqo = vk_tensor(&a, "qo", at, 3, sq), tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, np), tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
     u64 nw[1] = { hd };
@@ -528,7 +528,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     for (u64 i = 0; i < nk; i++) { kk[i] = fat_normal(); v[i] = fat_normal() * 10; }
     for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
     for (u32 i = 0; i < 2 * hd; i++) wn[i / hd][i % hd] = 0.5f + fat_unif();
-    fat_round(xt, q, nq); fat_round(xt, kk, nk); fat_round(at, v, nk);
+    fat_round(xt, q, nq); fat_round(xt, kk, nk); fat_round(xt, v, nk);
     u32 pos[2] = { p0, T };
     fat_up(vk, &tq, q); fat_up(vk, &tk, kk); fat_up(vk, &tv, v); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
     vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tqn, wn[0]); vk_upload(vk, &tkn, wn[1]);

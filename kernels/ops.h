@@ -135,7 +135,7 @@ void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, 
                      u32 n_rot, f32 base, f32 freq_scale, bool neox);
      /* op_rope_kv (no biases) after the per-head RMSNorm of q and k (Qwen3, Gemma 3): each head x of q
         becomes x / sqrt(mean(x^2) + eps) * qn, of k the same with kn, in f32, unrounded into RoPE.
-        q, k f32 (head_dim, heads, T); v and qo in the activation dtype; qn, kn f32 (head_dim). */
+        q, k, v f32 (head_dim, heads, T); qo in the activation dtype; qn, kn f32 (head_dim). */
 
 /* ---- attention (ops_attn.c) ---- */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,

@@ -137,12 +137,12 @@ void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, 
                      u32 n_rot, f32 base, f32 freq_scale, bool neox) {
     const char *n = "rope_kv_norm";
     RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox);
-    need(q->dtype == DT_F32 && k->dtype == DT_F32, n, q->dtype == DT_F32 ? k : q, "q and k must be f32 (the norm's input)");
-    need(v->dtype == qo->dtype, n, v, "v and the output must share the activation dtype");
+    need(q->dtype == DT_F32 && k->dtype == DT_F32 && v->dtype == DT_F32, n, q->dtype != DT_F32 ? q : k->dtype != DT_F32 ? k : v,
+         "q, k and v must be f32 (the projections' f32 outputs)");
     need(qn->dtype == DT_F32 && kn->dtype == DT_F32 && qn->nelem == push.head_dim && kn->nelem == push.head_dim, n, qn,
          "head-norm weights must be f32 (head_dim)");
     push.eps = eps;
-    VkPipe *p = op_pipe(vk, OP_ROPE_KV_NORM, PH_ANY, kc->dtype, v->dtype, kc->dtype);
+    VkPipe *p = op_pipe(vk, OP_ROPE_KV_NORM, PH_ANY, kc->dtype, qo->dtype, kc->dtype);
     const Tensor *ts[10] = { q, k, v, pos, ff, qo, kc, vc, qn, kn };
     u32 gx, gy; rows_grid((u64)(push.n_head + push.n_head_kv) * push.t_cap, &gx, &gy);   /* a workgroup per (token, head) */
     vk_dispatch(vk, p, ts, 10, &push, sizeof push, gx, gy, 1);

@@ -7,8 +7,8 @@
 // rope_kv: with bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to
 // A as the separate add_bias kernel (bias.wgsl) would. One invocation per q pair, then per k pair,
 // then per v element.
-// rope_kv_norm (Qwen3, Gemma 3): the per-head RMSNorm of q and k first, in f32 from f32 q and k
-// (the projections' f32 outputs): each head x (head_dim values) becomes x / sqrt(mean(x^2) + eps)
+// rope_kv_norm (Qwen3, Gemma 3): the per-head RMSNorm of q and k first, in f32 from f32 q, k and v
+// (the projections' f32 outputs, one product for all three): each head x (head_dim values) becomes x / sqrt(mean(x^2) + eps)
 // * w, w the head-norm weight qn or kn (head_dim), the sum of squares in f32 as rmsnorm.wgsl's
 // (with its pre-scaled pass when the squares could overflow); the normalized values go on to RoPE
 // unrounded; no biases. One workgroup of 64 per (token, head): q heads, then k heads, whose
@@ -41,6 +41,7 @@ var<immediate> p: Params;
 @group(0) @binding(10) var<storage, read> bv: array<f32>;         // (head_dim * n_head_kv)
 @group(0) @binding(0) var<storage, read> qf: array<f32>;          // rope_kv_norm: q in f32 (head_dim, n_head, T)
 @group(0) @binding(1) var<storage, read> kf: array<f32>;          // rope_kv_norm: k in f32 (head_dim, n_head_kv, T)
+@group(0) @binding(2) var<storage, read> vf: array<f32>;          // rope_kv_norm: v in f32 (head_dim * n_head_kv, T)
 @group(0) @binding(8) var<storage, read> qn: array<f32>;          // rope_kv_norm: (head_dim) q head-norm weight
 @group(0) @binding(9) var<storage, read> kn: array<f32>;          // rope_kv_norm: (head_dim) k head-norm weight
 
@@ -172,5 +173,5 @@ fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             qo[ab.y] = A(clampn(o.y, QMAX));
         }
     }
-    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(f32(v[rb + d]), CMAX)); } }
+    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(vf[rb + d], CMAX)); } }
 }

@@ -72,15 +72,15 @@ static void xf_alloc(Xf *xf) {
     xf->s.x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->s.h = xf_act(sa, "h", xf->act, c->n_embd, T);
-    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3); everything fed to a matmul,
-       RoPE or attention is in the activation dtype. */
+    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3), and v with them, so that one
+       product makes all three (rope_kv_norm reads f32 q, k, v); everything fed to a matmul, RoPE or
+       attention is in the activation dtype. */
     DType qk = c->qk_norm ? DT_F32 : xf->act;
     xf->s.q = xf_act(sa, "q", qk, qd, T);
     xf->s.k = xf_act(sa, "k", qk, kvd, T);
-    xf->s.v = xf_act(sa, "v", xf->act, kvd, T);
-    /* decode's q, k and v side by side for one product over their weights; with a q/k norm and f16
-       activations q and k (f32) only, v apart */
-    xf->s.qkv = xf_act(sa, "qkv", qk, qd + kvd + (qk == xf->act ? kvd : 0), 1);
+    xf->s.v = xf_act(sa, "v", qk, kvd, T);
+    /* decode's q, k and v side by side for one product over their weights */
+    xf->s.qkv = xf_act(sa, "qkv", qk, qd + 2 * kvd, 1);
     if (c->qk_norm) { xf->s.qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->s.kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
     xf->s.qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->s.kp = xf_act(sa, "k_rope", xf->act, kvd, T);
@@ -228,7 +228,7 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
 }
 
 /* Does xf->s.qkv hold v beside q and k (not with a q/k norm's f32 q and k and f16 activations)? */
-static bool xf_qkv_has_v(const Xf *xf) { return xf->s.qkv.dtype == xf->act; }
+static bool xf_qkv_has_v(const Xf *xf) { return xf->s.qkv.dtype == xf->s.v.dtype; }
 
 /* q, k (and v where xf->s.qkv holds it) of one token as views of xf->qkv (side by side), when their
    offsets can be bound. */

@@ -626,7 +626,7 @@ static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct,
     DevArena a; Err e;
     if (!vk_arena_init(vk, &a, "rope_kv_norm", (nq * 2 + nk * 2 + ncache * 2 + 2 * hd + hd) * 4 + 16 * 256, &e)) { CHECKF(0, "%s", e.msg); return 1e30; }
     u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { 2 }, sf[1] = { c->n_rot / 2 }, sw[1] = { hd };
-    Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), k = vk_tensor(&a, "k", DT_F32, 3, sk), v = vk_tensor(&a, "v", at, 3, sk);
+    Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), k = vk_tensor(&a, "k", DT_F32, 3, sk), v = vk_tensor(&a, "v", DT_F32, 3, sk);
     Tensor qo = vk_tensor(&a, "qo", at, 3, sq), kc = vk_tensor(&a, "kc", ct, 2, sc), vc = vk_tensor(&a, "vc", ct, 2, sc);
     Tensor pos = vk_tensor(&a, "pos", DT_U32, 1, sp), ff = vk_tensor(&a, "ff", DT_F32, 1, sf);
     Tensor qn = vk_tensor(&a, "q_norm", DT_F32, 1, sw), kn = vk_tensor(&a, "k_norm", DT_F32, 1, sw);
@@ -640,8 +640,8 @@ static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct,
     for (u64 i = 0; i < ncache; i++) c0[i] = trng_normal();
     for (u32 d = 0; d < 2 * hd; d++) wq[d] = 1.0f + 0.5f * trng_uniform();
     for (u32 i = 0; i < c->n_rot / 2; i++) fv[i] = 1.0f + 0.25f * (f32)i / hd;
-    round_to(at, xv, nk); round_to(ct, c0, ncache);
-    vk_upload(vk, &q, xq); vk_upload(vk, &k, xk); up_as(vk, &v, xv); up_as(vk, &kc, c0); up_as(vk, &vc, c0);
+    round_to(ct, c0, ncache);
+    vk_upload(vk, &q, xq); vk_upload(vk, &k, xk); vk_upload(vk, &v, xv); up_as(vk, &kc, c0); up_as(vk, &vc, c0);
     vk_upload(vk, &qn, wq); vk_upload(vk, &kn, wk); vk_upload(vk, &ff, fv);
     u32 pv[2] = { c->p0, T };
     vk_upload(vk, &pos, pv);
