@@ -227,18 +227,13 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     return v;
 }
 
-/* Does xf->s.qkv hold v beside q and k (not with a q/k norm's f32 q and k and f16 activations)? */
-static bool xf_qkv_has_v(const Xf *xf) { return xf->s.qkv.dtype == xf->s.v.dtype; }
-
-/* q, k (and v where xf->s.qkv holds it) of one token as views of xf->qkv (side by side), when their
-   offsets can be bound. */
+/* q, k and v of one token as views of xf->qkv (side by side), when their offsets can be bound. */
 static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
     const ModelConfig *c = xf->cfg;
     DType dt = xf->s.qkv.dtype;
-    bool has_v = xf_qkv_has_v(xf);
     u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, al = xf->vk->caps.min_offset_align;
     u64 ok = dtype_bytes(dt, qd), ov = dtype_bytes(dt, qd + kvd);
-    if (ok % al || (has_v && ov % al) || q->dtype != dt || k->dtype != dt) return false;
+    if (ok % al || ov % al || q->dtype != dt || k->dtype != dt) return false;
     Tensor t[3];
     u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
     for (int i = 0; i < 3; i++) {
@@ -246,8 +241,7 @@ static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
         t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(dt, n[i]); t[i].offset += off[i];
     }
     t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
-    *q = t[0]; *k = t[1];
-    if (has_v) *v = t[2];
+    *q = t[0]; *k = t[1]; *v = t[2];
     return true;
 }
 
@@ -280,7 +274,7 @@ static void xf_layer_views(Xf *xf) {
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
     bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
-    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes && xf_qkv_has_v(xf) ? XQ_QKV : XQ_QK;
+    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
     if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
     b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));
