@@ -7,13 +7,13 @@
 // rope_kv: with bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to
 // A as the separate add_bias kernel (bias.wgsl) would. One invocation per q pair, then per k pair,
 // then per v element.
-// rope_kv_norm (Qwen3, Gemma 3): the per-head RMSNorm of q and k first, in f32 from f32 q, k and v
-// (the projections' f32 outputs, one product for all three): each head x (head_dim values) becomes x / sqrt(mean(x^2) + eps)
-// * w, w the head-norm weight qn or kn (head_dim), the sum of squares in f32 as rmsnorm.wgsl's
-// (with its pre-scaled pass when the squares could overflow); the normalized values go on to RoPE
-// unrounded; no biases. One workgroup of 64 per (token, head): q heads, then k heads, whose
-// workgroup also stores that head's v. It replaces q_norm, k_norm (rmsnorm.wgsl) and rope_kv:
-// three dispatches and a barrier per layer.
+// rope_kv_norm (Qwen3, Gemma 3): the per-head RMSNorm of q and k first, from f32 q, k and v (the
+// projections' f32 outputs, one product for all three): each head x (head_dim values) becomes
+// x / sqrt(mean(x^2) + eps) * w, w the head-norm weight qn or kn (head_dim), the sum of squares in
+// f32 as rmsnorm.wgsl's (with its pre-scaled pass when the squares could overflow); the normalized
+// values go on to RoPE unrounded; no biases. One workgroup of 64 per (token, head): q heads, then
+// k heads, whose workgroup also stores that head's v. It replaces q_norm, k_norm (rmsnorm.wgsl)
+// and rope_kv: three dispatches and a barrier per layer.
 //! variant rope_kv_f32_f32c rope_kv
 //! variant rope_kv_f32_f16c rope_kv alias:C=f16 CMAX=65504
 //! variant rope_kv_f16_f32c rope_kv alias:A=f16 QMAX=65504
