@@ -492,31 +492,41 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
 }
 
 /* rope_kv: RoPE of q into qo, RoPE of k and v into cache rows p0..p0+T-1 (rows past the
-   context dropped), against the same f64 rotation as fat_rope and the stored values. */
+   context dropped), against the same f64 rotation as fat_rope and the stored values.
+   rope_kv_norm: f32 q, k and v, each head of q and k first normalized (f64 RMSNorm, eps 1e-6) by its weight. */
 static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype, ct = k->d->otype;
+    bool norm = k->d->op == OP_ROPE_KV_NORM;
+    DType xt = norm ? DT_F32 : at;                      /* q and k */
     const u32 T = 3, n_ctx = 40, p0 = 38;               /* the last token's row lies past the context */
     const f32 base = 500000.0f;
     u64 nq = (u64)hd * nh * T, kvd = (u64)hd * nkv, nk = kvd * T, ncache = kvd * n_ctx, nall = nq + 2 * ncache;
     DevArena a;
-    if (!fat_arena(k, &a, 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(at, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2))) return;
+    if (!fat_arena(k, &a, fat_tbytes(xt, nq) + fat_tbytes(at, nq) + 2 * fat_tbytes(xt, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + 2 * fat_tbytes(DT_F32, hd))) return;
     u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
-    Tensor tq = vk_tensor(&a, "q", at, 3, sq), tk = vk_tensor(&a, "k", at, 3, sk), tv = vk_tensor(&a, "v", at, 3, sk);
+    Tensor tq = vk_tensor(&a, "q", xt, 3, sq), tk = vk_tensor(&a, "k", xt, 3, sk), tv = vk_tensor(&a, "v", xt, 3, sk);
     Tensor tqo = vk_tensor(&a, "qo", at, 3, sq), tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, np), tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
+    u64 nw[1] = { hd };
+    Tensor tqn = vk_tensor(&a, "q_norm", DT_F32, 1, nw), tkn = vk_tensor(&a, "k_norm", DT_F32, 1, nw);
     f32 *q = malloc(nq * 4), *kk = malloc(nk * 4), *v = malloc(nk * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f32 wn[2][EDGE_MAX_HEAD_DIM], xn[EDGE_MAX_HEAD_DIM];
     f64 *want = malloc(nall * 8), *mag = malloc(nall * 8);
     fat_seed(hd * 3 + nh + (neox ? 1 : 0));
     for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 8);
     for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * (i % 11 == 0 ? 100.0f : 1.0f);
     for (u64 i = 0; i < nk; i++) { kk[i] = fat_normal(); v[i] = fat_normal() * 10; }
     for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
-    fat_round(at, q, nq); fat_round(at, kk, nk); fat_round(at, v, nk);
+    for (u32 i = 0; i < 2 * hd; i++) wn[i / hd][i % hd] = 0.5f + fat_unif();
+    fat_round(xt, q, nq); fat_round(xt, kk, nk); fat_round(xt, v, nk);
     u32 pos[2] = { p0, T };
     fat_up(vk, &tq, q); fat_up(vk, &tk, kk); fat_up(vk, &tv, v); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
-    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff);
-    vk_begin(vk); op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox, 0, 0, 0); vk_submit_wait(vk);
+    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tqn, wn[0]); vk_upload(vk, &tkn, wn[1]);
+    vk_begin(vk);
+    if (norm) op_rope_kv_norm(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, &tqn, &tkn, 1e-6f, n_rot, base, 1.0f, neox);
+    else op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox, 0, 0, 0);
+    vk_submit_wait(vk);
     fat_down(vk, &tqo, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
     f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
     for (u64 i = 0; i < ncache; i++) { want[nq + i] = want[nq + ncache + i] = 7.0; mag[nq + i] = mag[nq + ncache + i] = 7.0; }
@@ -526,7 +536,14 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
         for (u32 t = 0; t < T; t++) for (u32 h = 0; h < heads; h++) {
             if (which && p0 + t >= n_ctx) continue;
             u64 o = ((u64)t * heads + h) * hd, dst = which ? nq + (u64)(p0 + t) * kvd + (u64)h * hd : o;
-            fat_rope_want(x + o, hd, n_rot, neox, p0 + t, base, ff, tol, want + dst, mag + dst);
+            const f32 *xh = x + o;
+            if (norm) {
+                f64 ss = 0;
+                for (u32 d = 0; d < hd; d++) ss += (f64)xh[d] * xh[d];
+                for (u32 d = 0; d < hd; d++) xn[d] = (f32)(xh[d] / sqrt(ss / hd + 1e-6) * wn[which][d]);
+                xh = xn;
+            }
+            fat_rope_want(xh, hd, n_rot, neox, p0 + t, base, ff, tol, want + dst, mag + dst);
         }
     }
     for (u32 t = 0; t < T && p0 + t < n_ctx; t++) for (u64 i = 0; i < kvd; i++) {
@@ -962,7 +979,8 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: fat_attention_cases(&k); break;
-    case OP_ROPE_KV:  fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
+    case OP_ROPE_KV: case OP_ROPE_KV_NORM:
+        fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
     case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
     case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:

@@ -130,6 +130,12 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
         op_kv_store of the result and of v into rows pos[0].. of the caches kc/vc, in one dispatch.
         q (head_dim, n_head, T), k (head_dim, n_head_kv, T), v like k; qo like q; caches
         (head_dim * n_head_kv, n_ctx); biases f32 (head_dim * heads). */
+void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
+                     const Tensor *qo, const Tensor *kc, const Tensor *vc, const Tensor *qn, const Tensor *kn, f32 eps,
+                     u32 n_rot, f32 base, f32 freq_scale, bool neox);
+     /* op_rope_kv (no biases) after the per-head RMSNorm of q and k (Qwen3, Gemma 3): each head x of q
+        becomes x / sqrt(mean(x^2) + eps) * qn, of k the same with kn, in f32, unrounded into RoPE.
+        q, k, v f32 (head_dim, heads, T); qo in the activation dtype; qn, kn f32 (head_dim). */
 
 /* ---- attention (ops_attn.c) ---- */
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,

@@ -10,6 +10,7 @@
                                                    registers as 16-byte vectors: op_rmsnorm_add_norm_fits)
      op_add_bias / op_rope / op_kv_store           the unfused steps (debug tools, and where a fused form does not fit)
      op_rope_kv(vk, q, k, v, pos, ff, qo, kc, vc, ..., bq, bk, bv)   biases, RoPE of q and k, both cache stores
+     op_rope_kv_norm(vk, q, k, v, pos, ff, qo, kc, vc, qn, kn, eps, ...)   per-head q/k RMSNorm, then the same
      op_attention(...)                             one workgroup per (head, query), scores in a global scratch
      op_attention_split(...)                       a workgroup per (head, 32 keys, query) + attn_merge per
                                                    (head, query); part holds Q queries' partial rows of
@@ -94,30 +95,57 @@ void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
-void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
-                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
-                const Tensor *bq, const Tensor *bk, const Tensor *bv) {
-    const char *n = "rope_kv";
+/* rope_kv.wgsl's push constants (its Params), both entries */
+typedef struct RopeKvPush { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; f32 eps; } RopeKvPush;
+
+/* The shape checks rope_kv and rope_kv_norm share: q (head_dim, n_head, T), k and v (head_dim,
+   n_head_kv, T), qo like q, caches (head_dim * n_head_kv, n_ctx) of one dtype; the push constants. */
+static RopeKvPush rope_kv_shapes(const char *n, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
+                                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
     u64 hd = q->ne[0], nh = q->ne[1], T = q->nelem / (hd * nh), nkv = k->ne[1], kvd = hd * nkv;
     need_pos(n, pos);
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, n, q, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
-    need(k->ne[0] == hd && k->nelem == kvd * T && v->nelem == k->nelem && k->dtype == q->dtype && v->dtype == q->dtype, n, k,
-         "k and v must be (head_dim, n_head_kv, T) in q's dtype");
-    need(qo->nelem == q->nelem && qo->dtype == q->dtype, n, qo, "output differs from q in size or dtype");
+    need(k->ne[0] == hd && k->nelem == kvd * T && v->nelem == k->nelem, n, k, "k and v must be (head_dim, n_head_kv, T)");
+    need(qo->nelem == q->nelem, n, qo, "output differs from q in size");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
     need(base > 0, n, q, "frequency base must be positive");
     need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, n, ff, "frequency factors must be f32 (n_rot / 2)");
+    return (RopeKvPush){ (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd), 0, 0 };
+}
+
+void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
+                const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
+                const Tensor *bq, const Tensor *bk, const Tensor *bv) {
+    const char *n = "rope_kv";
+    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox);
+    u64 hd = push.head_dim, kvd = hd * push.n_head_kv;
+    need(k->dtype == q->dtype && v->dtype == q->dtype && qo->dtype == q->dtype, n, k, "q, k, v and the output must share one dtype");
     bool bias = bq != 0;
-    need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == hd * nh &&
+    need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == hd * push.n_head &&
                    bk->nelem == kvd && bv->nelem == kvd), n, bias ? bq : q, "biases must all be f32 (head_dim * heads)");
+    push.bias = bias;
     VkPipe *p = op_pipe(vk, OP_ROPE_KV, PH_ANY, kc->dtype, q->dtype, kc->dtype);
-    struct { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; } push =
-        { (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd), bias };
     /* without biases their bindings hold ff (never read) */
     const Tensor *ts[11] = { q, k, v, pos, ff, qo, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff };
     u32 gx, gy; flat_grid(n, q, q->nelem / 2 + k->nelem / 2 + v->nelem, &gx, &gy);
     vk_dispatch(vk, p, ts, 11, &push, sizeof push, gx, gy, 1);
+}
+
+void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
+                     const Tensor *qo, const Tensor *kc, const Tensor *vc, const Tensor *qn, const Tensor *kn, f32 eps,
+                     u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+    const char *n = "rope_kv_norm";
+    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox);
+    need(q->dtype == DT_F32 && k->dtype == DT_F32 && v->dtype == DT_F32, n, q->dtype != DT_F32 ? q : k->dtype != DT_F32 ? k : v,
+         "q, k and v must be f32 (the projections' f32 outputs)");
+    need(qn->dtype == DT_F32 && kn->dtype == DT_F32 && qn->nelem == push.head_dim && kn->nelem == push.head_dim, n, qn,
+         "head-norm weights must be f32 (head_dim)");
+    push.eps = eps;
+    VkPipe *p = op_pipe(vk, OP_ROPE_KV_NORM, PH_ANY, kc->dtype, qo->dtype, kc->dtype);
+    const Tensor *ts[10] = { q, k, v, pos, ff, qo, kc, vc, qn, kn };
+    u32 gx, gy; rows_grid((u64)(push.n_head + push.n_head_kv) * push.t_cap, &gx, &gy);   /* a workgroup per (token, head) */
+    vk_dispatch(vk, p, ts, 10, &push, sizeof push, gx, gy, 1);
 }
 
 /* ---- attention ----------------------------------------------------------------- */

@@ -4,18 +4,29 @@
 // rotation as rope.wgsl (NORM pairs (2i, 2i+1), NEOX (i, i + n_rot/2), theta_i = p * freq_scale
 // * base^(-2i/n_rot) / ff[i], dims >= n_rot pass through) and the same store as kv_store.wgsl
 // (rows t >= pos[1] and rows past n_ctx are left alone). A: activations, C: the caches.
-// With bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to A as
-// the separate add_bias kernel (bias.wgsl) would.
-// One invocation per q pair, then per k pair, then per v element.
+// rope_kv: with bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to
+// A as the separate add_bias kernel (bias.wgsl) would. One invocation per q pair, then per k pair,
+// then per v element.
+// rope_kv_norm (Qwen3, Gemma 3): the per-head RMSNorm of q and k first, from f32 q, k and v (the
+// projections' f32 outputs, one product for all three): each head x (head_dim values) becomes
+// x / sqrt(mean(x^2) + eps) * w, w the head-norm weight qn or kn (head_dim), the sum of squares in
+// f32 as rmsnorm.wgsl's (with its pre-scaled pass when the squares could overflow); the normalized
+// values go on to RoPE unrounded; no biases. One workgroup of 64 per (token, head): q heads, then
+// k heads, whose workgroup also stores that head's v. It replaces q_norm, k_norm (rmsnorm.wgsl)
+// and rope_kv: three dispatches and a barrier per layer.
 //! variant rope_kv_f32_f32c rope_kv
 //! variant rope_kv_f32_f16c rope_kv alias:C=f16 CMAX=65504
 //! variant rope_kv_f16_f32c rope_kv alias:A=f16 QMAX=65504
 //! variant rope_kv_f16_f16c rope_kv alias:A=f16 alias:C=f16 QMAX=65504 CMAX=65504
+//! variant rope_kv_norm_f32_f32c rope_kv_norm
+//! variant rope_kv_norm_f32_f16c rope_kv_norm alias:C=f16 CMAX=65504
+//! variant rope_kv_norm_f16_f32c rope_kv_norm alias:A=f16 QMAX=65504
+//! variant rope_kv_norm_f16_f16c rope_kv_norm alias:A=f16 alias:C=f16 QMAX=65504 CMAX=65504
 alias A = f32;
 alias C = f32;
 override QMAX: f32 = 3.4028234e38;   // q outputs are clamped to +-QMAX, cache values to +-CMAX
 override CMAX: f32 = 3.4028234e38;   // (65504 in f16: a too-large value saturates instead of becoming inf)
-struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32, n_ctx: u32, bias: u32 }
+struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32, n_ctx: u32, bias: u32, eps: f32 }   // eps: rope_kv_norm
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
 @group(0) @binding(1) var<storage, read> k: array<A>;             // (head_dim, n_head_kv, T)
@@ -28,6 +39,11 @@ var<immediate> p: Params;
 @group(0) @binding(8) var<storage, read> bq: array<f32>;          // (head_dim * n_head) q bias, when bias != 0
 @group(0) @binding(9) var<storage, read> bk: array<f32>;          // (head_dim * n_head_kv)
 @group(0) @binding(10) var<storage, read> bv: array<f32>;         // (head_dim * n_head_kv)
+@group(0) @binding(0) var<storage, read> qf: array<f32>;          // rope_kv_norm: q in f32 (head_dim, n_head, T)
+@group(0) @binding(1) var<storage, read> kf: array<f32>;          // rope_kv_norm: k in f32 (head_dim, n_head_kv, T)
+@group(0) @binding(2) var<storage, read> vf: array<f32>;          // rope_kv_norm: v in f32 (head_dim * n_head_kv, T)
+@group(0) @binding(8) var<storage, read> qn: array<f32>;          // rope_kv_norm: (head_dim) q head-norm weight
+@group(0) @binding(9) var<storage, read> kn: array<f32>;          // rope_kv_norm: (head_dim) k head-norm weight
 
 // x + b rounded to the activation dtype (add_bias), or x when there is no bias
 fn qb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clampn(x + bq[i], QMAX))); }
@@ -92,4 +108,70 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
         if (t >= pos[1] || p0 + t >= p.n_ctx) { return; }
         vc[(p0 + t) * kvd + idx % kvd] = C(clampn(vb(f32(v[idx]), idx % kvd), CMAX));
     }
+}
+
+// ---- rope_kv_norm ----
+const NW = 64u;                                   // invocations per (token, head) workgroup
+var<workgroup> red: array<vec2<f32>, NW>;
+var<workgroup> red_all: vec2<f32>;
+var<workgroup> posw: array<u32, 2>;
+
+// (max, sum) of the invocations' (m, s), the same for every invocation (uniform)
+fn reduce_ms(l: u32, v: vec2<f32>) -> vec2<f32> {
+    red[l] = v;
+    for (var s = NW / 2u; s > 0u; s = s / 2u) {
+        workgroupBarrier();
+        if (l < s) { let b = red[l + s]; red[l] = vec2<f32>(max(red[l].x, b.x), red[l].y + b.y); }
+    }
+    if (l == 0u) { red_all = red[0]; }
+    return workgroupUniformLoad(&red_all);
+}
+
+// element i of the head input (k's when isk, else q's), and of its norm weight
+fn xin(isk: bool, i: u32) -> f32 { if (isk) { return kf[i]; } return qf[i]; }
+fn wnorm(isk: bool, d: u32) -> f32 { if (isk) { return kn[d]; } return qn[d]; }
+
+// 1 / rms of the head at rb (every invocation gets it): one pass for max|x| and the sum of
+// squares, a second with the head pre-scaled by 1/max|x| only when the squares could overflow
+fn head_inv_rms(l: u32, isk: bool, rb: u32) -> f32 {
+    var ms = vec2<f32>(0.0, 0.0);
+    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d); ms = vec2<f32>(max(ms.x, abs(x)), ms.y + x * x); }
+    let r = reduce_ms(l, ms);
+    if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.head_dim) + p.eps); }
+    let sc = 1.0 / r.x;
+    var s2 = 0.0;
+    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d) * sc; s2 = s2 + x * x; }
+    return sc / sqrt(reduce_ms(l, vec2<f32>(0.0, s2)).y / f32(p.head_dim) + p.eps * sc * sc);
+}
+
+@compute @workgroup_size(64)
+fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    if (l < 2u) { posw[l] = pos[l]; }
+    let p0 = workgroupUniformLoad(&posw[0]);
+    let n_tok = workgroupUniformLoad(&posw[1]);  // uniform: the early return below is legal
+    let nqr = p.n_head * p.t_cap;
+    let row = wid.x + wid.y * nw.x;                // q rows t * n_head + h, then k rows t * n_head_kv + h
+    if (row >= nqr + p.n_head_kv * p.t_cap) { return; }
+    let isk = row >= nqr;
+    let r = select(row, row - nqr, isk);
+    let t = r / select(p.n_head, p.n_head_kv, isk);
+    if (t >= n_tok || (isk && p0 + t >= p.n_ctx)) { return; }
+    let rb = r * p.head_dim;                       // the head's first element in q or k (and v)
+    let cb = p0 * p.head_dim * p.n_head_kv;        // k's row t (offset t * kvd) goes to cache row p0 + t
+    let inv = head_inv_rms(l, isk, rb);
+    for (var i = l; i < p.head_dim / 2u; i = i + NW) {
+        let ab = pair_at(rb, i);
+        let wd = ab - vec2<u32>(rb, rb);
+        let o = rotate(xin(isk, ab.x) * inv * wnorm(isk, wd.x), xin(isk, ab.y) * inv * wnorm(isk, wd.y), i, t, p0);
+        if (isk) {
+            kc[cb + ab.x] = C(clampn(o.x, CMAX));
+            kc[cb + ab.y] = C(clampn(o.y, CMAX));
+        } else {
+            qo[ab.x] = A(clampn(o.x, QMAX));
+            qo[ab.y] = A(clampn(o.y, QMAX));
+        }
+    }
+    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(vf[rb + d], CMAX)); } }
 }

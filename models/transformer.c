@@ -68,15 +68,15 @@ static void xf_alloc(Xf *xf) {
     xf->s.x = xf_act(sa, "x", DT_F32, c->n_embd, T);
     if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
     xf->s.h = xf_act(sa, "h", xf->act, c->n_embd, T);
-    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3); everything fed to a matmul,
-       RoPE or attention is in the activation dtype. */
+    /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3), and v with them, so that one
+       product makes all three (rope_kv_norm reads f32 q, k, v); everything fed to a matmul, RoPE or
+       attention is in the activation dtype. */
     DType qk = c->qk_norm ? DT_F32 : xf->act;
     xf->s.q = xf_act(sa, "q", qk, qd, T);
     xf->s.k = xf_act(sa, "k", qk, kvd, T);
-    xf->s.v = xf_act(sa, "v", xf->act, kvd, T);
-    /* decode's q, k and v side by side for one product over their weights; with a q/k norm and f16
-       activations q and k (f32) only, v apart */
-    xf->s.qkv = xf_act(sa, "qkv", qk, qd + kvd + (qk == xf->act ? kvd : 0), 1);
+    xf->s.v = xf_act(sa, "v", qk, kvd, T);
+    /* decode's q, k and v side by side for one product over their weights */
+    xf->s.qkv = xf_act(sa, "qkv", qk, qd + 2 * kvd, 1);
     if (c->qk_norm) { xf->s.qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->s.kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
     xf->s.qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->s.kp = xf_act(sa, "k_rope", xf->act, kvd, T);
@@ -223,18 +223,13 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     return v;
 }
 
-/* Does xf->s.qkv hold v beside q and k (not with a q/k norm's f32 q and k and f16 activations)? */
-static bool xf_qkv_has_v(const Xf *xf) { return xf->s.qkv.dtype == xf->act; }
-
-/* q, k (and v where xf->s.qkv holds it) of one token as views of xf->qkv (side by side), when their
-   offsets can be bound. */
+/* q, k and v of one token as views of xf->qkv (side by side), when their offsets can be bound. */
 static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
     const ModelConfig *c = xf->cfg;
     DType dt = xf->s.qkv.dtype;
-    bool has_v = xf_qkv_has_v(xf);
     u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, al = xf->vk->caps.min_offset_align;
     u64 ok = dtype_bytes(dt, qd), ov = dtype_bytes(dt, qd + kvd);
-    if (ok % al || (has_v && ov % al) || q->dtype != dt || k->dtype != dt) return false;
+    if (ok % al || ov % al || q->dtype != dt || k->dtype != dt) return false;
     Tensor t[3];
     u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
     for (int i = 0; i < 3; i++) {
@@ -242,8 +237,7 @@ static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
         t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(dt, n[i]); t[i].offset += off[i];
     }
     t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
-    *q = t[0]; *k = t[1];
-    if (has_v) *v = t[2];
+    *q = t[0]; *k = t[1]; *v = t[2];
     return true;
 }
 
@@ -276,7 +270,7 @@ static void xf_layer_views(Xf *xf) {
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
     bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
-    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes && xf_qkv_has_v(xf) ? XQ_QKV : XQ_QK;
+    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
     if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
     b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));
@@ -302,7 +296,8 @@ static void xf_path_decide(Xf *xf) {
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         XfPath *p = &xf->path[ph];
         XfBlockPath *layer = p->layer ? p->layer : calloc(c->n_layer, sizeof *layer);
-        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .ffn_res_norm = res_norm,
+        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .norm_in_rope = c->qk_norm,
+                       .ffn_res_norm = res_norm,
                        .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->w.output, &x1, xf->act), .layer = layer,
                        .attn_flash = ph == PH_PREFILL && op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act) };
         for (u32 il = 0; il < c->n_layer; il++) {
@@ -347,7 +342,8 @@ void xf_path_print(const Xf *xf) {
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         const XfPath *p = &xf->path[ph];
         out("  %s plan: %s; attention %s; %s; LM head %s\n", ph == PH_DECODE ? "decode" : "prefill",
-            p->rope_kv ? (p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch") : "RoPE and KV stores apart",
+            !p->rope_kv ? "RoPE and KV stores apart" : p->norm_in_rope ? "q/k norms+RoPE+KV stores in one dispatch"
+            : p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch",
             ph == PH_PREFILL && p->attn_flash ? "flash" : xf->s.attn_part.nbytes ? "split over key chunks" : "one pass",
             p->ffn_res_norm ? "the FFN residual makes the next attention norm" : "plain FFN residual",
             p->head_norm ? "with the output norm in its prologue" : "after the output norm");
@@ -455,14 +451,19 @@ static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
         xf_op(xf, "bias_v", XT_ATTN, "bias", l, &R->v, &R->v, 0, 0); op_add_bias(vk, &L->bv, &R->v); xf_done(xf);
         vk_barrier(vk);
     }
-    if (c->qk_norm) {
+    if (c->qk_norm && !P->norm_in_rope) {
         xf_op(xf, "q_norm", XT_NORM, "norm", l, &R->qr, &R->q, 0, 0); op_rmsnorm(vk, &R->qh, &L->q_norm, &R->qrh, c->eps); xf_done(xf);
         xf_op(xf, "k_norm", XT_NORM, "norm", l, &R->kr, &R->k, 0, 0); op_rmsnorm(vk, &R->kh, &L->k_norm, &R->krh, c->eps); xf_done(xf);
         vk_barrier(vk);
     }
     f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
     Tensor kc_new = xf_cache_rows(&C->k, R->p0, R->T), vc_new = xf_cache_rows(&C->v, R->p0, R->T);
-    if (P->rope_kv) {       /* RoPE of q and k, and the K/V cache stores, in one dispatch */
+    if (P->norm_in_rope) {  /* the q/k norms, RoPE of q and k, and the K/V cache stores, in one dispatch */
+        xf_op(xf, "qk_norm_rope_kv", XT_ATTN, "rope", l, &R->qp, &R->q, &R->k, &R->v);
+        op_rope_kv_norm(vk, &R->qh, &R->kh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, &L->q_norm, &L->k_norm, c->eps,
+                        c->rope_dim, base, fscale, c->rope_neox);
+        xf_done(xf);
+    } else if (P->rope_kv) {   /* RoPE of q and k, and the K/V cache stores, in one dispatch */
         bool b = P->bias_in_rope;
         xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->kr, &R->v);
         op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->rope_dim, base, fscale,

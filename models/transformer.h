@@ -115,6 +115,7 @@ typedef struct XfPath {
     bool  fused;        /* any fused kernel at all */
     bool  rope_kv;      /* RoPE of q and k and both KV stores in one dispatch (else rope, rope, kv_store x2) */
     bool  bias_in_rope; /* rope_kv adds the q/k/v biases (else bias ops) */
+    bool  norm_in_rope; /* rope_kv_norm makes the per-head q/k norms too (Qwen3, Gemma 3; else q_norm, k_norm) */
     bool  ffn_res_norm; /* post-norm models: the FFN residual add also makes the next layer's attention norm */
     bool  head_norm;    /* one row: the output norm in the LM head's prologue (int8 lanes) */
     bool  attn_flash;   /* batches: attention through attn_flash (else split over key chunks, or one pass) */
@@ -159,10 +160,9 @@ typedef struct XfState {        /* per context: the KV cache and the activations
                                    other copy, since gate/up takes the attention residual in its prologue */
     Tensor  h;                  /* act (n_embd, t_max) normed block input */
     Tensor  q, k;               /* (n_head*hd | n_head_kv*hd, t_max): f32 before a q/k norm (gemma3, qwen3), else act */
-    Tensor  v;                  /* act (n_head_kv*hd, t_max) */
+    Tensor  v;                  /* (n_head_kv*hd, t_max) in q's dtype (rope_kv_norm reads f32 q, k, v) */
     Tensor  qkv;                /* (n_head*hd + 2 n_head_kv*hd): decode's q, k, v side by side (one matvec over the
-                                   q/k/v weights when they lie back to back), in q's dtype; a q/k norm with f16
-                                   activations: f32 q and k only (n_head*hd + n_head_kv*hd), v apart */
+                                   q/k/v weights when they lie back to back), in q's dtype */
     Tensor  qr, kr;             /* act after the q/k norm (gemma3, qwen3) */
     Tensor  qp, kp;             /* act after RoPE */
     Tensor  att;                /* act (n_head*hd, t_max) attention output */

@@ -571,26 +571,31 @@ static bool xf_same_layer(const XfDesc *d, u32 a0, u32 b0, u32 n) {
     return true;
 }
 
-/* One phase's ops: before the layers, each group of layers with the same kernels, after. */
+/* One phase's ops: before the layers, each group of layers with the same kernels, after. Layers
+   may differ in their op count (Gemma's layer 0 makes its own attention norm; later ones get it
+   from the residual op before). */
 void xf_paths_print(const XfDesc *d, u32 n_layer, const Vk *vk) {
     u32 i = 0;
     out("  before the layers:\n");
     while (i < d->n_ops && d->ops[i].layer < 0) { xf_paths_op(&d->ops[i], vk); i++; }
-    u32 first = i, per = 0;
-    while (first + per < d->n_ops && d->ops[first + per].layer == 0) per++;
+    u32 *at = calloc(n_layer + 1, sizeof *at);     /* layer l's ops: at[l] .. at[l + 1] - 1 */
+    for (u32 l = 0; l < n_layer; l++) { at[l] = i; while (i < d->n_ops && d->ops[i].layer == (i32)l) i++; }
+    at[n_layer] = i;
     bool *shown = calloc(n_layer, 1);
-    for (u32 l = 0; l < n_layer && per; l++) {
-        if (shown[l]) continue;
+    for (u32 l = 0; l < n_layer; l++) {
+        u32 per = at[l + 1] - at[l];
+        if (shown[l] || !per) continue;
         char list[512]; int w = fmt_buf(list, sizeof list, "%u", l);
         for (u32 l2 = l + 1; l2 < n_layer; l2++)
-            if (!shown[l2] && first + (l2 + 1) * per <= d->n_ops && xf_same_layer(d, first + l * per, first + l2 * per, per)) {
+            if (!shown[l2] && at[l2 + 1] - at[l2] == per && xf_same_layer(d, at[l], at[l2], per)) {
                 shown[l2] = true;
                 if (w < (int)sizeof list) w += fmt_buf(list + w, sizeof list - w, ",%u", l2);
             }
         out("  layers %s:\n", list);
-        for (u32 j = 0; j < per; j++) xf_paths_op(&d->ops[first + l * per + j], vk);
+        for (u32 j = 0; j < per; j++) xf_paths_op(&d->ops[at[l] + j], vk);
     }
     free(shown);
     out("  after the layers:\n");
-    for (u32 j = first + n_layer * per; j < d->n_ops; j++) xf_paths_op(&d->ops[j], vk);
+    for (u32 j = at[n_layer]; j < d->n_ops; j++) xf_paths_op(&d->ops[j], vk);
+    free(at);
 }

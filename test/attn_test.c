@@ -592,3 +592,97 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         vk_arena_free(&a);
     }
 }
+
+/* ---- rope_kv_norm: the per-head q/k RMSNorm, RoPE and both stores, against C in f64 ------- */
+typedef struct RopeNormCase { u32 hd, nh, nkv, T, p0, n_ctx, n_rot; bool neox; } RopeNormCase;
+
+/* Head x (hd f32) normalized by w (x / sqrt(mean(x^2) + eps) * w, as models/reference.c) and rotated
+   at position pos into want, with each value's error scale in mag (the pair's normalized size; f32
+   angles carry about 1e-6 of theta, as fat_rope_want allows). */
+static void rope_norm_ref(const f32 *x, const f32 *w, u32 hd, u32 n_rot, bool neox, u32 pos, f32 eps, f64 tol, f64 *want, f64 *mag) {
+    f64 ss = 0, y[EDGE_MAX_HEAD_DIM];
+    for (u32 d = 0; d < hd; d++) ss += (f64)x[d] * x[d];
+    f64 inv = 1.0 / sqrt(ss / hd + eps);
+    for (u32 d = 0; d < hd; d++) y[d] = x[d] * inv * w[d];
+    for (u32 i = 0; i < hd / 2; i++) {
+        u32 ia = 2 * i, ib = 2 * i + 1;
+        f64 theta = 0;
+        if (2 * i < n_rot && neox) { ia = i; ib = i + n_rot / 2; }
+        want[ia] = y[ia]; want[ib] = y[ib];
+        if (2 * i < n_rot) {
+            theta = pos * 0.5 * pow(10000.0, -2.0 * i / n_rot) / (1.0 + 0.25 * i / hd);   /* freq_scale 0.5, factors ff */
+            want[ia] = y[ia] * cos(theta) - y[ib] * sin(theta); want[ib] = y[ia] * sin(theta) + y[ib] * cos(theta);
+        }
+        mag[ia] = mag[ib] = (fabs(y[ia]) + fabs(y[ib]) + 1e-30) * (tol + 1e-6 * theta) / tol;
+    }
+}
+
+/* One case at activation dtype at and cache dtype ct; returns the worst error / tolerance. Head h of
+   token t is scaled by one of 1, 1e-4 (eps dominates its mean square), 30 and 1e20 (squares past f32). */
+static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct, u64 seed) {
+    u32 hd = c->hd, nh = c->nh, nkv = c->nkv, T = c->T, kvd = hd * nkv, nc = c->n_ctx;
+    u64 nq = (u64)hd * nh * T, nk = (u64)kvd * T, ncache = (u64)kvd * nc;
+    const f32 eps = 1e-6f, scales[4] = { 1.0f, 1e-4f, 30.0f, 1e20f };
+    DevArena a; Err e;
+    if (!vk_arena_init(vk, &a, "rope_kv_norm", (nq * 2 + nk * 2 + ncache * 2 + 2 * hd + hd) * 4 + 16 * 256, &e)) { CHECKF(0, "%s", e.msg); return 1e30; }
+    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { 2 }, sf[1] = { c->n_rot / 2 }, sw[1] = { hd };
+    Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), k = vk_tensor(&a, "k", DT_F32, 3, sk), v = vk_tensor(&a, "v", DT_F32, 3, sk);
+    Tensor qo = vk_tensor(&a, "qo", at, 3, sq), kc = vk_tensor(&a, "kc", ct, 2, sc), vc = vk_tensor(&a, "vc", ct, 2, sc);
+    Tensor pos = vk_tensor(&a, "pos", DT_U32, 1, sp), ff = vk_tensor(&a, "ff", DT_F32, 1, sf);
+    Tensor qn = vk_tensor(&a, "q_norm", DT_F32, 1, sw), kn = vk_tensor(&a, "k_norm", DT_F32, 1, sw);
+    f32 *x = malloc((nq + 2 * nk + ncache + 2 * hd + hd) * 4), *got = malloc((nq + 2 * ncache) * 4);
+    f32 *xq = x, *xk = x + nq, *xv = x + nq + nk, *c0 = x + nq + 2 * nk, *wq = c0 + ncache, *wk = wq + hd, *fv = wk + hd;
+    f64 *want = malloc((nq + 2 * ncache) * 8), *mag = malloc((nq + 2 * ncache) * 8);
+    trng_seed(seed);
+    for (u64 r = 0; r < (nq + nk) / hd; r++)
+        for (u32 d = 0; d < hd; d++) xq[r * hd + d] = trng_normal() * scales[(r + seed) % 4];   /* q rows, then k rows */
+    for (u64 i = 0; i < nk; i++) xv[i] = trng_normal() * 10;
+    for (u64 i = 0; i < ncache; i++) c0[i] = trng_normal();
+    for (u32 d = 0; d < 2 * hd; d++) wq[d] = 1.0f + 0.5f * trng_uniform();
+    for (u32 i = 0; i < c->n_rot / 2; i++) fv[i] = 1.0f + 0.25f * (f32)i / hd;
+    round_to(ct, c0, ncache);
+    vk_upload(vk, &q, xq); vk_upload(vk, &k, xk); vk_upload(vk, &v, xv); up_as(vk, &kc, c0); up_as(vk, &vc, c0);
+    vk_upload(vk, &qn, wq); vk_upload(vk, &kn, wk); vk_upload(vk, &ff, fv);
+    u32 pv[2] = { c->p0, T };
+    vk_upload(vk, &pos, pv);
+    vk_begin(vk);
+    op_rope_kv_norm(vk, &q, &k, &v, &pos, &ff, &qo, &kc, &vc, &qn, &kn, eps, c->n_rot, 10000.0f, 0.5f, c->neox);
+    vk_submit_wait(vk);
+    down_as(vk, &qo, got); down_as(vk, &kc, got + nq); down_as(vk, &vc, got + nq + ncache);
+    f64 tq = tol_for(at), tc = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5, worst = 0;
+    for (u64 i = 0; i < 2 * ncache; i++) { want[nq + i] = c0[i % ncache]; mag[nq + i] = -1; }   /* untouched rows: exact */
+    for (u32 t = 0; t < T; t++) {
+        for (u32 h = 0; h < nh; h++) { u64 o = ((u64)t * nh + h) * hd; rope_norm_ref(xq + o, wq, hd, c->n_rot, c->neox, c->p0 + t, eps, tq, want + o, mag + o); }
+        if (c->p0 + t >= nc) continue;
+        for (u32 h = 0; h < nkv; h++) {
+            u64 o = ((u64)t * nkv + h) * hd, dst = nq + (u64)(c->p0 + t) * kvd + (u64)h * hd;
+            rope_norm_ref(xk + o, wk, hd, c->n_rot, c->neox, c->p0 + t, eps, tc, want + dst, mag + dst);
+            for (u32 d = 0; d < hd; d++) { want[dst + ncache + d] = xv[o + d]; mag[dst + ncache + d] = fabs(xv[o + d]) + 1e-30; }
+        }
+    }
+    for (u64 i = 0; i < nq + 2 * ncache; i++) {
+        f64 tol = i < nq ? tq : tc, r = mag[i] < 0 ? (got[i] == want[i] ? 0 : 1e30) : fabs(got[i] - want[i]) / mag[i] / tol;
+        if (!is_finite_f64(got[i])) r = 1e30;
+        if (r > worst) { worst = r; if (r > 1) errf("  hd %u %s/%s cache: element %llu got %g want %g\n", hd, dtype_name[at], dtype_name[ct], (unsigned long long)i, (f64)got[i], want[i]); }
+    }
+    free(x); free(got); free(want); free(mag);
+    vk_arena_free(&a);
+    return worst;
+}
+
+TEST(kernel_rope_kv_norm_matches_reference) {
+    Vk *vk = test_vk();
+    static const RopeNormCase cs[] = {
+        { 128, 16, 8, 1, 37, 64, 128, true },    /* qwen3-1.7b heads, decode */
+        { 128, 8, 2, 5, 60, 64, 128, true },     /* prefill, GQA 4:1; the last row lies past n_ctx */
+        { 256, 4, 1, 3, 10, 32, 256, true },     /* gemma3 head 256 (two pairs per invocation) */
+        { 64, 8, 4, 2, 0, 16, 32, false },       /* NORM pairs, partial rotation */
+    };
+    for (u32 ci = 0; ci < ARRAY_COUNT(cs); ci++)
+        for (int ai = 0; ai < 2; ai++) for (int ki = 0; ki < 2; ki++) {
+            DType at = ai ? DT_F16 : DT_F32, ct = ki ? DT_F16 : DT_F32;
+            if (!dtype_ok(vk, at) || !dtype_ok(vk, ct)) continue;
+            f64 w = check_rope_kv_norm(vk, &cs[ci], at, ct, 700 + ci * 4 + ai * 2 + ki);
+            CHECKF(w <= 1, "case %u act %s cache %s: worst error %.3g of the tolerance", ci, dtype_name[at], dtype_name[ct], w);
+        }
+}
