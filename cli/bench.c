@@ -49,8 +49,8 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
             const char *v = argv[++i];
             if (!strcmp(a, "-m")) o->path = v;
             else if (!strcmp(a, "--act")) o->act_s = v;
-            else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_CTX, &o->n_p)) return bench_usage("-p wants 0..EDGE_MAX_CTX");
-            else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_CTX, &o->n_g)) return bench_usage("-n wants 1..EDGE_MAX_CTX");
+            else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_POS, &o->n_p)) return bench_usage("-p wants 0 or more tokens");
+            else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_POS, &o->n_g)) return bench_usage("-n wants 1 or more tokens");
             else if (!strcmp(a, "-r") && !bench_uint(v, 1, 1000, &o->reps)) return bench_usage("-r wants 1..1000");
             else if (!strcmp(a, "-b") && !bench_uint(v, 1, 4096, &o->batch)) return bench_usage("-b wants 1..4096");
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return bench_usage(w); }

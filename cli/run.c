@@ -148,7 +148,7 @@ void run_print_help(void) {
         "  --sep TEXT              written after each completion; escapes \\n \\t \\0 \\\\ \\xHH\n"
         "                          (default: \"\\n\\n\" line, \"\\0\" nul, \"\\n\" all, -p and interactive)\n"
         "  -n, --max-tokens N      tokens to generate at most (default 256)\n"
-        "  -c, --ctx N             context in tokens (default: min(model limit, %u))\n"
+        "  -c, --ctx N             context in tokens, up to the model's limit (default: min(model limit, %u))\n"
         "  --temp T                temperature; 0 = greedy (default 0.8)\n"
         "  --top-k K               keep the K most likely tokens; 0 = off (default 40)\n"
         "  --top-p P               nucleus sampling; 1 = off (default 0.95)\n"
@@ -297,10 +297,10 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
                 return run_usage("--sep '%s': bad escape or longer than 64 bytes%s", v, "");
             o->sep_set = true;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--max-tokens")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 0..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 0 or more tokens%s", a, v);
             o->n_predict = x;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
-            if (!run_parse_i64(v, 1, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 1..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            if (!run_parse_i64(v, 1, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 1 or more tokens (at most the model's limit)%s", a, v);
             o->n_ctx = (u32)x;
         } else if (!strcmp(a, "--temp")) {
             if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
@@ -318,7 +318,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
             o->sp.repeat_penalty = f;
         } else if (!strcmp(a, "--repeat-last-n")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("--repeat-last-n '%s': want 0..EDGE_MAX_CTX%s", v, "");
+            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens%s", v, "");
             o->sp.repeat_last_n = (u32)x;
         } else if (!strcmp(a, "--seed")) {
             char *end; errno = 0;
@@ -416,7 +416,7 @@ static int run_open(Run *r) {
     r->text_cap = (u64)n_ctx * per_tok + 64;
     r->jout_cap = 6 * r->text_cap + 4096;
     u64 total = r->rec_cap + 1 + r->clean_cap + r->rend_cap + 4ull * r->toks_cap + 4ull * n_ctx + r->text_cap +
-                r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * EDGE_MAX_CTX + 64 * 16;
+                r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * n_ctx + 64 * 16;
     arena_init(&r->bufs, "run buffers", total);
     r->rec   = push_array(&r->bufs, char, r->rec_cap + 1);
     r->clean = push_array(&r->bufs, char, r->clean_cap);
@@ -426,7 +426,7 @@ static int run_open(Run *r) {
     r->text  = push_array(&r->bufs, char, r->text_cap);
     r->jout  = push_array(&r->bufs, char, r->jout_cap);
     if (o->chat) r->conv = push_array(&r->bufs, char, r->conv_cap);
-    samp_init(&r->samp, c->n_vocab, EDGE_MAX_CTX, &r->bufs);
+    samp_init(&r->samp, c->n_vocab, n_ctx, &r->bufs);
     /* a JSON line: decoded strings (3x) plus nodes; a line too large for it is an error object */
     if (o->input == RUN_IN_JSONL) arena_init(&r->scratch, "json line", 8 * r->rec_cap + (1u << 20));
     r->rd.fd = 0;
@@ -830,7 +830,7 @@ static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u3
     }
     u64 u;
     if ((v = json_get(o, "max_tokens"))) {
-        if (!run_json_uint(v, EDGE_MAX_CTX, &u)) { fmt_buf(msg, (int)cap, "\"max_tokens\" must be an integer 0..%u", EDGE_MAX_CTX); return false; }
+        if (!run_json_uint(v, EDGE_MAX_POS, &u)) { fmt_buf(msg, (int)cap, "\"max_tokens\" must be an integer 0..%u", EDGE_MAX_POS); return false; }
         q->max_tokens = (i64)u;
     }
     if ((v = json_get(o, "temperature")) && !run_json_real(v, 0, 100, &q->sp.temp)) { fmt_buf(msg, (int)cap, "\"temperature\" must be a number 0..100"); return false; }

@@ -49,4 +49,10 @@ if not (tot == w + s and ss == kv + act and kvl == kv and ss + ps == s and sw <=
 if kv != 2 * 6 * 128 * 128 * 4: sys.exit("KV %d" % kv)
 PY
 "$EDGE_BIN" plan --config gemma-2-2b-it --type Q4_K_M -c 4096 | grep -q 'gemma-2-2b-it' || { echo "plan --config failed"; exit 1; }
+# no fixed context cap: -c goes to the model's limit (llama-3.2-1b: 131072), past it is a usage error naming both
+rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 16384 > "$tmp/plan" 2>&1 || rc=$?
+[ $rc = 0 ] || [ $rc = 3 ] || { echo "plan -c 16384: rc $rc: $(head -3 "$tmp/plan")"; exit 1; }
+grep -q 'context 16384' "$tmp/plan" || { echo "plan -c 16384 does not plan 16384 positions"; exit 1; }
+rc=0; "$EDGE_BIN" plan --config gemma-3-1b-it --type Q8_0 -c 40000 > /dev/null 2> "$tmp/err" || rc=$?
+[ $rc = 1 ] && grep -q -- "-c 40000 exceeds the context limit of 32768 tokens for 'gemma-3-1b-it'" "$tmp/err" || { echo "plan -c 40000: rc $rc: $(cat "$tmp/err")"; exit 1; }
 exit 0
