@@ -60,7 +60,8 @@ static int plan_cmd(int argc, char **argv) {
     if (n_ctx > m.cfg.n_ctx) { errf("edge plan: -c %u exceeds the context limit of %u tokens for '%s'\n", n_ctx, m.cfg.n_ctx, m.cfg.name); rc = EXIT_USAGE; }
     else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
-        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, batch, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        XfOpts o = { .kv = eng_kv_default(&g.vk.caps, act), .last_row = true };   /* as edge run */
+        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, batch, &o, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;
         eng_close(&g);
     }

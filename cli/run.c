@@ -387,7 +387,7 @@ static int run_open(Run *r) {
     bool tty = isatty(2) && !o->quiet;
     if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
     f64 t0 = run_now_ms();
-    if (!eng_open(&r->g, &r->m, o->backend, n_ctx, o->act, &e)) {
+    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, DT_COUNT, EDGE_PREFILL_BATCH, true, &e)) {
         if (tty) errf("\n");
         errf("edge: %s\n", e.msg);
         return e.code ? e.code : EXIT_DEVICE;

@@ -48,27 +48,29 @@ static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
 
 static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
 
-bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, bool print, Err *e) {
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, const XfOpts *o, bool print, Err *e) {
     memset(p, 0, sizeof *p);
     p->n_ctx = n_ctx;
     p->t_max = MIN(n_ctx, MAX(batch_tokens, 1u));  /* as eng_open_batch */
     PlanWalk w = { .p = p, .print = print };
     Xf xf;
     if (print) {
-        out("device buffers (%s, context %u, batch %u, activations and KV %s; offsets aligned to %llu bytes):\n",
-            m->cfg.name, n_ctx, p->t_max, dtype_name[act], (unsigned long long)vk->caps.min_offset_align);
+        out("device buffers (%s, context %u, batch %u, activations %s, KV cache %s, logits for %s; offsets aligned to %llu bytes):\n",
+            m->cfg.name, n_ctx, p->t_max, dtype_name[act], dtype_name[o ? o->kv : act], o && o->last_row ? "the last row" : "every row",
+            (unsigned long long)vk->caps.min_offset_align);
         out("  %-34s %-5s %-22s %12s  %-7s %s %12s\n", "name", "dtype", "shape", "bytes", "arena", "b", "offset");
     }
     /* xf_plan sets the planning arenas up before placing the first tensor; the walk needs the
        weights arena's address to tell the arenas apart, which is &xf.w.arena. */
     w.wa = &xf.w.arena;
-    if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, plan_on_tensor, &w, e)) return false;
+    if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, o, plan_on_tensor, &w, e)) return false;
+    bool one_row = xf.one_row;
     p->plan_w = xf.w.plan; p->plan_s = xf.s.plan;
     p->pad_w = p->plan_w - p->weights;
     p->pad_s = p->plan_s - p->kv - p->act;
     u64 names = xf.w.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
     xf_free(&xf);
-    u64 logits = (u64)m->cfg.n_vocab * 4, batch = (u64)m->cfg.n_vocab * p->t_max * 4;
+    u64 logits = (u64)m->cfg.n_vocab * 4, batch = one_row ? 0 : (u64)m->cfg.n_vocab * p->t_max * 4;
     u64 staging = vk->caps.unified ? 0 : EDGE_VK_STAGING_BYTES;
     p->host = names + layers + logits + batch + staging;
     p->fits = false;
@@ -88,7 +90,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
         (unsigned long long)p->n_tensors, (unsigned long long)(p->pad_w + p->pad_s), plan_overhead(p) * 100.0);
     out("\nhost (besides the mapped model file):\n");
     out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
-    out("  logits (batch)        %12llu bytes\n", (unsigned long long)batch);
+    out("  logits (batch)        %12llu bytes%s\n", (unsigned long long)batch, one_row ? " (generation: one row)" : "");
     out("  tensor names arena    %12llu bytes\n", (unsigned long long)names);
     out("  layer table           %12llu bytes\n", (unsigned long long)layers);
     out("  staging buffer        %12llu bytes%s\n", (unsigned long long)staging, staging ? " (host-visible, non-unified device)" : " (unified memory: none)");
@@ -106,6 +108,6 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     return true;
 }
 
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, bool print, Err *e) {
-    return plan_compute(p, &g->vk, m, n_ctx, act, batch, print, e);
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e) {
+    return plan_compute(p, &g->vk, m, n_ctx, act, batch, o, print, e);
 }

@@ -3,9 +3,10 @@
    whether it fits this device's memory heaps.
 
    API:
-     plan_compute(&p, vk, model, n_ctx, act, batch, print, err)  totals (and, with print, every buffer on stdout);
-                                                          batch: the prefill batch in tokens, as eng_open_batch
-     plan_compute_eng(&p, &g, model, n_ctx, act, batch, print, err)  the same on an engine's device (eng_open_device)
+     plan_compute(&p, vk, model, n_ctx, act, batch, opts, print, err)  totals (and, with print, every buffer on stdout);
+                                                          batch: the prefill batch in tokens, as eng_open_batch; opts: as
+                                                          xf_init (KV cache dtype, one logits row; NULL: as eng_open_batch)
+     plan_compute_eng(&p, &g, model, n_ctx, act, batch, opts, print, err)  the same on an engine's device (eng_open_device)
      plan_overhead(&p)                                    alignment padding / planned bytes            */
 #ifndef EDGE_PLAN_H
 #define EDGE_PLAN_H
@@ -22,8 +23,8 @@ typedef struct Plan {
     bool fits;
 } Plan;
 
-bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch, bool print, Err *e);
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, bool print, Err *e);
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e);
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e);
 static inline f64 plan_overhead(const Plan *p) {
     u64 t = p->plan_w + p->plan_s;
     return t ? (f64)(p->pad_w + p->pad_s) / (f64)t : 0;

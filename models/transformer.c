@@ -33,6 +33,23 @@ static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
 
 static void xf_path_decide(Xf *xf);
 
+/* The most k slices a prefill attn_out / ffn_down product takes (op_matmul_split_max, at most one per
+   256 elements of the longer row: split_begin's slices are multiples of 256); 1 without batches. */
+static u32 xf_split_max(const Xf *xf) {
+    const ModelConfig *c = xf->cfg;
+    if (xf->t_max < 2) return 1;
+    u64 k = MAX((u64)c->n_head * c->head_dim, (u64)c->n_ff);
+    return (u32)MIN((u64)op_matmul_split_max(xf->vk), (k + 255) / 256);
+}
+
+/* One logits row serves every batch when the last row of x and of the final norm's output can be
+   bound on their own at any batch size (xf_output's head_last views): their rows are whole multiples
+   of the device's offset alignment. */
+static bool xf_one_row(const Xf *xf) {
+    u64 al = MAX(xf->vk->caps.min_offset_align, 1), n = xf->cfg->n_embd;
+    return xf->t_max == 1 || (dtype_bytes(DT_F32, n) % al == 0 && dtype_bytes(xf->act, n) % al == 0);
+}
+
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
     arena_pop_to(&xf->w.names, 0);
@@ -107,12 +124,15 @@ static void xf_alloc(Xf *xf) {
     xf->s.up = xf_act(sa, "up", xf->act, c->n_ff, T);
     xf->s.ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
     xf->s.hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
-    xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
-    if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
+    u32 LR = xf->one_row ? 1 : T;       /* logits rows */
+    xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, LR);
+    if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, LR);
+    u32 S = xf_split_max(xf);
+    if (xf->one_row && S >= 2) xf->s.split_part = xf_act(sa, "splitk_part", DT_F32, (u64)c->n_embd * S, T);
     u64 idf[2] = { 2, T };
     xf->s.out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
     u32 G = op_argmax_slices(c->n_vocab);
-    if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->s.argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
+    if (G > 1) { u64 np[2] = { 3 * (u64)G, LR }; xf->s.argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
     xf_path_decide(xf);
 }
 
@@ -124,12 +144,16 @@ static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if 
 
 /* Validates, then runs the allocation sequence on planning arenas (each placed tensor goes to
    on_tensor when set): plan_w and plan_s are the exact bytes the real arenas need. */
-bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e) {
     memset(xf, 0, sizeof *xf);
-    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
+    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = o ? o->kv : act;
     xf->n_ctx = n_ctx; xf->t_max = t_max;
+    xf->one_row = o && o->last_row && xf_one_row(xf);
     if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
+    if (xf->kv != DT_F32 && xf->kv != DT_F16) return err_set(e, EXIT_USAGE, "KV cache dtype must be f32 or f16");
+    if (xf->kv == DT_F16 && !vk->caps.storage16)
+        return err_set(e, EXIT_DEVICE, "--cache-type f16 needs storageBuffer16BitAccess, which '%s' lacks (use --cache-type f32)", vk->props.deviceName);
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
     if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
@@ -149,8 +173,8 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
     return true;
 }
 
-bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
-    if (!xf_plan(xf, vk, m, n_ctx, t_max, act, 0, 0, e)) return false;
+bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o, Err *e) {
+    if (!xf_plan(xf, vk, m, n_ctx, t_max, act, o, 0, 0, e)) return false;
     if (!vk_arena_init(vk, &xf->w.arena, "weights", xf->w.plan, e)) { xf_free(xf); return false; }
     if (!vk_arena_init(vk, &xf->s.arena, "state", xf->s.plan, e)) { xf_free(xf); return false; }
     xf_alloc(xf);
@@ -489,12 +513,13 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
 }
 
 /* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
-   f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
-   of the pass, so free while the layers run); decode: one product. */
+   f32 partials in split_part, or (every logits row kept) in the logits buffer (n_vocab x batch f32,
+   written only by the LM head at the end of the pass, so free while the layers run); decode: one product. */
 static void xf_matmul_out(Xf *xf, XfRec *R, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
     if (R->ph == PH_PREFILL) {
         u32 s = op_matmul_split_slices(xf->vk, W, X);
-        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->s.logits, s)) return;
+        const Tensor *part = xf->s.split_part.nbytes ? &xf->s.split_part : &xf->s.logits;
+        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, part, s)) return;
     }
     if (acc) op_matmul_acc(xf->vk, R->ph, W, X, Y); else op_matmul(xf->vk, R->ph, W, X, Y);
 }
@@ -586,7 +611,7 @@ static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
 static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
     u32 T = R->T;
-    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, T), out_ids = R->out_ids;
+    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, xf->one_row ? 1 : T), out_ids = R->out_ids;
     Phase hph = R->ph;
     xf->r.head_last = false;
     if (last_only && T > 1) {
@@ -651,6 +676,9 @@ u64 xf_prefill_replays;
 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e) {
     if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
+    if (xf->one_row && T > 1 && (!last_only || logits))
+        return err_set(e, EXIT_USAGE, "every logits row of a %u-token batch wanted, but this context keeps one row "
+                       "(opened for generation: XfOpts.last_row)", T);
     if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
     for (u32 i = 0; i < T; i++)
         if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
