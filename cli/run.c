@@ -55,6 +55,7 @@ typedef struct RunOpts {
     u32         stats_every;        /* --stats-every N: memory positions on stderr every N prompts (0: off) */
     EngBackend  backend;
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
+    DType       kv;                 /* KV cache (K and V alike); DT_COUNT: eng_kv_default */
 } RunOpts;
 
 /* One prompt and its settings (a JSON line may override the command line's). */
@@ -168,6 +169,8 @@ void run_print_help(void) {
         "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
         "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
         "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
+        "  --cache-type f32|f16    GPU KV cache, keys and values alike (default: as --act)\n"
+        "  -ctk, -ctv TYPE         llama.cpp's names (also --cache-type-k, --cache-type-v): both must name one type\n"
         "  --device N              Vulkan physical device (overrides EDGE_DEVICE)\n"
         "  --allow-unlisted        load a GGUF that is not in config/models.def (developer option)\n"
         "  -q, --quiet             no diagnostics or timings on stderr (errors still print)\n"
@@ -262,14 +265,14 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
     o->n_predict = 256;
     o->sp = (SampParams){ .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f,
                           .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0 };
-    o->backend = ENG_GPU; o->act = DT_COUNT;
+    o->backend = ENG_GPU; o->act = DT_COUNT; o->kv = DT_COUNT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
         if (run_parse_switch(o, a)) continue;
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-            "--stop", "--system", "--backend", "--act", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
+            "--stop", "--system", "--backend", "--act", "--cache-type", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
         bool known = false;
         for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
         if (!known) return run_usage("unknown option '%s'%s", a, "");
@@ -333,6 +336,12 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             if (!strcmp(v, "gpu")) o->backend = ENG_GPU;
             else if (!strcmp(v, "ref")) o->backend = ENG_REF;
             else return run_usage("--backend '%s': want gpu or ref%s", v, "");
+        } else if (!strcmp(a, "--cache-type") || !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
+                   !strcmp(a, "--cache-type-v")) {
+            DType t = !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "f32") ? DT_F32 : DT_COUNT;
+            if (t == DT_COUNT) return run_usage("%s '%s': want f32 or f16", a, v);
+            if (o->kv != DT_COUNT && o->kv != t) return run_usage("%s '%s': keys and values share one cache type (see --cache-type)", a, v);
+            o->kv = t;
         } else if (!strcmp(a, "--act")) {
             if (!strcmp(v, "f16")) o->act = DT_F16;
             else if (!strcmp(v, "f32")) o->act = DT_F32;
@@ -387,7 +396,7 @@ static int run_open(Run *r) {
     bool tty = isatty(2) && !o->quiet;
     if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
     f64 t0 = run_now_ms();
-    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, DT_COUNT, EDGE_PREFILL_BATCH, true, &e)) {
+    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, EDGE_PREFILL_BATCH, true, &e)) {
         if (tty) errf("\n");
         errf("edge: %s\n", e.msg);
         return e.code ? e.code : EXIT_DEVICE;
@@ -399,9 +408,9 @@ static int run_open(Run *r) {
     if (o->think && !o->raw && !chat_family_thinks(c->chat) && !o->quiet)
         errf("edge: warning: --think/--no-think: '%s' (chat family %s) has no thinking switch\n", c->name, chat_family_name(c->chat));
     if (!o->quiet)
-        errf("edge: %s (%s), %s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
+        errf("edge: %s (%s), %s%s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
              o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (eng_info(&r->g).act == DT_F16 ? "f16" : "f32") : "",
-             n_ctx, run_now_ms() - t0);
+             o->backend != ENG_GPU ? "" : eng_info(&r->g).kv == DT_F16 ? ", KV cache f16" : ", KV cache f32", n_ctx, run_now_ms() - t0);
 
     /* Fixed buffers. Decoded bytes per token <= 3 x the longest stored piece (every byte may
        become U+FFFD) + 3 (a flushed incomplete sequence). */

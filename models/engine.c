@@ -136,7 +136,7 @@ EngInfo eng_info(const Engine *g) {
     EngInfo i = { .act = DT_F32 };
     if (g->backend != ENG_GPU) return i;
     const Xf *xf = &g->xf;
-    i.act = xf->act; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
+    i.act = xf->act; i.kv = xf->kv; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
     i.weight_bytes = xf->w.arena.used; i.state_bytes = xf->s.arena.used; i.state_pos = xf->s.arena.pos; i.plan_bytes = xf->w.plan + xf->s.plan;
     for (u32 b = 0; b < xf->w.arena.n_blocks; b++) i.alloc_bytes += xf->w.arena.blocks[b].size;
     for (u32 b = 0; b < xf->s.arena.n_blocks; b++) i.alloc_bytes += xf->s.arena.blocks[b].size;

@@ -65,6 +65,7 @@ typedef struct Engine {
 
 typedef struct EngInfo {     /* eng_info: figures for bench and run -v (GPU; zeros for the reference) */
     DType       act;         /* activation dtype of the kernel path */
+    DType       kv;          /* KV cache dtype */
     const char *device;
     bool        timestamps;  /* the device can time a decode step (eng_time_decode) */
     u64         weight_bytes, state_bytes, state_pos;   /* tensor bytes in the weights / state arenas; state arena position */

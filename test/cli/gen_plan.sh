@@ -49,6 +49,10 @@ if not (tot == w + s and ss == kv + act and kvl == kv and ss + ps == s and sw <=
 if kv != 2 * 6 * 128 * 128 * 4: sys.exit("KV %d" % kv)
 PY
 "$EDGE_BIN" plan --config gemma-2-2b-it --type Q4_K_M -c 4096 | grep -q 'gemma-2-2b-it' || { echo "plan --config failed"; exit 1; }
+# --cache-type: llama-3.2-1b at 8192 positions, f16: 2 (K, V) x 16 layers x 512 (8 kv heads x 64) x 8192 x 2 bytes = 256 MiB
+"$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 8192 --cache-type f16 > "$tmp/plan" 2>&1
+grep -q "KV cache f16" "$tmp/plan" && grep -q "KV cache $((2 * 16 * 512 * 8192 * 2))," "$tmp/plan" || { echo "plan --cache-type f16: $(grep -E 'buffers|state arena' "$tmp/plan")"; exit 1; }
+grep -q "logits  *f32  *\[128256, 1\]" "$tmp/plan" || { echo "plan: the logits are not one row"; exit 1; }
 # no fixed context cap: -c goes to the model's limit (llama-3.2-1b: 131072), past it is a usage error naming both
 rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 16384 > "$tmp/plan" 2>&1 || rc=$?
 [ $rc = 0 ] || [ $rc = 3 ] || { echo "plan -c 16384: rc $rc: $(head -3 "$tmp/plan")"; exit 1; }
