@@ -16,10 +16,15 @@ typedef struct PlanWalk {
 static void plan_on_tensor(void *ctx, const Tensor *t) {
     PlanWalk *w = ctx;
     bool weights = t->arena == w->wa;
-    bool kv = !weights && (!strcmp(t->name, "k_cache") || !strcmp(t->name, "v_cache"));
+    bool kv = !weights && (!strncmp(t->name, "k_cache", 7) || !strncmp(t->name, "v_cache", 7));
     if (weights) w->p->weights += t->nbytes;
-    else if (kv) w->p->kv += t->nbytes;
-    else w->p->act += t->nbytes;
+    else if (kv) {
+        u32 swa = strstr(t->name, "_swa") != 0;   /* k_cache_swa, v_cache_swa: sliding-window layers */
+        w->p->kv += t->nbytes;
+        w->p->kv_kind[swa] += t->nbytes;
+        w->p->kv_layers[swa] += t->name[0] == 'k';
+        w->p->kv_pos[swa] = (u32)t->ne[1];
+    } else w->p->act += t->nbytes;
     w->p->n_tensors++;
     if (!w->print) return;
     char shape[64];
@@ -47,6 +52,22 @@ static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
 }
 
 static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
+
+/* The KV cache by layer kind, per sequence and in all (one sequence: edge runs prompts one at a time). */
+static void plan_print_kv(const Plan *p, DType kv) {
+    static const char *const kind[2] = { "global", "sliding" };
+    char a[32];
+    out("\nKV cache (%s, context %u, 1 sequence):\n", dtype_name[kv], p->n_ctx);
+    for (u32 s = 0; s < 2; s++) {
+        if (!p->kv_layers[s]) continue;
+        plan_mib(a, sizeof a, p->kv_kind[s]);
+        out("  %-8s %3u layers x %6u positions %14llu bytes (%s)\n", kind[s], p->kv_layers[s], p->kv_pos[s],
+            (unsigned long long)p->kv_kind[s], a);
+    }
+    plan_mib(a, sizeof a, p->kv);
+    out("  per sequence %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
+    out("  in all       %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
+}
 
 bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, const XfOpts *o, bool print, Err *e) {
     memset(p, 0, sizeof *p);
@@ -88,6 +109,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     plan_mib(a, sizeof a, total);
     out("  total          %14llu bytes (%s) in %llu tensors; padding %llu = %.5f%% overhead\n", (unsigned long long)total, a,
         (unsigned long long)p->n_tensors, (unsigned long long)(p->pad_w + p->pad_s), plan_overhead(p) * 100.0);
+    plan_print_kv(p, o ? o->kv : act);
     out("\nhost (besides the mapped model file):\n");
     out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
     out("  logits (batch)        %12llu bytes%s\n", (unsigned long long)batch, one_row ? " (generation: one row)" : "");

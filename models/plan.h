@@ -15,6 +15,8 @@ typedef struct Plan {
     u32 n_ctx, t_max;
     u64 n_tensors;
     u64 weights, kv, act;       /* exact tensor bytes: weights arena; KV cache and activations (state arena) */
+    u64 kv_kind[2];             /* KV cache bytes of the [0] global and [1] sliding-window layers */
+    u32 kv_layers[2], kv_pos[2];   /* their layers and the positions each layer's cache holds */
     u64 plan_w, plan_s;         /* planned arena bytes, padding included (what xf_init allocates) */
     u64 pad_w, pad_s;           /* plan - tensor bytes: alignment padding and block-end remainders */
     u64 host;                   /* host bytes the engine allocates besides the mapped file */

@@ -74,8 +74,9 @@ static void xf_alloc(Xf *xf) {
         X->ffn_norm = xf_weight(xf, wa, L->ffn_norm);
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
-        xf->s.kv[il].k = xf_act(sa, "k_cache", xf->kv, kvd, xf->n_ctx);
-        xf->s.kv[il].v = xf_act(sa, "v_cache", xf->kv, kvd, xf->n_ctx);
+        bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */
+        xf->s.kv[il].k = xf_act(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, kvd, xf->n_ctx);
+        xf->s.kv[il].v = xf_act(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, kvd, xf->n_ctx);
     }
     u64 one[1] = { T }, two[1] = { 2 };
     xf->s.ids = vk_tensor(sa, "ids", DT_U32, 1, one);
