@@ -63,9 +63,8 @@ static int plan_cmd(int argc, char **argv) {
     if (n_ctx > m.cfg.n_ctx) { errf("edge plan: -c %u exceeds the context limit of %u tokens for '%s'\n", n_ctx, m.cfg.n_ctx, m.cfg.name); rc = EXIT_USAGE; }
     else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
-        DType kv = !kv_s ? eng_kv_default(&g.vk.caps, act) : !strcmp(kv_s, "f16") ? DT_F16 : DT_F32;
-        XfOpts o = { .kv = kv, .last_row = true };   /* as edge run */
-        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, batch, &o, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        DType kv = !kv_s ? DT_COUNT : !strcmp(kv_s, "f16") ? DT_F16 : DT_F32;
+        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, kv, batch, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;
         eng_close(&g);
     }

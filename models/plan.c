@@ -130,6 +130,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     return true;
 }
 
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e) {
-    return plan_compute(p, &g->vk, m, n_ctx, act, batch, o, print, e);
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, DType kv, u32 batch, bool print, Err *e) {
+    XfOpts o = { .kv = kv != DT_COUNT ? kv : eng_kv_default(&g->vk.caps, act), .last_row = true };   /* as eng_open_gen for edge run */
+    return plan_compute(p, &g->vk, m, n_ctx, act, batch, &o, print, e);
 }

@@ -6,7 +6,8 @@
      plan_compute(&p, vk, model, n_ctx, act, batch, opts, print, err)  totals (and, with print, every buffer on stdout);
                                                           batch: the prefill batch in tokens, as eng_open_batch; opts: as
                                                           xf_init (KV cache dtype, one logits row; NULL: as eng_open_batch)
-     plan_compute_eng(&p, &g, model, n_ctx, act, batch, opts, print, err)  the same on an engine's device (eng_open_device)
+     plan_compute_eng(&p, &g, model, n_ctx, act, kv, batch, print, err)   edge run's plan on an engine's device
+                                                          (eng_open_device): one logits row; kv DT_COUNT: eng_kv_default
      plan_overhead(&p)                                    alignment padding / planned bytes            */
 #ifndef EDGE_PLAN_H
 #define EDGE_PLAN_H
@@ -26,7 +27,7 @@ typedef struct Plan {
 } Plan;
 
 bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e);
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, const XfOpts *o, bool print, Err *e);
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, DType kv, u32 batch, bool print, Err *e);
 static inline f64 plan_overhead(const Plan *p) {
     u64 t = p->plan_w + p->plan_s;
     return t ? (f64)(p->pad_w + p->pad_s) / (f64)t : 0;

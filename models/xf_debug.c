@@ -540,6 +540,7 @@ bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act
     xf->n_ctx = n_ctx; xf->t_max = t_max;
     if (T == 0 || T > t_max || t_max > n_ctx) return false;
     xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
+    xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);     /* (the xf split: xf_alloc places the caches there) */
     arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
     vk_arena_plan(vk, &xf->w.arena, "weights");
     vk_arena_plan(vk, &xf->s.arena, "state");
