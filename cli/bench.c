@@ -49,8 +49,8 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
             const char *v = argv[++i];
             if (!strcmp(a, "-m")) o->path = v;
             else if (!strcmp(a, "--act")) o->act_s = v;
-            else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_CTX, &o->n_p)) return bench_usage("-p wants 0..EDGE_MAX_CTX");
-            else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_CTX, &o->n_g)) return bench_usage("-n wants 1..EDGE_MAX_CTX");
+            else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_POS, &o->n_p)) return bench_usage("-p wants 0 or more tokens");
+            else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_POS, &o->n_g)) return bench_usage("-n wants 1 or more tokens");
             else if (!strcmp(a, "-r") && !bench_uint(v, 1, 1000, &o->reps)) return bench_usage("-r wants 1..1000");
             else if (!strcmp(a, "-b") && !bench_uint(v, 1, 4096, &o->batch)) return bench_usage("-b wants 1..4096");
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return bench_usage(w); }
@@ -155,7 +155,7 @@ static int bench_cmd(int argc, char **argv) {
     DType act = !o.act_s ? DT_COUNT : !strcmp(o.act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
     u32 batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
-    if (!eng_open_batch(&g, &m, ENG_GPU, n_ctx, act, batch, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     b.t_loaded = now_sec();
     eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
     i32 *prompt = push_array(&a, i32, o.n_p ? o.n_p : 1);

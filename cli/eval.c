@@ -46,7 +46,7 @@ static int eval_cmd(int argc, char **argv) {
             } else {
                 char *end;
                 greedy = strtoll(v, &end, 10);
-                if (*end || greedy < 0 || greedy > EDGE_MAX_CTX) return eval_usage("--greedy wants a count 0..EDGE_MAX_CTX");
+                if (*end || greedy < 0 || greedy > EDGE_MAX_POS) return eval_usage("--greedy wants a count of 0 or more");
             }
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return eval_usage(w); }
     }

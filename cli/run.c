@@ -55,6 +55,7 @@ typedef struct RunOpts {
     u32         stats_every;        /* --stats-every N: memory positions on stderr every N prompts (0: off) */
     EngBackend  backend;
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
+    DType       kv;                 /* KV cache (K and V alike); DT_COUNT: eng_kv_default */
 } RunOpts;
 
 /* One prompt and its settings (a JSON line may override the command line's). */
@@ -148,7 +149,7 @@ void run_print_help(void) {
         "  --sep TEXT              written after each completion; escapes \\n \\t \\0 \\\\ \\xHH\n"
         "                          (default: \"\\n\\n\" line, \"\\0\" nul, \"\\n\" all, -p and interactive)\n"
         "  -n, --max-tokens N      tokens to generate at most (default 256)\n"
-        "  -c, --ctx N             context in tokens (default: min(model limit, %u))\n"
+        "  -c, --ctx N             context in tokens, up to the model's limit (default: min(model limit, %u))\n"
         "  --temp T                temperature; 0 = greedy (default 0.8)\n"
         "  --top-k K               keep the K most likely tokens; 0 = off (default 40)\n"
         "  --top-p P               nucleus sampling; 1 = off (default 0.95)\n"
@@ -168,6 +169,8 @@ void run_print_help(void) {
         "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
         "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
         "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
+        "  --cache-type f32|f16    GPU KV cache, keys and values alike (default: as --act)\n"
+        "  -ctk, -ctv TYPE         llama.cpp's names (also --cache-type-k, --cache-type-v): both must name one type\n"
         "  --device N              Vulkan physical device (overrides EDGE_DEVICE)\n"
         "  --allow-unlisted        load a GGUF that is not in config/models.def (developer option)\n"
         "  -q, --quiet             no diagnostics or timings on stderr (errors still print)\n"
@@ -262,14 +265,14 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
     o->n_predict = 256;
     o->sp = (SampParams){ .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f,
                           .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0 };
-    o->backend = ENG_GPU; o->act = DT_COUNT;
+    o->backend = ENG_GPU; o->act = DT_COUNT; o->kv = DT_COUNT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
         if (run_parse_switch(o, a)) continue;
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-            "--stop", "--system", "--backend", "--act", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
+            "--stop", "--system", "--backend", "--act", "--cache-type", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
         bool known = false;
         for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
         if (!known) return run_usage("unknown option '%s'%s", a, "");
@@ -297,10 +300,10 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
                 return run_usage("--sep '%s': bad escape or longer than 64 bytes%s", v, "");
             o->sep_set = true;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--max-tokens")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 0..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 0 or more tokens%s", a, v);
             o->n_predict = x;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
-            if (!run_parse_i64(v, 1, EDGE_MAX_CTX, &x)) return run_usage("%s '%s': want 1..EDGE_MAX_CTX (" STR(EDGE_MAX_CTX) ")", a, v);
+            if (!run_parse_i64(v, 1, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 1 or more tokens (at most the model's limit)%s", a, v);
             o->n_ctx = (u32)x;
         } else if (!strcmp(a, "--temp")) {
             if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
@@ -318,7 +321,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
             o->sp.repeat_penalty = f;
         } else if (!strcmp(a, "--repeat-last-n")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_CTX, &x)) return run_usage("--repeat-last-n '%s': want 0..EDGE_MAX_CTX%s", v, "");
+            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens%s", v, "");
             o->sp.repeat_last_n = (u32)x;
         } else if (!strcmp(a, "--seed")) {
             char *end; errno = 0;
@@ -333,6 +336,12 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             if (!strcmp(v, "gpu")) o->backend = ENG_GPU;
             else if (!strcmp(v, "ref")) o->backend = ENG_REF;
             else return run_usage("--backend '%s': want gpu or ref%s", v, "");
+        } else if (!strcmp(a, "--cache-type") || !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
+                   !strcmp(a, "--cache-type-v")) {
+            DType t = !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "f32") ? DT_F32 : DT_COUNT;
+            if (t == DT_COUNT) return run_usage("%s '%s': want f32 or f16", a, v);
+            if (o->kv != DT_COUNT && o->kv != t) return run_usage("%s '%s': keys and values share one cache type (see --cache-type)", a, v);
+            o->kv = t;
         } else if (!strcmp(a, "--act")) {
             if (!strcmp(v, "f16")) o->act = DT_F16;
             else if (!strcmp(v, "f32")) o->act = DT_F32;
@@ -387,7 +396,7 @@ static int run_open(Run *r) {
     bool tty = isatty(2) && !o->quiet;
     if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
     f64 t0 = run_now_ms();
-    if (!eng_open(&r->g, &r->m, o->backend, n_ctx, o->act, &e)) {
+    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, EDGE_PREFILL_BATCH, true, &e)) {
         if (tty) errf("\n");
         errf("edge: %s\n", e.msg);
         return e.code ? e.code : EXIT_DEVICE;
@@ -399,9 +408,9 @@ static int run_open(Run *r) {
     if (o->think && !o->raw && !chat_family_thinks(c->chat) && !o->quiet)
         errf("edge: warning: --think/--no-think: '%s' (chat family %s) has no thinking switch\n", c->name, chat_family_name(c->chat));
     if (!o->quiet)
-        errf("edge: %s (%s), %s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
+        errf("edge: %s (%s), %s%s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
              o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (eng_info(&r->g).act == DT_F16 ? "f16" : "f32") : "",
-             n_ctx, run_now_ms() - t0);
+             o->backend != ENG_GPU ? "" : eng_info(&r->g).kv == DT_F16 ? ", KV cache f16" : ", KV cache f32", n_ctx, run_now_ms() - t0);
 
     /* Fixed buffers. Decoded bytes per token <= 3 x the longest stored piece (every byte may
        become U+FFFD) + 3 (a flushed incomplete sequence). */
@@ -416,7 +425,7 @@ static int run_open(Run *r) {
     r->text_cap = (u64)n_ctx * per_tok + 64;
     r->jout_cap = 6 * r->text_cap + 4096;
     u64 total = r->rec_cap + 1 + r->clean_cap + r->rend_cap + 4ull * r->toks_cap + 4ull * n_ctx + r->text_cap +
-                r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * EDGE_MAX_CTX + 64 * 16;
+                r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * n_ctx + 64 * 16;
     arena_init(&r->bufs, "run buffers", total);
     r->rec   = push_array(&r->bufs, char, r->rec_cap + 1);
     r->clean = push_array(&r->bufs, char, r->clean_cap);
@@ -426,7 +435,7 @@ static int run_open(Run *r) {
     r->text  = push_array(&r->bufs, char, r->text_cap);
     r->jout  = push_array(&r->bufs, char, r->jout_cap);
     if (o->chat) r->conv = push_array(&r->bufs, char, r->conv_cap);
-    samp_init(&r->samp, c->n_vocab, EDGE_MAX_CTX, &r->bufs);
+    samp_init(&r->samp, c->n_vocab, n_ctx, &r->bufs);
     /* a JSON line: decoded strings (3x) plus nodes; a line too large for it is an error object */
     if (o->input == RUN_IN_JSONL) arena_init(&r->scratch, "json line", 8 * r->rec_cap + (1u << 20));
     r->rd.fd = 0;
@@ -830,7 +839,7 @@ static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u3
     }
     u64 u;
     if ((v = json_get(o, "max_tokens"))) {
-        if (!run_json_uint(v, EDGE_MAX_CTX, &u)) { fmt_buf(msg, (int)cap, "\"max_tokens\" must be an integer 0..%u", EDGE_MAX_CTX); return false; }
+        if (!run_json_uint(v, EDGE_MAX_POS, &u)) { fmt_buf(msg, (int)cap, "\"max_tokens\" must be an integer 0..%u", EDGE_MAX_POS); return false; }
         q->max_tokens = (i64)u;
     }
     if ((v = json_get(o, "temperature")) && !run_json_real(v, 0, 100, &q->sp.temp)) { fmt_buf(msg, (int)cap, "\"temperature\" must be a number 0..100"); return false; }

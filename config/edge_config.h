@@ -7,8 +7,9 @@
 #define EDGE_HOST_ARENA_MIB 64          /* MiB: host scratch arena for tables, tokenizer, plans */
 #endif
 
-#ifndef EDGE_MAX_CTX
-#define EDGE_MAX_CTX 8192               /* tokens: upper bound on -c regardless of the model's limit */
+#ifndef EDGE_MAX_POS
+#define EDGE_MAX_POS (1u << 30)         /* tokens: largest count a token option (-c, -n, max_tokens) parses; not a
+                                           context cap: the context goes to the model's limit (config/models.def) */
 #endif
 
 #ifndef EDGE_VK_MAX_SETS
@@ -126,6 +127,11 @@
 
 #ifndef EDGE_FAT_MEM_CPU_QUICK_MIB
 #define EDGE_FAT_MEM_CPU_QUICK_MIB 64   /* MiB: memory test size on a software device (lavapipe) in --quick */
+#endif
+
+#ifndef EDGE_FAT_CTX
+#define EDGE_FAT_CTX 8192               /* tokens: context (at most the config's limit) for sizing the largest config's
+                                           KV cache (memory test) and the highest RoPE position tested */
 #endif
 
 #ifndef EDGE_FAT_WEIGHT_MILLIBITS

@@ -412,10 +412,10 @@ static void fat_throughput_decode(Fat *f) {
 
 /* ---- memory ---------------------------------------------------------------------------------- */
 /* Device bytes of the largest shipped config: weights (at EDGE_FAT_WEIGHT_MILLIBITS per
-   weight, untied head counted) + f16 KV cache for its context (capped at EDGE_MAX_CTX) +
+   weight, untied head counted) + f16 KV cache for its context (capped at EDGE_FAT_CTX) +
    activations for a 64-token batch. 64-bit arithmetic: gigabytes. */
 static u64 fat_config_bytes(const ModelEntry *m) {
-    u64 qd = (u64)m->n_head * m->head_dim, kvd = (u64)m->n_head_kv * m->head_dim, ctx = MIN(m->ctx, EDGE_MAX_CTX), tm = 64;
+    u64 qd = (u64)m->n_head * m->head_dim, kvd = (u64)m->n_head_kv * m->head_dim, ctx = MIN(m->ctx, EDGE_FAT_CTX), tm = 64;
     u64 params = 2 * (u64)m->n_vocab * m->n_embd + (u64)m->n_layer * (2 * m->n_embd * qd + 2 * m->n_embd * kvd + 3 * (u64)m->n_embd * m->n_ff);
     u64 w = params * EDGE_FAT_WEIGHT_MILLIBITS / 8000;
     u64 kv = 2 * (u64)m->n_layer * kvd * ctx * 2;

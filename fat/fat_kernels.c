@@ -893,7 +893,7 @@ static void fat_rope_cases(FatK *k) {
         for (u32 j = 0; j < i; j++) if (!fat_is_fixture(&model_table[j]) && model_table[j].head_dim == m->head_dim &&
                                          model_table[j].rope_dim == m->rope_dim && model_table[j].arch == m->arch) dup = true;
         if (dup && !k->f->full) continue;
-        u32 ctx = MIN(m->ctx, EDGE_MAX_CTX);
+        u32 ctx = MIN(m->ctx, EDGE_FAT_CTX);
         fat_rope(k, m->head_dim, m->rope_dim, m->arch != ARCH_LLAMA, ctx - 3, m->rope_base);
     }
 }

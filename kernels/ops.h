@@ -61,6 +61,7 @@ bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X)
 extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
 extern u64 op_cm_products;      /* products recorded on matmul_cm */
 u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);
+u32  op_matmul_split_max(Vk *vk);
      /* 1 (no split), 2 or 4 by the tiles and the device's compute units (1 where the driver reports no
         unit count, or on a CPU device); EDGE_SPLITK=N forces N (at most 64) */
 bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);

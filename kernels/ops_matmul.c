@@ -31,6 +31,7 @@
      op_matmul_acc(vk, ph, W, X, Y)       Y f32 += W . X (the residual add fused into the product's store)
      op_matmul_split(vk, W, X, Y, acc, scratch, s)   prefill in s k slices; false (nothing recorded) if it cannot split
      op_matmul_split_slices(vk, W, X)     1, 2 or 4 by the tiles and the device's compute units
+     op_matmul_split_max(vk)              the most op_matmul_split_slices returns on this device (sizes scratch)
      op_matmul_cm_fits(vk, ph, W, X)      does this prefill product run on matmul_cm?
      op_concat_rows(vk, a, b, &ab)        a's rows then b's as one tensor when b follows a in memory (q|k|v)
      op_gate_up_view(vk, gate, up, &gu)   the same for the FFN's gate and up
@@ -252,6 +253,11 @@ u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     u32 s = 1;
     while (s < 4 && tiles * s < want) s *= 2;
     return s;
+}
+
+u32 op_matmul_split_max(Vk *vk) {
+    if (edge_opt.splitk.v >= 1) return (u32)MIN(edge_opt.splitk.v, 64);
+    return !vk->caps.compute_units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4;
 }
 
 /* Prefill Y (M, T) (+)= W . X in s k-slices of kc elements (a multiple of 256) side by side:

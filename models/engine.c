@@ -5,6 +5,12 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
 }
 
 bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e) {
+    return eng_open_gen(g, m, b, n_ctx, act, DT_COUNT, batch, false, e);
+}
+
+/* kv DT_COUNT: the activation dtype with every logits row kept (eng_open, eng_open_batch), else the
+   device's default (eng_kv_default) */
+bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, Err *e) {
     memset(g, 0, sizeof *g);
     g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab;
     if (n_ctx == 0 || n_ctx > m->cfg.n_ctx)
@@ -21,12 +27,16 @@ bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType ac
     g->vk_up = true;
     if (act == DT_COUNT) act = g->vk.caps.f16_arith ? DT_F16 : DT_F32;   /* default: f16 where the device has it */
     u32 t_max = MIN(n_ctx, MAX(batch, 1u));
-    if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, e)) { eng_close(g); return false; }
+    XfOpts o = { .kv = kv != DT_COUNT ? kv : last_row ? eng_kv_default(&g->vk.caps, act) : act, .last_row = last_row };
+    if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, &o, e)) { eng_close(g); return false; }
     g->xf_up = true;
     g->chain = true;
-    g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));
+    if (!g->xf.one_row) g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));
     return true;
 }
+
+/* Generation's KV cache: the activation dtype (f16 caches with f32 activations: see docs/usage.md) */
+DType eng_kv_default(const VkCaps *caps, DType act) { (void)caps; return act; }
 
 void eng_close(Engine *g) {
     if (g->xf_up && xf_debug.profile) xf_profile_print(&g->xf, stderr);
@@ -62,6 +72,7 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
         for (u32 done = 0; done < n;) {
             u32 T = MIN(n - done, g->xf.t_max);
             if (logits) {           /* every row wanted (eval) */
+                if (!g->batch) return err_set(e, EXIT_USAGE, "every row's logits wanted from an engine that keeps one row (eng_open_gen)");
                 if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, false, g->batch, 0, e)) return false;
                 memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
                 memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
@@ -125,7 +136,7 @@ EngInfo eng_info(const Engine *g) {
     EngInfo i = { .act = DT_F32 };
     if (g->backend != ENG_GPU) return i;
     const Xf *xf = &g->xf;
-    i.act = xf->act; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
+    i.act = xf->act; i.kv = xf->kv; i.device = g->vk.props.deviceName; i.timestamps = g->vk.caps.timestamps;
     i.weight_bytes = xf->w.arena.used; i.state_bytes = xf->s.arena.used; i.state_pos = xf->s.arena.pos; i.plan_bytes = xf->w.plan + xf->s.plan;
     for (u32 b = 0; b < xf->w.arena.n_blocks; b++) i.alloc_bytes += xf->w.arena.blocks[b].size;
     for (u32 b = 0; b < xf->s.arena.n_blocks; b++) i.alloc_bytes += xf->s.arena.blocks[b].size;

@@ -11,6 +11,10 @@
      eng_open_batch(&g, model, backend, n_ctx, act, batch, err)  the same with a GPU prefill batch of min(batch, n_ctx)
                                                      tokens (eng_open: EDGE_PREFILL_BATCH = 64); the logits, activation
                                                      and attention-score buffers hold this many rows (bench -b, eval --batch)
+     eng_open_gen(&g, model, backend, n_ctx, act, kv, batch, last_row, err)   the same for generation: kv the KV cache
+                                                     dtype (DT_F32, DT_F16; DT_COUNT: eng_kv_default); last_row: eng_feed's
+                                                     logits must be NULL, so the device and host keep one logits row
+     eng_kv_default(caps, act)                       the KV cache dtype generation uses by default on a device
      eng_close(&g)
      eng_reset(&g)                                   empty context (position 0)
      eng_feed(&g, tokens, n, logits, err)            evaluate n tokens at the current position;
@@ -48,7 +52,7 @@ typedef struct Engine {
     const Model *m;
     u32         n_ctx, pos, n_vocab;
     f32        *last;        /* (n_vocab) logits of the last evaluated position */
-    f32        *batch;       /* (n_vocab, t_max) GPU batch logits */
+    f32        *batch;       /* (n_vocab, t_max) GPU batch logits (none when the engine keeps one row) */
     Arena       ref_arena;
     RefState    ref;
     Vk          vk;
@@ -61,6 +65,7 @@ typedef struct Engine {
 
 typedef struct EngInfo {     /* eng_info: figures for bench and run -v (GPU; zeros for the reference) */
     DType       act;         /* activation dtype of the kernel path */
+    DType       kv;          /* KV cache dtype */
     const char *device;
     bool        timestamps;  /* the device can time a decode step (eng_time_decode) */
     u64         weight_bytes, state_bytes, state_pos;   /* tensor bytes in the weights / state arenas; state arena position */
@@ -77,6 +82,8 @@ typedef struct EngCaps {     /* eng_caps: what `edge paths` prints before the pa
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
 bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e);
+bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, Err *e);
+DType eng_kv_default(const VkCaps *caps, DType act);
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);

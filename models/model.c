@@ -291,7 +291,7 @@ static bool model_config_unlisted(const Gguf *g, const KeyReader *r, const Model
     c->tok = gguf_get_str(g, "tokenizer.ggml.model", &st) && gguf_str_eq(st, "gpt2") ? TOK_BPE : TOK_SPM;
     c->chat = arch == ARCH_QWEN2 || arch == ARCH_QWEN3 ? CHAT_CHATML : gemma ? CHAT_GEMMA : CHAT_NONE;
     c->kernel = model_arch_names[arch];
-    c->n_ctx = MIN(file_ctx, (u32)EDGE_MAX_CTX);
+    c->n_ctx = file_ctx;
     return true;
 }
 

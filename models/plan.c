@@ -16,10 +16,15 @@ typedef struct PlanWalk {
 static void plan_on_tensor(void *ctx, const Tensor *t) {
     PlanWalk *w = ctx;
     bool weights = t->arena == w->wa;
-    bool kv = !weights && (!strcmp(t->name, "k_cache") || !strcmp(t->name, "v_cache"));
+    bool kv = !weights && (!strncmp(t->name, "k_cache", 7) || !strncmp(t->name, "v_cache", 7));
     if (weights) w->p->weights += t->nbytes;
-    else if (kv) w->p->kv += t->nbytes;
-    else w->p->act += t->nbytes;
+    else if (kv) {
+        u32 swa = strstr(t->name, "_swa") != 0;   /* k_cache_swa, v_cache_swa: sliding-window layers */
+        w->p->kv += t->nbytes;
+        w->p->kv_kind[swa] += t->nbytes;
+        w->p->kv_layers[swa] += t->name[0] == 'k';
+        w->p->kv_pos[swa] = (u32)t->ne[1];
+    } else w->p->act += t->nbytes;
     w->p->n_tensors++;
     if (!w->print) return;
     char shape[64];
@@ -48,27 +53,45 @@ static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
 
 static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
 
-bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, bool print, Err *e) {
+/* The KV cache by layer kind, per sequence and in all (one sequence: edge runs prompts one at a time). */
+static void plan_print_kv(const Plan *p, DType kv) {
+    static const char *const kind[2] = { "global", "sliding" };
+    char a[32];
+    out("\nKV cache (%s, context %u, 1 sequence):\n", dtype_name[kv], p->n_ctx);
+    for (u32 s = 0; s < 2; s++) {
+        if (!p->kv_layers[s]) continue;
+        plan_mib(a, sizeof a, p->kv_kind[s]);
+        out("  %-8s %3u layers x %6u positions %14llu bytes (%s)\n", kind[s], p->kv_layers[s], p->kv_pos[s],
+            (unsigned long long)p->kv_kind[s], a);
+    }
+    plan_mib(a, sizeof a, p->kv);
+    out("  per sequence %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
+    out("  in all       %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
+}
+
+bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, const XfOpts *o, bool print, Err *e) {
     memset(p, 0, sizeof *p);
     p->n_ctx = n_ctx;
     p->t_max = MIN(n_ctx, MAX(batch_tokens, 1u));  /* as eng_open_batch */
     PlanWalk w = { .p = p, .print = print };
     Xf xf;
     if (print) {
-        out("device buffers (%s, context %u, batch %u, activations and KV %s; offsets aligned to %llu bytes):\n",
-            m->cfg.name, n_ctx, p->t_max, dtype_name[act], (unsigned long long)vk->caps.min_offset_align);
+        out("device buffers (%s, context %u, batch %u, activations %s, KV cache %s, logits for %s; offsets aligned to %llu bytes):\n",
+            m->cfg.name, n_ctx, p->t_max, dtype_name[act], dtype_name[o ? o->kv : act], o && o->last_row ? "the last row" : "every row",
+            (unsigned long long)vk->caps.min_offset_align);
         out("  %-34s %-5s %-22s %12s  %-7s %s %12s\n", "name", "dtype", "shape", "bytes", "arena", "b", "offset");
     }
     /* xf_plan sets the planning arenas up before placing the first tensor; the walk needs the
        weights arena's address to tell the arenas apart, which is &xf.w.arena. */
     w.wa = &xf.w.arena;
-    if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, plan_on_tensor, &w, e)) return false;
+    if (!xf_plan(&xf, vk, m, n_ctx, p->t_max, act, o, plan_on_tensor, &w, e)) return false;
+    bool one_row = xf.one_row;
     p->plan_w = xf.w.plan; p->plan_s = xf.s.plan;
     p->pad_w = p->plan_w - p->weights;
     p->pad_s = p->plan_s - p->kv - p->act;
     u64 names = xf.w.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
     xf_free(&xf);
-    u64 logits = (u64)m->cfg.n_vocab * 4, batch = (u64)m->cfg.n_vocab * p->t_max * 4;
+    u64 logits = (u64)m->cfg.n_vocab * 4, batch = one_row ? 0 : (u64)m->cfg.n_vocab * p->t_max * 4;
     u64 staging = vk->caps.unified ? 0 : EDGE_VK_STAGING_BYTES;
     p->host = names + layers + logits + batch + staging;
     p->fits = false;
@@ -86,9 +109,10 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     plan_mib(a, sizeof a, total);
     out("  total          %14llu bytes (%s) in %llu tensors; padding %llu = %.5f%% overhead\n", (unsigned long long)total, a,
         (unsigned long long)p->n_tensors, (unsigned long long)(p->pad_w + p->pad_s), plan_overhead(p) * 100.0);
+    plan_print_kv(p, o ? o->kv : act);
     out("\nhost (besides the mapped model file):\n");
     out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
-    out("  logits (batch)        %12llu bytes\n", (unsigned long long)batch);
+    out("  logits (batch)        %12llu bytes%s\n", (unsigned long long)batch, one_row ? " (generation: one row)" : "");
     out("  tensor names arena    %12llu bytes\n", (unsigned long long)names);
     out("  layer table           %12llu bytes\n", (unsigned long long)layers);
     out("  staging buffer        %12llu bytes%s\n", (unsigned long long)staging, staging ? " (host-visible, non-unified device)" : " (unified memory: none)");
@@ -106,6 +130,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     return true;
 }
 
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, u32 batch, bool print, Err *e) {
-    return plan_compute(p, &g->vk, m, n_ctx, act, batch, print, e);
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, DType kv, u32 batch, bool print, Err *e) {
+    XfOpts o = { .kv = kv != DT_COUNT ? kv : eng_kv_default(&g->vk.caps, act), .last_row = true };   /* as eng_open_gen for edge run */
+    return plan_compute(p, &g->vk, m, n_ctx, act, batch, &o, print, e);
 }

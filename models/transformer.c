@@ -29,6 +29,23 @@ static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
 
 static void xf_path_decide(Xf *xf);
 
+/* The most k slices a prefill attn_out / ffn_down product takes (op_matmul_split_max, at most one per
+   256 elements of the longer row: split_begin's slices are multiples of 256); 1 without batches. */
+static u32 xf_split_max(const Xf *xf) {
+    const ModelConfig *c = xf->cfg;
+    if (xf->t_max < 2) return 1;
+    u64 k = MAX((u64)c->n_head * c->head_dim, (u64)c->n_ff);
+    return (u32)MIN((u64)op_matmul_split_max(xf->vk), (k + 255) / 256);
+}
+
+/* One logits row serves every batch when the last row of x and of the final norm's output can be
+   bound on their own at any batch size (xf_output's head_last views): their rows are whole multiples
+   of the device's offset alignment. */
+static bool xf_one_row(const Xf *xf) {
+    u64 al = MAX(xf->vk->caps.min_offset_align, 1), n = xf->cfg->n_embd;
+    return xf->t_max == 1 || (dtype_bytes(DT_F32, n) % al == 0 && dtype_bytes(xf->act, n) % al == 0);
+}
+
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
     arena_pop_to(&xf->w.names, 0);
@@ -53,8 +70,9 @@ static void xf_alloc(Xf *xf) {
         X->ffn_norm = xf_weight(xf, wa, L->ffn_norm);
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
-        xf->s.kv[il].k = xf_act(sa, "k_cache", xf->kv, kvd, xf->n_ctx);
-        xf->s.kv[il].v = xf_act(sa, "v_cache", xf->kv, kvd, xf->n_ctx);
+        bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */
+        xf->s.kv[il].k = xf_act(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, kvd, xf->n_ctx);
+        xf->s.kv[il].v = xf_act(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, kvd, xf->n_ctx);
     }
     u64 one[1] = { T }, two[1] = { 2 };
     xf->s.ids = vk_tensor(sa, "ids", DT_U32, 1, one);
@@ -105,12 +123,15 @@ static void xf_alloc(Xf *xf) {
     xf->s.up = xf_act(sa, "up", xf->act, c->n_ff, T);
     xf->s.ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
     xf->s.hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
-    xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, T);
-    if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, T);
+    u32 LR = xf->one_row ? 1 : T;       /* logits rows */
+    xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, LR);
+    if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, LR);
+    u32 S = xf_split_max(xf);
+    if (xf->one_row && S >= 2) xf->s.split_part = xf_act(sa, "splitk_part", DT_F32, (u64)c->n_embd * S, T);
     u64 idf[2] = { 2, T };
     xf->s.out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
     u32 G = op_argmax_slices(c->n_vocab);
-    if (G > 1) { u64 np[2] = { 3 * (u64)G, T }; xf->s.argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
+    if (G > 1) { u64 np[2] = { 3 * (u64)G, LR }; xf->s.argmax_part = vk_tensor(sa, "argmax_part", DT_U32, 2, np); }
     xf_path_decide(xf);
 }
 
@@ -120,13 +141,11 @@ static void xf_profile_after(Xf *xf, u32 T, f64 wall_s);
 
 static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if (g) vk_upload(vk, t, g->data); }
 
-/* Validates, then runs the allocation sequence on planning arenas (each placed tensor goes to
-   on_tensor when set): plan_w and plan_s are the exact bytes the real arenas need. */
 /* The configuration and the host-side tables, then the two planning arenas: the start of xf_plan
    and of describe mode (xf_describe). */
-static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act) {
+static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, DType kv) {
     memset(xf, 0, sizeof *xf);
-    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = act;
+    xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = kv;
     xf->n_ctx = n_ctx; xf->t_max = t_max;
     xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
     xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);
@@ -136,15 +155,22 @@ static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType
     vk_arena_plan(vk, &xf->s.arena, "state");
 }
 
-bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+/* Validates, then runs the allocation sequence on planning arenas (each placed tensor goes to
+   on_tensor when set): plan_w and plan_s are the exact bytes the real arenas need. */
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e) {
     memset(xf, 0, sizeof *xf);
+    DType kv = o ? o->kv : act;
     if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
+    if (kv != DT_F32 && kv != DT_F16) return err_set(e, EXIT_USAGE, "KV cache dtype must be f32 or f16");
+    if (kv == DT_F16 && !vk->caps.storage16)
+        return err_set(e, EXIT_DEVICE, "--cache-type f16 needs storageBuffer16BitAccess, which '%s' lacks (use --cache-type f32)", vk->props.deviceName);
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
     if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
     if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
-    xf_setup(xf, vk, m, n_ctx, t_max, act);
+    xf_setup(xf, vk, m, n_ctx, t_max, act, kv);
+    xf->one_row = o && o->last_row && xf_one_row(xf);
     /* plan: the allocation sequence on the planning arenas */
     xf->w.arena.on_tensor = xf->s.arena.on_tensor = on_tensor;
     xf->w.arena.on_ctx = xf->s.arena.on_ctx = ctx;
@@ -154,8 +180,8 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
     return true;
 }
 
-bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e) {
-    if (!xf_plan(xf, vk, m, n_ctx, t_max, act, 0, 0, e)) return false;
+bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o, Err *e) {
+    if (!xf_plan(xf, vk, m, n_ctx, t_max, act, o, 0, 0, e)) return false;
     if (!vk_arena_init(vk, &xf->w.arena, "weights", xf->w.plan, e)) { xf_free(xf); return false; }
     if (!vk_arena_init(vk, &xf->s.arena, "state", xf->s.plan, e)) { xf_free(xf); return false; }
     xf_alloc(xf);
@@ -502,12 +528,13 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
 }
 
 /* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
-   f32 partials in the logits buffer (n_vocab x batch f32, written only by the LM head at the end
-   of the pass, so free while the layers run); decode: one product. */
+   f32 partials in split_part, or (every logits row kept) in the logits buffer (n_vocab x batch f32,
+   written only by the LM head at the end of the pass, so free while the layers run); decode: one product. */
 static void xf_matmul_out(Xf *xf, XfRec *R, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
     if (R->ph == PH_PREFILL) {
         u32 s = op_matmul_split_slices(xf->vk, W, X);
-        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, &xf->s.logits, s)) return;
+        const Tensor *part = xf->s.split_part.nbytes ? &xf->s.split_part : &xf->s.logits;
+        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, part, s)) return;
     }
     if (acc) op_matmul_acc(xf->vk, R->ph, W, X, Y); else op_matmul(xf->vk, R->ph, W, X, Y);
 }
@@ -599,7 +626,7 @@ static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
 static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
     u32 T = R->T;
-    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, T), out_ids = R->out_ids;
+    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, xf->one_row ? 1 : T), out_ids = R->out_ids;
     Phase hph = R->ph;
     xf->r.head_last = false;
     if (last_only && T > 1) {
@@ -664,6 +691,9 @@ u64 xf_prefill_replays;
 
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e) {
     if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
+    if (xf->one_row && T > 1 && (!last_only || logits))
+        return err_set(e, EXIT_USAGE, "every logits row of a %u-token batch wanted, but this context keeps one row "
+                       "(opened for generation: XfOpts.last_row)", T);
     if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
     for (u32 i = 0; i < T; i++)
         if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)

@@ -8,8 +8,10 @@
    blocks stay quantized), and allocates nothing after that.
 
    API:
-     xf_init(&xf, vk, model, n_ctx, t_max, act, err)  plan, allocate, upload (act: DT_F32 or DT_F16)
-     xf_plan(&xf, vk, model, n_ctx, t_max, act, on_tensor, ctx, err)   the plan only (planning arenas, nothing
+     xf_init(&xf, vk, model, n_ctx, t_max, act, opts, err)  plan, allocate, upload (act: DT_F32 or DT_F16;
+                                                      opts: the KV cache dtype and the logits rows, NULL: the
+                                                      cache in act, logits for every row of a batch)
+     xf_plan(&xf, vk, model, n_ctx, t_max, act, opts, on_tensor, ctx, err)   the plan only (planning arenas, nothing
                                                       allocated or uploaded); every tensor to on_tensor; then xf_free
      xf_free(&xf)
      xf_forward(&xf, tokens, T, p0, last_only, logits, ids)   evaluate T tokens at positions p0.. (T <= t_max):
@@ -173,10 +175,12 @@ typedef struct XfState {        /* per context: the KV cache and the activations
     Tensor  gate, up;           /* act (n_ff, t_max) */
     Tensor  ff;                 /* act (n_ff, t_max) */
     Tensor  hn;                 /* act (n_embd, t_max) final norm */
-    Tensor  logits;             /* f32 (n_vocab, t_max) */
-    Tensor  zl;                 /* f32 (n_vocab, t_max) pre-softcap logits (gemma2) */
+    Tensor  logits;             /* f32 (n_vocab, t_max), or (n_vocab, 1) with Xf.one_row */
+    Tensor  zl;                 /* f32 (n_vocab, t_max | 1) pre-softcap logits (gemma2) */
+    Tensor  split_part;         /* f32 (n_embd * s, t_max) split-k partials of the prefill attn_out / ffn_down
+                                   products (s: op_matmul_split_max) with Xf.one_row; else they use the logits */
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
-    Tensor  argmax_part;        /* u32 (3 G, t_max): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
+    Tensor  argmax_part;        /* u32 (3 G, t_max | 1): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
     Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (2) each chained step's [p0, 1], written by the host before its recording's submit */
     Tensor  chain_out[2][EDGE_CHAIN_STEPS];   /* u32 (2, 1) each chained step's [id, flag]: its argmax writes it, the next step's embedding reads its id */
     u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
@@ -215,6 +219,12 @@ typedef struct XfDiag {         /* debug tools and profiling (all idle unless xf
     XfDesc *desc;               /* describe mode */
 } XfDiag;
 
+typedef struct XfOpts {
+    DType   kv;                 /* KV cache dtype: DT_F32, or DT_F16 (needs storageBuffer16BitAccess) */
+    bool    last_row;           /* generation: logits of a batch's last row only (xf_forward's last_only,
+                                   or T = 1), so the logits buffers hold one row */
+} XfOpts;
+
 typedef struct Xf {
     /* the configuration, fixed at xf_init */
     Vk                *vk;
@@ -223,6 +233,8 @@ typedef struct Xf {
     DType   act;                /* activation dtype of the kernel path */
     DType   kv;                 /* KV cache dtype */
     u32     n_ctx, t_max;
+    bool    one_row;            /* the logits buffers hold one row (XfOpts.last_row where the head's last-row
+                                   views stay aligned for every batch size: xf_one_row) */
     XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
     XfWeights w;
     XfState   s;
@@ -230,8 +242,8 @@ typedef struct Xf {
     XfDiag    d;
 } Xf;
 
-bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, Err *e);
-bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act,
+bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o, Err *e);
+bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, const XfOpts *o,
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */

@@ -537,7 +537,7 @@ bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act
     memset(xf, 0, sizeof *xf);
     memset(d, 0, sizeof *d);
     if (T == 0 || T > t_max || t_max > n_ctx) return false;
-    xf_setup(xf, vk, m, n_ctx, t_max, act);
+    xf_setup(xf, vk, m, n_ctx, t_max, act, act);
     xf_alloc(xf);
     xf_describe_run(xf, T, d);
     return d->chain_errors == 0;

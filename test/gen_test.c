@@ -446,9 +446,9 @@ TEST(plan_totals_equal_what_xf_init_allocates) {
             REQUIRE(model_open(&m, files[f] ? path : 0, false, &a, &e));
             u32 ctx = MIN(m.cfg.n_ctx, 256);
             Plan p;
-            REQUIRE(plan_compute(&p, vk, &m, ctx, DT_F32, EDGE_PREFILL_BATCH, false, &e));
+            REQUIRE(plan_compute(&p, vk, &m, ctx, DT_F32, EDGE_PREFILL_BATCH, 0, false, &e));
             Xf xf;
-            REQUIRE(xf_init(&xf, vk, &m, ctx, MIN(ctx, EDGE_PREFILL_BATCH), DT_F32, &e));
+            REQUIRE(xf_init(&xf, vk, &m, ctx, MIN(ctx, EDGE_PREFILL_BATCH), DT_F32, 0, &e));
             const char *nm = files[f] ? files[f] : "embedded";
             CHECKF(gent_blocks(&xf.w.arena) == p.plan_w && gent_blocks(&xf.s.arena) == p.plan_s,
                    "%s split %u: plan %llu + %llu, allocated %llu + %llu", nm, split, (unsigned long long)p.plan_w,
@@ -482,7 +482,7 @@ TEST(plan_overhead_of_real_configs_is_under_2_percent) {
             vk->caps.max_alloc = MAX(saved_alloc, 4ull << 30);
             Plan p;
             u32 ctx = MIN(row->ctx, 4096u);
-            REQUIRE(plan_compute(&p, vk, &m, ctx, DT_F32, EDGE_PREFILL_BATCH, false, &e));
+            REQUIRE(plan_compute(&p, vk, &m, ctx, DT_F32, EDGE_PREFILL_BATCH, 0, false, &e));
             ov[k] = plan_overhead(&p);
             CHECKF(ov[k] < 0.02, "%s: overhead %g", configs[c], ov[k]);
             CHECK(p.weights > 0 && p.kv == 2ull * row->n_layer * row->n_head_kv * row->head_dim * ctx * 4);

@@ -69,7 +69,9 @@ static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
 /* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
    only the short case, under a binding limit that splits every weight matrix into several row
    chunks (and as many of its tokens as keep every activation under that limit). */
-static void gput_logits(const GpuPath *p, bool chunked, u32 batch) {   /* batch: eng_open_batch */
+/* kv, last_row: eng_open_gen's (DT_COUNT, false: as eng_open_batch); last_row: the prompt's last
+   row alone, read as generation reads it (eng_last_logits), is compared. */
+static void gput_logits_gen(const GpuPath *p, bool chunked, u32 batch, DType kv, bool last_row) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     static RefFixture fx[REFT_MAX_FIXTURES];
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
@@ -102,7 +104,7 @@ static void gput_logits(const GpuPath *p, bool chunked, u32 batch) {   /* batch:
                 TEST_OPTION(max_binding, opt_int((i64)limit));    /* EDGE_MAX_BINDING for this eng_open only */
             }
             Engine g;
-            bool opened = eng_open_batch(&g, &m, ENG_GPU, n_ids, p->act, batch, &e);
+            bool opened = eng_open_gen(&g, &m, ENG_GPU, n_ids, p->act, kv, batch, last_row, &e);
             edge_opt.max_binding = max_binding;
             if (!opened) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_pop_to(&a, pos); continue; }
             if (chunked) {
@@ -115,10 +117,14 @@ static void gput_logits(const GpuPath *p, bool chunked, u32 batch) {   /* batch:
                                (unsigned long long)ws[w]->nbytes, (unsigned long long)limit);
                 }
             }
+            u64 al = g.vk.caps.min_offset_align;   /* one row where the head's last-row views stay aligned (xf_one_row) */
+            bool one = last_row && (4ull * m.cfg.n_embd) % al == 0 && dtype_bytes(p->act, m.cfg.n_embd) % al == 0;
+            CHECKF(g.xf.one_row == one && (!one || (g.xf.s.logits.ne[1] == 1 && !g.batch)), "%s: one logits row %d, expected %d", fx[f].name, g.xf.one_row, one);
             f32 *got = push_array(&a, f32, (u64)n_ids * V);
-            if (eng_feed(&g, ids, n_ids, got, &e)) {
+            if (eng_feed(&g, ids, n_ids, last_row ? 0 : got, &e)) {
                 char what[160]; fmt_buf(what, sizeof what, "%s %s", fx[f].name, cases[c]);
-                f64 w = gput_compare(p, what, got, (const f32 *)exact, n_ids, V);
+                const f32 *want = (const f32 *)exact + (last_row ? (u64)(n_ids - 1) * V : 0);
+                f64 w = gput_compare(p, what, last_row ? eng_last_logits(&g) : got, want, last_row ? 1 : n_ids, V);
                 if (w > worst) worst = w;
             } else CHECKF(0, "%s: %s", fx[f].name, e.msg);
             eng_close(&g);
@@ -131,7 +137,20 @@ static void gput_logits(const GpuPath *p, bool chunked, u32 batch) {   /* batch:
     }
 }
 
+static void gput_logits(const GpuPath *p, bool chunked, u32 batch) { gput_logits_gen(p, chunked, batch, DT_COUNT, false); }
+
 TEST(gpu_fixture_logits_act_f32) { gput_logits(&gpu_paths[0], false, EDGE_PREFILL_BATCH); }
+/* generation's engine (one logits row on the device, none batch-sized on the host): the prompt's
+   last row, in batches of 16 (the last row of a batch at any offset), and with every prefill
+   attn_out / ffn_down product split over k (EDGE_SPLITK=4: the partials in split_part) */
+TEST(gpu_fixture_last_row_logits) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    gput_logits_gen(&gpu_paths[0], false, 16, DT_F32, true);
+    u64 before = op_split_products;
+    TEST_OPTION(splitk, opt_int(4));
+    gput_logits_gen(&gpu_paths[0], false, EDGE_PREFILL_BATCH, DT_F32, true);
+    CHECKF(op_split_products > before, "no product was split (%llu)", (unsigned long long)(op_split_products - before));
+}
 /* prompts in batches of 16 tokens: the prefill recording of the first batch is replayed for the
    next ones at later positions (xf_forward keeps it while the batch size stays) */
 TEST(gpu_fixture_logits_batches_of_16) {
@@ -150,6 +169,16 @@ TEST(gpu_fixture_logits_split_k) {
     gput_logits(&gpu_paths[0], false, EDGE_PREFILL_BATCH);
     CHECKF(op_split_products > before, "no product was split (%llu)", (unsigned long long)(op_split_products - before));
     out("    %llu products split\n", (unsigned long long)(op_split_products - before));
+}
+/* --cache-type f16 with f32 activations: the f16 path's tolerance class. The f32 path's 1e-3 does
+   not hold (lavapipe: max |gpu - exact| 5.1e-3 .. 2.4e-2 over the fixtures, 0.06-0.10% of the row's
+   largest logit), so f32 activations keep an f32 cache by default (eng_kv_default). */
+TEST(gpu_fixture_logits_act_f32_cache_f16) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    Vk vk; Err e; vk_init(&vk, &e); bool s16 = vk.caps.storage16; vk_shutdown(&vk);
+    if (!s16) SKIP("the device has no 16-bit storage");
+    static const GpuPath f32_f16c = { DT_F32, "f32 --cache-type f16", 0, TOL_GPU_F16_REL, 0.1 };
+    gput_logits_gen(&f32_f16c, false, EDGE_PREFILL_BATCH, DT_F16, false);
 }
 TEST(gpu_fixture_logits_act_f16) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");

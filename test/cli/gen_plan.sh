@@ -44,9 +44,24 @@ m = re.search(r'state arena +(\d+) bytes .*KV cache (\d+), activations (\d+), pa
 s, kv, act, ps = map(int, m.groups())
 tot = int(re.search(r'^  total +(\d+) bytes', t, re.M).group(1))
 sw = sum(int(r[2]) for r in rows if r[3] == 'weights'); ss = sum(int(r[2]) for r in rows if r[3] == 'state')
-kvl = sum(int(r[2]) for r in rows if r[0] in ('k_cache', 'v_cache'))
+kvl = sum(int(r[2]) for r in rows if r[0] in ('k_cache', 'v_cache', 'k_cache_swa', 'v_cache_swa'))
 if not (tot == w + s and ss == kv + act and kvl == kv and ss + ps == s and sw <= w): sys.exit("plan totals do not add up")
 if kv != 2 * 6 * 128 * 128 * 4: sys.exit("KV %d" % kv)
+# by layer kind: tiny-gemma3 has 5 sliding layers and 1 global (config/models.def), K and V of 128 x 128 f32 each
+g = re.search(r'^  global +1 layers x +128 positions +(\d+) bytes', t, re.M)
+s = re.search(r'^  sliding +5 layers x +128 positions +(\d+) bytes', t, re.M)
+if not g or not s or int(g.group(1)) != 2 * 128 * 128 * 4 or int(s.group(1)) != 5 * 2 * 128 * 128 * 4: sys.exit("KV by layer kind")
+if not re.search(r'^  per sequence +%d bytes' % kv, t, re.M) or not re.search(r'^  in all +%d bytes' % kv, t, re.M): sys.exit("KV per sequence / in all")
 PY
 "$EDGE_BIN" plan --config gemma-2-2b-it --type Q4_K_M -c 4096 | grep -q 'gemma-2-2b-it' || { echo "plan --config failed"; exit 1; }
+# --cache-type: llama-3.2-1b at 8192 positions, f16: 2 (K, V) x 16 layers x 512 (8 kv heads x 64) x 8192 x 2 bytes = 256 MiB
+"$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 8192 --cache-type f16 > "$tmp/plan" 2>&1
+grep -q "KV cache f16" "$tmp/plan" && grep -q "KV cache $((2 * 16 * 512 * 8192 * 2))," "$tmp/plan" || { echo "plan --cache-type f16: $(grep -E 'buffers|state arena' "$tmp/plan")"; exit 1; }
+grep -q "logits  *f32  *\[128256, 1\]" "$tmp/plan" || { echo "plan: the logits are not one row"; exit 1; }
+# no fixed context cap: -c goes to the model's limit (llama-3.2-1b: 131072), past it is a usage error naming both
+rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 16384 > "$tmp/plan" 2>&1 || rc=$?
+[ $rc = 0 ] || [ $rc = 3 ] || { echo "plan -c 16384: rc $rc: $(head -3 "$tmp/plan")"; exit 1; }
+grep -q 'context 16384' "$tmp/plan" || { echo "plan -c 16384 does not plan 16384 positions"; exit 1; }
+rc=0; "$EDGE_BIN" plan --config gemma-3-1b-it --type Q8_0 -c 40000 > /dev/null 2> "$tmp/err" || rc=$?
+[ $rc = 1 ] && grep -q -- "-c 40000 exceeds the context limit of 32768 tokens for 'gemma-3-1b-it'" "$tmp/err" || { echo "plan -c 40000: rc $rc: $(cat "$tmp/err")"; exit 1; }
 exit 0

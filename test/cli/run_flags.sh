@@ -82,7 +82,7 @@ $R --temp 0 -n 4 -v -p "$P" 2>&1 >/dev/null | grep -q "tok/s.*rss [0-9]* KiB" ||
 # --help: every flag, defaults, exit codes
 $E --help > "$tmp/help" || fail "--help exit"
 for f in -m -p --input --sep -n --max-tokens -c --ctx --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n \
-         --seed --stop --system --raw --chat --truncate --no-special --backend --act --device --allow-unlisted -q -v \
+         --seed --stop --system --raw --chat --truncate --no-special --backend --act --cache-type -ctk -ctv --device --allow-unlisted -q -v \
          --think --no-think --reasoning-budget --answer-only --chat-date; do
     grep -qe "^  .*$f[ ,]" "$tmp/help" || grep -qe "^  $f\$" "$tmp/help" || fail "--help does not list $f"
 done
@@ -96,6 +96,13 @@ a=$(printf '%s\n' "$P" | $E -n 12 --seed 5 -q) || fail "gpu run"
 b=$(printf '%s\n' "$P" | $E -n 12 --seed 5 -q --device 0)
 [ -n "$a" ] && [ "$a" = "$b" ] || fail "gpu: the same seed gave different bytes: '$a' vs '$b'"
 g32=$($E -n 12 --temp 0 -q --act f32 -p "$P" --backend gpu)
+# --cache-type f16 with f32 activations: stories260K's greedy ids hold on the f16 tolerance class (test/gpu_test.c)
+[ "$($E -n 12 --temp 0 -q --act f32 --cache-type f16 -p "$P")" = "$($R --temp 0 -n 12 -q -p "$P")" ] || fail "--cache-type f16 greedy differs from ref"
+$E -n 2 --temp 0 -v --act f32 -ctk f16 -ctv f16 -p "$P" 2>&1 >/dev/null | grep -q "gpu f32, KV cache f16" || fail "-ctk/-ctv f16 not reported"
+$E -n 2 --temp 0 -v --act f32 -p "$P" 2>&1 >/dev/null | grep -q "gpu f32, KV cache f32" || fail "the f32 path's default cache is not f32"
+for bad in "--cache-type q8" "-ctk f16 -ctv f32"; do
+    rc=0; $E -n 2 -q -p "$P" $bad 2>/dev/null >/dev/null || rc=$?; [ $rc = 1 ] || fail "$bad: exit $rc, want 1"
+done
 [ "$g32" = "$($R --temp 0 -n 12 -q -p "$P")" ] || fail "--act f32 greedy differs from ref"
 $E -n 2 --temp 0 -v --act f16 -p "$P" 2>&1 >/dev/null | grep -q "gpu f16" || fail "--act f16 not reported"
 # GPU greedy: the same prompt twice in one run gives the same bytes (the second prompt's prefill replays

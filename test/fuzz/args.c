@@ -22,7 +22,7 @@ static void fuzz_args(const u8 *data, size_t n) {
         FUZZ_ASSERT(rc == -1 || rc == EXIT_OK || rc == EXIT_USAGE);
         if (rc == -1) {
             FUZZ_ASSERT(o.sep_len <= sizeof o.sep && o.n_stops <= EDGE_RUN_MAX_STOPS);
-            FUZZ_ASSERT(o.n_predict >= 0 && o.n_predict <= EDGE_MAX_CTX && o.n_ctx <= EDGE_MAX_CTX);
+            FUZZ_ASSERT(o.n_predict >= 0 && o.n_predict <= EDGE_MAX_POS && o.n_ctx <= EDGE_MAX_POS);
         }
     } else {
         FUZZ_ASSERT(e.code == EXIT_USAGE && e.msg[0]);
