@@ -518,7 +518,7 @@ static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
     Tensor ids = xf_rows(&xf->s.ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
     xf_chain_write(d, &xf->s.pos, "(host: positions)");
-    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, false);
+    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, xf->one_row);   /* a one-row context records the LM head for the last row only */
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;
     xf->d.desc = old; xf->d.on = dbg; xf->d.step = step;
 }

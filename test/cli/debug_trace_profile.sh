@@ -30,6 +30,9 @@ grep -q '@(pos 6, dim' "$tmp/tr2" || { echo "--trace-pos 6 statistics not at pos
 # --profile
 got=$("$EDGE_BIN" eval --tokens "$T" --greedy 6 --backend gpu --profile 2>"$tmp/pr") || { echo "--profile failed"; fail=1; }
 [ "$got" = "$want" ] || [ "${got%% *}" = "${want%% *}" ] || { echo "--profile changed the result"; fail=1; }
+# --profile on a generation run (a context that keeps one logits row: the profile's op count records that)
+echo "Once upon a time" | "$EDGE_BIN" --profile -n 4 > /dev/null 2> "$tmp/prg" || { echo "edge --profile (generation) failed:"; tail -3 "$tmp/prg"; fail=1; }
+grep -q "per token" "$tmp/prg" || { echo "edge --profile (generation) printed no table"; fail=1; }
 if grep -q "does not support timestamps" "$tmp/pr"; then echo "(no timestamps on this device)"; else
     for ph in prefill decode; do
         s=$(awk -v ph="$ph:" '$1 == ph { on = 1; next } /^[a-z]/ { on = 0 } on && $1 == "class" { gsub("%", "", $NF); s += $NF } END { printf "%.2f", s }' "$tmp/pr")
