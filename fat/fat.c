@@ -428,6 +428,9 @@ static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eSpec *sp, const Fat
     char pert[160] = "", ids[128] = "equal to the reference";
     if (f->perturb) fmt_buf(pert, sizeof pert, " [EDGE_FAT_PERTURB=%s: %u dispatches on this path perturbed]", f->perturb, o->hits);
     if (sp->follow) fmt_buf(ids, sizeof ids, "%u of %u the reference's argmax on the same tokens, the others within 2x the tolerance (worst %.2g of it)", o->exact, n, o->gap);
+    char why[128] = "";     /* a greedy id that is not the reference's */
+    if (ref_at >= 0 && sp->follow) fmt_buf(why, sizeof why, "%.3g x 2x the tolerance below the reference's argmax on the same tokens", o->gap);
+    else if (ref_at >= 0) fmt_buf(why, sizeof why, "the reference's is %d", r->tokens[ref_at]);
     const char *act = o->f16 ? "f16" : "f32";
     char tol[64];
     fmt_buf(tol, sizeof tol, o->f16 ? "%.2g%% of the row's largest |logit|" : "%.0e absolute", o->f16 ? FAT_E2E_TOL_F16 * 100 : FAT_E2E_TOL_F32);
@@ -439,9 +442,7 @@ static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eSpec *sp, const Fat
     else if (!(o->worst <= 1))
         fat_check_end(f, c, FAT_FAIL, "%s, %s path: logit %u of prompt row %u (run %u) is %.3g off the reference (tolerance %s)%s", sp->label, act, o->col, o->row, o->run + 1, o->err, tol, pert);
     else if (ref_at >= 0)
-        fat_check_end(f, c, FAT_FAIL, sp->follow ? "%s, %s path: greedy token %d is %d, %.3g x 2x the tolerance below the reference's argmax on the same tokens%s"
-                      : "%s, %s path: greedy token %d is %d, the reference's is %d%s", sp->label, act, ref_at + 1, o->toks[0][ref_at],
-                      sp->follow ? o->gap : r->tokens[ref_at], pert);
+        fat_check_end(f, c, FAT_FAIL, "%s, %s path: greedy token %d is %d, %s%s", sp->label, act, ref_at + 1, o->toks[0][ref_at], why, pert);
     else if (drift_at >= 0)
         fat_check_end(f, c, FAT_FAIL, "%s, %s path: tokens differ from soak repetition 0 at token %d (drift)%s", sp->label, act, drift_at + 1, pert);
     else fat_check_end(f, c, FAT_PASS, "%s, %s activations, %u-token prompt batched, %u chained greedy tokens x %d runs identical, %s; logits within tolerance (worst %.2g of %s)%s",
