@@ -453,13 +453,18 @@ static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eSpec *sp, const Fat
 static void fat_e2e_check(Fat *f, FatCheck *c, const FatE2eSpec *sp) {
     Err e = {0};
     FatE2eOut *o = calloc(1, sizeof *o);
-    if (!sp->st->have && !(sp->st->have = fat_e2e_reference(&sp->st->ref, sp->m, !sp->follow, &e))) fat_check_end(f, c, FAT_FAIL, "%s: reference backend: %s", sp->label, e.msg);
-    else if (!fat_e2e_runs(f, sp, o, &e)) fat_check_end(f, c, FAT_FAIL, "%s: GPU backend: %s", sp->label, e.msg);
-    else if (sp->follow && !fat_e2e_follow(sp, o, &e)) fat_check_end(f, c, FAT_FAIL, "%s: reference backend on the GPU's tokens: %s", sp->label, e.msg);
-    else {
-        if (!sp->follow) f->decode_tps = (sp->st->ref.n_steps - 1) / o->best_s;
-        fat_e2e_verdict(f, c, sp, o, sp->m->cfg.n_vocab);
+    f64 t0 = fat_now(), t1 = 0, t2 = 0;     /* the reference backend's seconds go into the report */
+    if (!sp->st->have && !(sp->st->have = fat_e2e_reference(&sp->st->ref, sp->m, !sp->follow, &e))) {
+        fat_check_end(f, c, FAT_FAIL, "%s: reference backend: %s", sp->label, e.msg); goto done;
     }
+    t1 = fat_now();
+    if (!fat_e2e_runs(f, sp, o, &e)) { fat_check_end(f, c, FAT_FAIL, "%s: GPU backend: %s", sp->label, e.msg); goto done; }
+    t2 = fat_now();
+    if (sp->follow && !fat_e2e_follow(sp, o, &e)) { fat_check_end(f, c, FAT_FAIL, "%s: reference backend on the GPU's tokens: %s", sp->label, e.msg); goto done; }
+    if (!sp->follow) f->decode_tps = (sp->st->ref.n_steps - 1) / o->best_s;
+    fat_num(c, "reference_s", (t1 - t0) + (fat_now() - t2));
+    fat_e2e_verdict(f, c, sp, o, sp->m->cfg.n_vocab);
+done:
     free(o);
 }
 
