@@ -1,7 +1,7 @@
 /* fat.c — `edge fat`, the factory acceptance test (see fat.h and docs/fat.md): the report
-   (result lines, JSON), identity, the floors, end to end on the default path, determinism, the
-   memory test, throughput, the soak loop and the command line. Kernel and trap checks live in
-   fat_kernels.c.
+   (result lines, JSON), identity, the floors, end to end on the default path (the embedded model;
+   -m FILE: model_path, that file's own path), determinism, the memory test, throughput, the soak
+   loop and the command line. Kernel and trap checks live in fat_kernels.c.
 
    Measured (lavapipe, 2 cores, --quick): 16-20 s in all, idle; see docs/fat.md. */
 #include <time.h>
@@ -787,7 +787,7 @@ static int fat_usage(const char *why) {
          "  --allow-unlisted  load -m FILE even when it is not a listed config (as edge run's)\n"
          "  --quick        the default: every kernel variant, traps, end to end, determinism, a memory pass, throughput\n"
          "  --full         every shipped shape, 6 memory patterns x 2 passes over the whole arena\n"
-         "  --soak S       repeat the kernel, end_to_end and determinism checks for S seconds; any drift fails\n"
+         "  --soak S       repeat the kernel, end_to_end, model_path and determinism checks for S seconds; any drift fails\n"
          "  --json FILE    write the report (device, versions, every check with its numbers, verdict)\n"
          "  --mem MiB      memory test size instead of the largest shipped config's arena\n"
          "  --floors FILE  this board's throughput floors, lines 'decode_tps N' and 'matvec_gbps N' ('#' comments);\n"
