@@ -866,8 +866,8 @@ static int fat_cmd(int argc, char **argv) {
         FatCheck *c = fat_check_begin(f, "soak");     /* begun after the loop: the results array may move during it */
         c->t0 = start;
         fat_num(c, "repetitions", ok_rep); fat_num(c, "failures", drift);
-        fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel, end_to_end and determinism checks in %.0f s, %u failed or drifted",
-                      ok_rep, f->soak_s, drift);
+        fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel, end_to_end%s and determinism checks in %.0f s, %u failed or drifted",
+                      ok_rep, f->model_path ? ", model_path" : "", f->soak_s, drift);
     }
     if (edge_opt.validation) {                          /* under the Khronos layer: its errors fail the run */
         FatCheck *c = fat_check_begin(f, "validation");
