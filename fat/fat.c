@@ -273,7 +273,7 @@ done:
 static const char fat_e2e_text[] = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.";
 
 typedef struct FatE2eSpec {
-    const char *check, *label;  /* the check's name; the model as the detail names it */
+    const char *label;          /* the model as the check's detail names it */
     const Model *m;
     FatE2e     *st;
     bool        follow;         /* greedy ids checked on the GPU's own tokens (fat_e2e_follow), not equal to the reference's */
@@ -474,7 +474,7 @@ static void fat_end_to_end(Fat *f) {
     Err e = {0};
     Model m;
     if (!model_open(&m, NULL, false, &ha, &e)) { fat_check_end(f, c, FAT_FAIL, "embedded model: %s", e.msg); arena_free(&ha); return; }
-    FatE2eSpec sp = { "end_to_end", "stories260K", &m, &f->e2e, false };
+    FatE2eSpec sp = { "stories260K", &m, &f->e2e, false };
     if (!f->e2e.have && !fat_e2e_text_prompt(&f->e2e.ref, &m, &ha, &e)) fat_check_end(f, c, FAT_FAIL, "reference backend: %s", e.msg);
     else fat_e2e_check(f, c, &sp);
     model_close(&m);
@@ -484,7 +484,7 @@ static void fat_end_to_end(Fat *f) {
 /* -m FILE (opened by fat_cmd before the device checks): the file's own kernel path. */
 static void fat_model_path(Fat *f) {
     FatCheck *c = fat_check_begin(f, "model_path");
-    FatE2eSpec sp = { "model_path", f->model_path, &f->model, &f->me2e, true };
+    FatE2eSpec sp = { f->model_path, &f->model, &f->me2e, true };
     if (!f->me2e.have) fat_e2e_id_prompt(&f->me2e.ref, &f->model, &f->model_arena);
     fat_e2e_check(f, c, &sp);
 }
