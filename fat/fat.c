@@ -721,7 +721,8 @@ static void fat_bandwidth(Fat *f) {
 /* ---- the run ------------------------------------------------------------------------------------ */
 /* Runs fn with die() trapped: a device error (fence timeout, lost device, allocation failure
    inside an op) fails the check that was running, names it, and ends the device checks (the
-   device may be hung: it is not shut down). */
+   device may be hung: it is not shut down). A model error (EXIT_MODEL: the -m file has a weight type
+   without GPU kernels, say) is no device fault: it fails model_path, naming the file, and the others run. */
 static bool fat_guard(Fat *f, void (*fn)(Fat *)) {
     jmp_buf jb;
     die_trap = &jb;
@@ -729,6 +730,10 @@ static bool fat_guard(Fat *f, void (*fn)(Fat *)) {
     die_trap = 0;
     f->vk.recording = false;
     FatCheck *c = f->open ? &f->checks[f->open - 1] : fat_check_begin(f, "device");
+    if (die_trap_code == EXIT_MODEL && fn == fat_model_path) {
+        fat_check_end(f, c, FAT_FAIL, "%s: this device's GPU path cannot run the file: %s", f->model_path, die_trap_msg);
+        return false;
+    }
     fat_check_end(f, c, FAT_FAIL, "device error: %s (the remaining checks did not run)", die_trap_msg);
     f->broken = true;
     return false;
@@ -757,8 +762,8 @@ static void fat_repetition(Fat *f) {
     bool decode_tps = f->rep == 0 && fat_want(f, "throughput");
     if (fat_want(f, "end_to_end") || decode_tps) fat_guard(f, fat_end_to_end);
     if (decode_tps && !f->broken) fat_throughput_decode(f);
-    if (f->model_path && fat_want(f, "model_path") && !f->broken) fat_guard(f, fat_model_path);
     if (fat_want(f, "determinism") && !f->broken) fat_guard(f, fat_determinism);
+    if (f->model_path && fat_want(f, "model_path") && !f->broken) fat_guard(f, fat_model_path);
 }
 
 /* -m FILE: a file that does not load cannot be tested (exit 11), named before the device is touched. */

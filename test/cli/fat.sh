@@ -82,6 +82,16 @@ for n in $(supported_models); do
 done
 [ $n_models -gt 0 ] || { source "$(dirname "$0")/require.bash"; skip_unless_required "no model fixtures in $M"; }
 echo "model_path passed on $n_models model fixtures"
+# a file that loads but that this device's GPU path cannot run (a fixture config/fixtures.def skips for want of
+# GPU kernels, while there is one) fails model_path naming the file, exit 10; the other checks still run
+nogpu=$(sed -n 's/^FIXTURE(MODEL, *"\([^"]*\)", *"GPU kernels for .*/\1/p' "$root/config/fixtures.def" | while read -r n; do
+    [ -f "$M/$n.gguf" ] && echo "$n"; done | head -1)
+if [ -n "$nogpu" ]; then
+    "$EDGE_BIN" fat -m "$M/$nogpu.gguf" --only model_path,determinism > "$tmp/ng.out" 2>&1; rc=$?
+    [ $rc = 10 ] || fail "edge fat -m $nogpu (no GPU kernels): exit $rc, want 10: $(cat "$tmp/ng.out")"
+    grep -q "^FAIL  model_path  $M/$nogpu.gguf: this device's GPU path cannot run the file: .*has no GPU kernels" "$tmp/ng.out" || fail "-m $nogpu: $(cat "$tmp/ng.out")"
+    grep -q "^PASS  determinism" "$tmp/ng.out" || fail "-m $nogpu: determinism did not run: $(cat "$tmp/ng.out")"
+fi
 
 # a board slower than its floor fails; the floor --floors did not set is the device class's default
 printf 'decode_tps 1e9\n' > "$tmp/high.floors"
