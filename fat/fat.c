@@ -1,7 +1,7 @@
 /* fat.c — `edge fat`, the factory acceptance test (see fat.h and docs/fat.md): the report
-   (result lines, JSON), identity, the floors, end to end on the default path, determinism, the
-   memory test, throughput, the soak loop and the command line. Kernel and trap checks live in
-   fat_kernels.c.
+   (result lines, JSON), identity, the floors, end to end on the default path (the embedded model;
+   -m FILE: model_path, that file's own path), determinism, the memory test, throughput, the soak
+   loop and the command line. Kernel and trap checks live in fat_kernels.c.
 
    Measured (lavapipe, 2 cores, --quick): 16-20 s in all, idle; see docs/fat.md. */
 #include <time.h>
@@ -260,39 +260,72 @@ done:
 /* The path `edge run` takes on this device (cli/run.c): activations DT_COUNT (f16 where the device has
    shaderFloat16), the context run would give the model, the prompt in prefill batches, then chained
    greedy decode (eng_decode). Tolerances (docs/fat.md): f16 activations |got - want| <= 0.5% of the
-   row's largest |logit| (measured on the fixtures: <= 0.24%), f32 activations 1e-3 absolute. */
+   row's largest |logit| (measured on the fixtures: <= 0.24%), f32 activations 1e-3 absolute. Two
+   subjects share it: end_to_end (the embedded model, a 36-token text prompt, 64 tokens, every greedy
+   id equal to the reference's) and model_path (the -m file, FAT_M_PROMPT token ids, FAT_M_STEPS tokens;
+   the reference follows the GPU's tokens and each GPU id must be its argmax or within 2x the tolerance
+   of it: a real file's top logits may tie within the tolerance, and then its greedy ids may differ). */
 #define FAT_E2E_RUNS    3
 #define FAT_E2E_TOL_F16 5e-3
 #define FAT_E2E_TOL_F32 1e-3
+#define FAT_M_PROMPT    8
+#define FAT_M_STEPS     8
 static const char fat_e2e_text[] = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.";
+
+typedef struct FatE2eSpec {
+    const char *label;          /* the model as the check's detail names it */
+    const Model *m;
+    FatE2e     *st;
+    bool        follow;         /* greedy ids checked on the GPU's own tokens (fat_e2e_follow), not equal to the reference's */
+} FatE2eSpec;
 
 typedef struct FatE2eOut {
     i32  toks[FAT_E2E_RUNS][FAT_TOKENS];
     bool f16;
     f64  worst, err;        /* worst |got - want| / tolerance, and its error (relative for f16) */
     u32  run, row, col;     /* where */
-    f64  best_s;            /* fastest decode of FAT_TOKENS - 1 chained steps */
+    f64  best_s;            /* fastest decode of n_steps - 1 chained steps */
     u32  hits;              /* dispatches the EDGE_FAT_PERTURB hook perturbed */
+    i32  ref_at;            /* follow: the first GPU id too far below the reference's argmax (-1: none) */
+    f64  gap;               /* follow: worst (argmax logit - the GPU id's logit) / (2x tolerance) */
+    u32  exact;             /* follow: GPU ids that are the reference's argmax */
 } FatE2eOut;
 
-static bool fat_e2e_reference(Fat *f, Model *m, Arena *ha, Err *e) {
-    FatE2eRef *r = &f->e2e;
+/* The reference backend on r->prompt: every prompt row's logits, then (greedy) r->n_steps greedy ids. */
+static bool fat_e2e_reference(FatE2eRef *r, const Model *m, bool greedy, Err *e) {
+    u32 nv = m->cfg.n_vocab;
+    Engine g;
+    if (!eng_open(&g, m, ENG_REF, r->n_prompt + r->n_steps, DT_F32, e)) return false;
+    r->logits = malloc((u64)r->n_prompt * nv * sizeof(f32));
+    bool ok = eng_feed(&g, r->prompt, r->n_prompt, r->logits, e);
+    r->tokens[0] = (i32)ref_argmax(eng_last_logits(&g), nv);
+    for (u32 s = 1; ok && greedy && s < r->n_steps; s++) ok = eng_decode(&g, r->tokens[s - 1], true, &r->tokens[s], e);
+    eng_close(&g);
+    if (!ok) { free(r->logits); r->logits = NULL; }
+    return ok;
+}
+
+/* end_to_end's prompt: BOS and the story text through the embedded model's tokenizer. */
+static bool fat_e2e_text_prompt(FatE2eRef *r, const Model *m, Arena *ha, Err *e) {
     Tokenizer *tok;
     if (!tok_load(&tok, &m->gguf, ha, e)) return false;
     r->n_prompt = tok_encode(tok, fat_e2e_text, sizeof fat_e2e_text - 1, true, false, r->prompt, ARRAY_COUNT(r->prompt));
     if (r->n_prompt < 2 || r->n_prompt > ARRAY_COUNT(r->prompt))
         return err_set(e, FAT_EXIT_CANNOT_RUN, "the prompt encodes to %u tokens (want 2..%u)", r->n_prompt, (u32)ARRAY_COUNT(r->prompt));
-    u32 nv = m->cfg.n_vocab;
-    Engine g;
-    if (!eng_open(&g, m, ENG_REF, r->n_prompt + FAT_TOKENS, DT_F32, e)) return false;
-    r->logits = malloc((u64)r->n_prompt * nv * sizeof(f32));
-    bool ok = eng_feed(&g, r->prompt, r->n_prompt, r->logits, e);
-    r->tokens[0] = (i32)ref_argmax(eng_last_logits(&g), nv);
-    for (u32 s = 1; ok && s < FAT_TOKENS; s++) ok = eng_decode(&g, r->tokens[s - 1], true, &r->tokens[s], e);
-    eng_close(&g);
-    if (!ok) { free(r->logits); r->logits = NULL; }
-    f->have_e2e = ok;
-    return ok;
+    r->n_steps = FAT_TOKENS;
+    return true;
+}
+
+/* model_path's prompt: token ids, not text, so any vocabulary works: the file's BOS (when its tokenizer
+   has one), then ids spread evenly over the vocabulary (k * n_vocab / FAT_M_PROMPT + 3, clamped). */
+static void fat_e2e_id_prompt(FatE2eRef *r, const Model *m, Arena *ha) {
+    u32 nv = m->cfg.n_vocab, n = 0;
+    Tokenizer *tok; Err e;
+    i32 bos = tok_load(&tok, &m->gguf, ha, &e) ? tok_bos(tok) : -1;
+    if (bos >= 0 && (u32)bos < nv) r->prompt[n++] = bos;
+    for (u32 k = 1; n < FAT_M_PROMPT; k++) r->prompt[n++] = (i32)MIN((u64)k * nv / FAT_M_PROMPT + 3, (u64)nv - 1);
+    r->n_prompt = n;
+    r->n_steps = FAT_M_STEPS;
 }
 
 /* One run as `edge run` makes it: the prompt (rows: every row's logits, else the LM head for the
@@ -303,8 +336,8 @@ static bool fat_e2e_run(Engine *g, const FatE2eRef *r, f32 *rows, i32 *toks, f64
     toks[0] = (i32)ref_argmax(eng_last_logits(g), g->n_vocab);
     f64 t0 = fat_now();
     eng_set_chain(g, true);
-    for (u32 s = 1; s < FAT_TOKENS; s++)
-        if (!eng_decode(g, toks[s - 1], s + 1 < FAT_TOKENS, &toks[s], e)) { eng_decode_end(g); return false; }
+    for (u32 s = 1; s < r->n_steps; s++)
+        if (!eng_decode(g, toks[s - 1], s + 1 < r->n_steps, &toks[s], e)) { eng_decode_end(g); return false; }
     eng_decode_end(g);
     *decode_s = fat_now() - t0;
     return true;
@@ -325,8 +358,9 @@ static void fat_e2e_compare(FatE2eOut *o, u32 run, const f32 *got, const f32 *wa
     }
 }
 
-static bool fat_e2e_runs(Fat *f, Model *m, FatE2eOut *o, Err *e) {
-    const FatE2eRef *r = &f->e2e;
+static bool fat_e2e_runs(Fat *f, const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
+    const FatE2eRef *r = &sp->st->ref;
+    const Model *m = sp->m;
     u32 nv = m->cfg.n_vocab;
     Engine g;
     if (!eng_open(&g, m, ENG_GPU, MIN(m->cfg.n_ctx, RUN_DEFAULT_CTX), DT_COUNT, e)) return false;
@@ -350,37 +384,88 @@ static bool fat_e2e_runs(Fat *f, Model *m, FatE2eOut *o, Err *e) {
     return ok;
 }
 
-/* The first token where two sequences differ or an id is out of range (-1: none). */
-static i32 fat_tokens_differ(const i32 *a, const i32 *b, u32 nv) {
-    for (u32 s = 0; s < FAT_TOKENS; s++) if (a[s] != b[s] || a[s] < 0 || (u32)a[s] >= nv) return (i32)s;
+/* The first of n tokens where two sequences differ or an id is out of range (-1: none). */
+static i32 fat_tokens_differ(const i32 *a, const i32 *b, u32 n, u32 nv) {
+    for (u32 s = 0; s < n; s++) if (a[s] != b[s] || a[s] < 0 || (u32)a[s] >= nv) return (i32)s;
     return -1;
 }
 
-static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eOut *o, u32 nv) {
-    const FatE2eRef *r = &f->e2e;
+/* model_path's greedy check: the reference backend on the GPU's own tokens (the same context at every
+   step); each GPU id must be the reference's argmax or within 2x the path's tolerance of its logit
+   (two logits each off by the tolerance may swap). Fills o->ref_at, o->gap, o->exact. */
+static bool fat_e2e_follow(const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
+    const FatE2eRef *r = &sp->st->ref;
+    const i32 *toks = o->toks[0];
+    u32 nv = sp->m->cfg.n_vocab;
+    Engine g;
+    o->ref_at = -1;
+    if (!eng_open(&g, sp->m, ENG_REF, r->n_prompt + r->n_steps, DT_F32, e)) return false;
+    bool ok = eng_feed(&g, r->prompt, r->n_prompt, NULL, e);
+    for (u32 s = 0; ok && s < r->n_steps && o->ref_at < 0; s++) {
+        const f32 *l = eng_last_logits(&g);
+        f64 top = -INFINITY, big = 0;
+        for (u32 i = 0; i < nv; i++) { top = MAX(top, (f64)l[i]); big = MAX(big, fabs((f64)l[i])); }
+        f64 tol = o->f16 ? FAT_E2E_TOL_F16 * big : FAT_E2E_TOL_F32;
+        f64 d = toks[s] >= 0 && (u32)toks[s] < nv ? top - l[toks[s]] : INFINITY;
+        o->gap = MAX(o->gap, d / (2 * tol));
+        o->exact += d == 0;
+        if (!(d <= 2 * tol)) o->ref_at = (i32)s;
+        else if (s + 1 < r->n_steps) ok = eng_feed(&g, &toks[s], 1, NULL, e);
+    }
+    eng_close(&g);
+    return ok;
+}
+
+static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eSpec *sp, const FatE2eOut *o, u32 nv) {
+    const FatE2eRef *r = &sp->st->ref;
+    u32 n = r->n_steps;
     i32 bad_run = -1, bad_at = -1;
     for (u32 run = 1; run < FAT_E2E_RUNS && bad_run < 0; run++)
-        if ((bad_at = fat_tokens_differ(o->toks[run], o->toks[0], nv)) >= 0) bad_run = (i32)run;
-    i32 ref_at = fat_tokens_differ(o->toks[0], r->tokens, nv), drift_at = -1;
-    if (f->rep == 0) memcpy(f->e2e_tokens0, o->toks[0], sizeof f->e2e_tokens0);
-    else drift_at = fat_tokens_differ(o->toks[0], f->e2e_tokens0, nv);
-    char pert[160] = "";
+        if ((bad_at = fat_tokens_differ(o->toks[run], o->toks[0], n, nv)) >= 0) bad_run = (i32)run;
+    i32 ref_at = sp->follow ? o->ref_at : fat_tokens_differ(o->toks[0], r->tokens, n, nv), drift_at = -1;
+    if (f->rep == 0) memcpy(sp->st->tokens0, o->toks[0], sizeof sp->st->tokens0);
+    else drift_at = fat_tokens_differ(o->toks[0], sp->st->tokens0, n, nv);
+    char pert[160] = "", ids[128] = "equal to the reference";
     if (f->perturb) fmt_buf(pert, sizeof pert, " [EDGE_FAT_PERTURB=%s: %u dispatches on this path perturbed]", f->perturb, o->hits);
+    if (sp->follow) fmt_buf(ids, sizeof ids, "%u of %u the reference's argmax on the same tokens, the others within 2x the tolerance (worst %.2g of it)", o->exact, n, o->gap);
+    char why[128] = "";     /* a greedy id that is not the reference's */
+    if (ref_at >= 0 && sp->follow) fmt_buf(why, sizeof why, "%.3g x 2x the tolerance below the reference's argmax on the same tokens", o->gap);
+    else if (ref_at >= 0) fmt_buf(why, sizeof why, "the reference's is %d", r->tokens[ref_at]);
     const char *act = o->f16 ? "f16" : "f32";
     char tol[64];
     fmt_buf(tol, sizeof tol, o->f16 ? "%.2g%% of the row's largest |logit|" : "%.0e absolute", o->f16 ? FAT_E2E_TOL_F16 * 100 : FAT_E2E_TOL_F32);
-    fat_num(c, "f16", o->f16); fat_num(c, "prompt_tokens", r->n_prompt); fat_num(c, "runs", FAT_E2E_RUNS); fat_num(c, "tokens", FAT_TOKENS);
-    fat_num(c, "max_logit_err", o->err); fat_num(c, "first_ref_mismatch", ref_at); fat_num(c, "decode_tps", f->decode_tps);
+    fat_num(c, "f16", o->f16); fat_num(c, "prompt_tokens", r->n_prompt); fat_num(c, "runs", FAT_E2E_RUNS); fat_num(c, "tokens", n);
+    fat_num(c, "max_logit_err", o->err); fat_num(c, "first_ref_mismatch", ref_at);
+    if (sp->follow) fat_num(c, "ids_exact", o->exact); else fat_num(c, "decode_tps", f->decode_tps);
     if (bad_run >= 0)
-        fat_check_end(f, c, FAT_FAIL, "%s path: GPU run %d differs from run 1 at token %d (%d vs %d): nondeterministic%s", act, bad_run + 1, bad_at + 1, o->toks[bad_run][bad_at], o->toks[0][bad_at], pert);
+        fat_check_end(f, c, FAT_FAIL, "%s, %s path: GPU run %d differs from run 1 at token %d (%d vs %d): nondeterministic%s", sp->label, act, bad_run + 1, bad_at + 1, o->toks[bad_run][bad_at], o->toks[0][bad_at], pert);
     else if (!(o->worst <= 1))
-        fat_check_end(f, c, FAT_FAIL, "%s path: logit %u of prompt row %u (run %u) is %.3g off the reference (tolerance %s)%s", act, o->col, o->row, o->run + 1, o->err, tol, pert);
+        fat_check_end(f, c, FAT_FAIL, "%s, %s path: logit %u of prompt row %u (run %u) is %.3g off the reference (tolerance %s)%s", sp->label, act, o->col, o->row, o->run + 1, o->err, tol, pert);
     else if (ref_at >= 0)
-        fat_check_end(f, c, FAT_FAIL, "%s path: greedy token %d is %d, the reference's is %d%s", act, ref_at + 1, o->toks[0][ref_at], r->tokens[ref_at], pert);
+        fat_check_end(f, c, FAT_FAIL, "%s, %s path: greedy token %d is %d, %s%s", sp->label, act, ref_at + 1, o->toks[0][ref_at], why, pert);
     else if (drift_at >= 0)
-        fat_check_end(f, c, FAT_FAIL, "%s path: tokens differ from soak repetition 0 at token %d (drift)%s", act, drift_at + 1, pert);
-    else fat_check_end(f, c, FAT_PASS, "stories260K, %s activations, %u-token prompt batched, %d chained greedy tokens x %d runs identical and equal to the reference; logits within tolerance (worst %.2g of %s)%s",
-                       act, r->n_prompt, FAT_TOKENS, FAT_E2E_RUNS, o->worst, tol, pert);
+        fat_check_end(f, c, FAT_FAIL, "%s, %s path: tokens differ from soak repetition 0 at token %d (drift)%s", sp->label, act, drift_at + 1, pert);
+    else fat_check_end(f, c, FAT_PASS, "%s, %s activations, %u-token prompt batched, %u chained greedy tokens x %d runs identical, %s; logits within tolerance (worst %.2g of %s)%s",
+                       sp->label, act, r->n_prompt, n, FAT_E2E_RUNS, ids, o->worst, tol, pert);
+}
+
+/* Runs one subject: its reference once (the prompt filled by the caller), then the GPU runs and the verdict. */
+static void fat_e2e_check(Fat *f, FatCheck *c, const FatE2eSpec *sp) {
+    Err e = {0};
+    FatE2eOut *o = calloc(1, sizeof *o);
+    f64 t0 = fat_now(), t1 = 0, t2 = 0;     /* the reference backend's seconds go into the report */
+    if (!sp->st->have && !(sp->st->have = fat_e2e_reference(&sp->st->ref, sp->m, !sp->follow, &e))) {
+        fat_check_end(f, c, FAT_FAIL, "%s: reference backend: %s", sp->label, e.msg); goto done;
+    }
+    t1 = fat_now();
+    if (!fat_e2e_runs(f, sp, o, &e)) { fat_check_end(f, c, FAT_FAIL, "%s: GPU backend: %s", sp->label, e.msg); goto done; }
+    t2 = fat_now();
+    if (sp->follow && !fat_e2e_follow(sp, o, &e)) { fat_check_end(f, c, FAT_FAIL, "%s: reference backend on the GPU's tokens: %s", sp->label, e.msg); goto done; }
+    if (!sp->follow) f->decode_tps = (sp->st->ref.n_steps - 1) / o->best_s;
+    fat_num(c, "reference_s", (t1 - t0) + (fat_now() - t2));
+    fat_e2e_verdict(f, c, sp, o, sp->m->cfg.n_vocab);
+done:
+    free(o);
 }
 
 static void fat_end_to_end(Fat *f) {
@@ -388,17 +473,20 @@ static void fat_end_to_end(Fat *f) {
     Arena ha; arena_init(&ha, "fat end to end", (u64)EDGE_HOST_ARENA_MIB << 20);
     Err e = {0};
     Model m;
-    FatE2eOut *o = calloc(1, sizeof *o);
-    if (!model_open(&m, NULL, false, &ha, &e)) { fat_check_end(f, c, FAT_FAIL, "embedded model: %s", e.msg); free(o); arena_free(&ha); return; }
-    if (!f->have_e2e && !fat_e2e_reference(f, &m, &ha, &e)) fat_check_end(f, c, FAT_FAIL, "reference backend: %s", e.msg);
-    else if (!fat_e2e_runs(f, &m, o, &e)) fat_check_end(f, c, FAT_FAIL, "GPU backend: %s", e.msg);
-    else {
-        f->decode_tps = (FAT_TOKENS - 1) / o->best_s;
-        fat_e2e_verdict(f, c, o, m.cfg.n_vocab);
-    }
+    if (!model_open(&m, NULL, false, &ha, &e)) { fat_check_end(f, c, FAT_FAIL, "embedded model: %s", e.msg); arena_free(&ha); return; }
+    FatE2eSpec sp = { "stories260K", &m, &f->e2e, false };
+    if (!f->e2e.have && !fat_e2e_text_prompt(&f->e2e.ref, &m, &ha, &e)) fat_check_end(f, c, FAT_FAIL, "reference backend: %s", e.msg);
+    else fat_e2e_check(f, c, &sp);
     model_close(&m);
-    free(o);
     arena_free(&ha);
+}
+
+/* -m FILE (opened by fat_cmd before the device checks): the file's own kernel path. */
+static void fat_model_path(Fat *f) {
+    FatCheck *c = fat_check_begin(f, "model_path");
+    FatE2eSpec sp = { f->model_path, &f->model, &f->me2e, true };
+    if (!f->me2e.have) fat_e2e_id_prompt(&f->me2e.ref, &f->model, &f->model_arena);
+    fat_e2e_check(f, c, &sp);
 }
 
 static void fat_throughput_decode(Fat *f) {
@@ -633,7 +721,8 @@ static void fat_bandwidth(Fat *f) {
 /* ---- the run ------------------------------------------------------------------------------------ */
 /* Runs fn with die() trapped: a device error (fence timeout, lost device, allocation failure
    inside an op) fails the check that was running, names it, and ends the device checks (the
-   device may be hung: it is not shut down). */
+   device may be hung: it is not shut down). A model error (EXIT_MODEL: the -m file has a weight type
+   without GPU kernels, say) is no device fault: it fails model_path, naming the file, and the others run. */
 static bool fat_guard(Fat *f, void (*fn)(Fat *)) {
     jmp_buf jb;
     die_trap = &jb;
@@ -641,6 +730,10 @@ static bool fat_guard(Fat *f, void (*fn)(Fat *)) {
     die_trap = 0;
     f->vk.recording = false;
     FatCheck *c = f->open ? &f->checks[f->open - 1] : fat_check_begin(f, "device");
+    if (die_trap_code == EXIT_MODEL && fn == fat_model_path) {
+        fat_check_end(f, c, FAT_FAIL, "%s: this device's GPU path cannot run the file: %s", f->model_path, die_trap_msg);
+        return false;
+    }
     fat_check_end(f, c, FAT_FAIL, "device error: %s (the remaining checks did not run)", die_trap_msg);
     f->broken = true;
     return false;
@@ -670,20 +763,42 @@ static void fat_repetition(Fat *f) {
     if (fat_want(f, "end_to_end") || decode_tps) fat_guard(f, fat_end_to_end);
     if (decode_tps && !f->broken) fat_throughput_decode(f);
     if (fat_want(f, "determinism") && !f->broken) fat_guard(f, fat_determinism);
+    if (f->model_path && fat_want(f, "model_path") && !f->broken) fat_guard(f, fat_model_path);
+}
+
+/* -m FILE: a file that does not load cannot be tested (exit 11), named before the device is touched. */
+static bool fat_model_open(Fat *f, Err *e) {
+    arena_init(&f->model_arena, "fat model file", (u64)EDGE_HOST_ARENA_MIB << 20);
+    if (model_open(&f->model, f->model_path, f->allow_unlisted, &f->model_arena, e)) return true;
+    arena_free(&f->model_arena);
+    errf("edge fat: -m %s: %s\n", f->model_path, e->msg);
+    out("RESULT  could not run: -m %s does not load: %s (exit %d)\n", f->model_path, e->msg, FAT_EXIT_CANNOT_RUN);
+    f->model_path = NULL;
+    return false;
+}
+
+static void fat_model_close(Fat *f) {
+    if (!f->model_path) return;
+    free(f->me2e.ref.logits);
+    model_close(&f->model);
+    arena_free(&f->model_arena);
 }
 
 static int fat_usage(const char *why) {
     errf("edge fat: %s\n"
-         "usage: edge fat [--quick | --full] [--soak SECONDS] [--json FILE] [--mem MiB] [--floors FILE]\n"
+         "usage: edge fat [-m FILE] [--quick | --full] [--soak SECONDS] [--json FILE] [--mem MiB] [--floors FILE]\n"
+         "  -m, --model FILE  also run that model file's own kernel path (model_path: %u token ids, %u greedy tokens\n"
+         "                 on the device's default path against the reference backend, 3 runs identical)\n"
+         "  --allow-unlisted  load -m FILE even when it is not a listed config (as edge run's)\n"
          "  --quick        the default: every kernel variant, traps, end to end, determinism, a memory pass, throughput\n"
          "  --full         every shipped shape, 6 memory patterns x 2 passes over the whole arena\n"
-         "  --soak S       repeat the kernel, end_to_end and determinism checks for S seconds; any drift fails\n"
+         "  --soak S       repeat the kernel, end_to_end, model_path and determinism checks for S seconds; any drift fails\n"
          "  --json FILE    write the report (device, versions, every check with its numbers, verdict)\n"
          "  --mem MiB      memory test size instead of the largest shipped config's arena\n"
          "  --floors FILE  this board's throughput floors, lines 'decode_tps N' and 'matvec_gbps N' ('#' comments);\n"
          "                 default: the device class's (CPU, integrated GPU, discrete GPU: config/edge_config.h)\n"
-         "  --only LIST    developer option: only these groups (kernels traps end_to_end determinism memory throughput) or kernel names\n"
-         "exit codes: 0 all checks passed, 10 a check failed, 11 the test could not run\n", why);
+         "  --only LIST    developer option: only these groups (kernels traps end_to_end determinism memory throughput model_path) or kernel names\n"
+         "exit codes: 0 all checks passed, 10 a check failed, 11 the test could not run (also: -m FILE does not load)\n", why, FAT_M_PROMPT, FAT_M_STEPS);
     return EXIT_USAGE;
 }
 
@@ -696,13 +811,15 @@ static int fat_cmd(int argc, char **argv) {
         if (!strcmp(a, "--quick")) f->full = false;
         else if (!strcmp(a, "--full")) f->full = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fat_usage("help"); return EXIT_OK; }
-        else if (!strcmp(a, "--soak") || !strcmp(a, "--json") || !strcmp(a, "--mem") || !strcmp(a, "--only") || !strcmp(a, "--floors")) {
+        else if (!strcmp(a, "--allow-unlisted")) f->allow_unlisted = true;
+        else if (!strcmp(a, "--soak") || !strcmp(a, "--json") || !strcmp(a, "--mem") || !strcmp(a, "--only") || !strcmp(a, "--floors") || !strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (i + 1 >= argc) { char w[64]; fmt_buf(w, sizeof w, "%s needs a value", a); return fat_usage(w); }
             const char *v = argv[++i];
             char *end;
             if (!strcmp(a, "--json")) f->json = v;
             else if (!strcmp(a, "--only")) f->only = v;
             else if (!strcmp(a, "--floors")) f->floors_path = v;
+            else if (!strcmp(a, "-m") || !strcmp(a, "--model")) f->model_path = v;
             else if (!strcmp(a, "--soak")) { f->soak_s = strtod(v, &end); if (*end || !(f->soak_s >= 0) || f->soak_s > 1e7) return fat_usage("--soak wants seconds"); }
             else { long long m = strtoll(v, &end, 10); if (*end || m <= 0 || m > (1ll << 24)) return fat_usage("--mem wants MiB > 0"); f->mem_mib = (u64)m; }
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return fat_usage(w); }
@@ -721,20 +838,21 @@ static int fat_cmd(int argc, char **argv) {
         out("RESULT  could not run: %s (exit %d)\n", e.msg, FAT_EXIT_CANNOT_RUN);
         return FAT_EXIT_CANNOT_RUN;
     }
+    if (f->model_path && !fat_model_open(f, &e)) return FAT_EXIT_CANNOT_RUN;
     if (!vk_init(&f->vk, &e)) {
         FatCheck *c = fat_check_begin(f, "identity");
         fat_check_end(f, c, FAT_FAIL, "cannot run: %s", e.msg);
         code = FAT_EXIT_CANNOT_RUN;
         out("RESULT  could not run (exit %d)\n", code);
         if (f->json) fat_json_write(f, false, "could not run", code);
-        free(f->checks);
+        free(f->checks); fat_model_close(f);
         return code;
     }
     if (!fat_identity(f)) {
         code = FAT_EXIT_CANNOT_RUN;
         out("RESULT  could not run: a required feature is missing (exit %d)\n", code);
         if (f->json) fat_json_write(f, true, "could not run", code);
-        vk_shutdown(&f->vk); free(f->checks);
+        vk_shutdown(&f->vk); free(f->checks); fat_model_close(f);
         return code;
     }
     fat_floors_default(f);
@@ -753,8 +871,8 @@ static int fat_cmd(int argc, char **argv) {
         FatCheck *c = fat_check_begin(f, "soak");     /* begun after the loop: the results array may move during it */
         c->t0 = start;
         fat_num(c, "repetitions", ok_rep); fat_num(c, "failures", drift);
-        fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel, end_to_end and determinism checks in %.0f s, %u failed or drifted",
-                      ok_rep, f->soak_s, drift);
+        fat_check_end(f, c, drift ? FAT_FAIL : FAT_PASS, "%u repetitions of the kernel, end_to_end%s and determinism checks in %.0f s, %u failed or drifted",
+                      ok_rep, f->model_path ? ", model_path" : "", f->soak_s, drift);
     }
     if (edge_opt.validation) {                          /* under the Khronos layer: its errors fail the run */
         FatCheck *c = fat_check_begin(f, "validation");
@@ -767,7 +885,8 @@ static int fat_cmd(int argc, char **argv) {
     for (u32 i = 0; i < f->n_checks; i++) { np += f->checks[i].st == FAT_PASS; ns += f->checks[i].st == FAT_SKIP; }
     out("RESULT  %s: %u passed, %u failed, %u skipped in %.1f s (exit %d)\n", code ? "FAIL" : "PASS", np, f->n_fail, ns, fat_now() - t0, code);
     if (f->json && !fat_json_write(f, true, code ? "fail" : "pass", code)) code = FAT_EXIT_CANNOT_RUN;
-    free(f->checks); free(f->e2e.logits);
+    free(f->checks); free(f->e2e.ref.logits);
+    fat_model_close(f);
     return code;
 }
 

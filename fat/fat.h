@@ -1,6 +1,6 @@
 /* fat.h — `edge fat`, the factory acceptance test: proves that a board's GPU computes
-   correctly with the exact shipped kernels, before the board ships. No model file: seeded
-   random tensors and the embedded stories260K model.
+   correctly with the exact shipped kernels, before the board ships. Seeded random tensors and
+   the embedded stories260K model; with -m FILE also the model file the board ships with.
 
    Checks (one line each, `PASS|FAIL|SKIP  name  detail  time`):
      identity     device, ids, driver, Vulkan version, the features and limits edge needs
@@ -13,6 +13,8 @@
                   identical and equal to the reference
      memory       address-in-address, walking ones, random patterns over the device arena (kernels/memtest.wgsl),
                   compared on the GPU and, for sampled words, on the host; an injected bad word must be seen by both
+     model_path   -m FILE: that file on this device's default path (its types, shapes, fused products), a short
+                  token prompt and greedy steps against the reference backend, 3 runs: identical tokens
      throughput.* decode tokens/s (end_to_end's decode) and matvec GB/s against the device class's floors
                   (config/edge_config.h) or a board's --floors FILE
 
@@ -33,7 +35,7 @@ typedef struct FatNum { char key[32]; f64 val; } FatNum;
 typedef struct FatCheck {
     char      name[64];
     FatStatus st;
-    char      detail[320];
+    char      detail[512];
     f64       t0, secs;
     FatNum    nums[8];
     u32       n_nums;
@@ -43,13 +45,21 @@ typedef struct FatCheck {
 /* One throughput floor and where it came from (the class default's knob, or FILE line N). */
 typedef struct FatFloor { f64 val; bool set; char from[200]; } FatFloor;
 
-/* The reference backend's answer for the end-to-end check (computed once; soak reuses it). */
+/* The reference backend's answer for an end-to-end check (computed once; soak reuses it). */
 typedef struct FatE2eRef {
     i32  prompt[64];    /* (n_prompt) BOS + the prompt's ids */
     u32  n_prompt;
+    u32  n_steps;       /* greedy tokens (the first from the prompt's last row) */
     f32 *logits;        /* (n_prompt, n_vocab) every prompt row's logits */
-    i32  tokens[64];    /* greedy continuation */
+    i32  tokens[64];    /* greedy continuation (model_path: only the first) */
 } FatE2eRef;
+
+/* One end-to-end subject's state: the embedded model (end_to_end) or the -m file (model_path). */
+typedef struct FatE2e {
+    FatE2eRef ref;
+    bool      have;         /* ref computed */
+    i32       tokens0[64];  /* GPU tokens of soak repetition 0 */
+} FatE2e;
 
 typedef struct Fat {
     Vk          vk;
@@ -72,9 +82,12 @@ typedef struct Fat {
     i32         tokens0[64];    /* determinism tokens of repetition 0 */
     i32         ref_tokens[64]; /* the reference backend's tokens (computed once) */
     bool        have_ref;
-    FatE2eRef   e2e;            /* end_to_end's reference (computed once) */
-    bool        have_e2e;
-    i32         e2e_tokens0[64];/* end_to_end tokens of repetition 0 */
+    FatE2e      e2e;            /* end_to_end: the embedded model */
+    const char *model_path;     /* -m FILE: model_path runs that file's own kernel path */
+    bool        allow_unlisted; /* --allow-unlisted (as edge run's) */
+    Model       model;          /* the -m file, opened before the device checks */
+    Arena       model_arena;
+    FatE2e      me2e;           /* model_path's reference and tokens */
     f64         decode_tps;     /* end_to_end's decode speed (0: not measured) */
     u32         open;           /* 1 + index of the check begun and not yet ended (0: none) */
     bool        broken;         /* a device error ended the device checks */

@@ -5,9 +5,26 @@
 # injected memory error (EDGE_FAT_MEMFAULT), a perturbed kernel in the kernel checks and in the
 # default path's end-to-end check (EDGE_FAT_PERTURB), injected nondeterminism (EDGE_FAT_NONDET).
 # Exits 11 when Vulkan cannot be loaded and when a --floors file is bad (naming the file and line).
+# -m FILE (model_path): passes on every model fixture config/fixtures.def marks supported, fails (10)
+# with a perturbed kernel of that file's path, and exits 11 naming a file that does not load.
 set -u
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "$*"; exit 1; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
+M=$root/../shared/fixtures/models
+# the model fixtures config/fixtures.def marks supported (its why column empty) that the folder has
+supported_models() {
+    sed -n 's/^FIXTURE(MODEL, *"\([^"]*\)", *"").*/\1/p' "$root/config/fixtures.def" | while read -r n; do
+        [ -f "$M/$n.gguf" ] && echo "$n"; done
+}
+
+# exit 11: -m FILE that does not load is named (before the device is touched)
+printf 'not a gguf file\n' > "$tmp/bad.gguf"
+for bad in "$tmp/missing.gguf" "$tmp/bad.gguf"; do
+    "$EDGE_BIN" fat -m "$bad" > "$tmp/bm.out" 2>&1; rc=$?
+    [ $rc = 11 ] || fail "-m $bad: exit $rc, want 11: $(cat "$tmp/bm.out")"
+    grep -q "^RESULT  could not run: -m $bad does not load: " "$tmp/bm.out" || fail "-m $bad: not named: $(cat "$tmp/bm.out")"
+done
 
 # exit 11: no Vulkan loader (needs no device, so it runs first)
 EDGE_VULKAN_LIB=/nonexistent "$EDGE_BIN" fat > "$tmp/nov.out" 2>&1; rc=$?
@@ -29,7 +46,9 @@ grep -q "'$tmp/num.floors' line 1: matvec_gbps '2.5x' is not a number" "$tmp/num
 
 # the full quick run with the JSON report; floors 0 (this test checks function, not speed)
 printf 'decode_tps 0   # tokens/s\nmatvec_gbps 0  # GB/s\n' > "$tmp/zero.floors"
-"$EDGE_BIN" fat --floors "$tmp/zero.floors" --json "$tmp/fat.json" > "$tmp/fat.out" 2>&1; rc=$?
+# (with -m: model_path's line goes into the same report and exit code)
+margs=(); [ -f "$M/tiny-llama-Q4_K_M.gguf" ] && margs=(-m "$M/tiny-llama-Q4_K_M.gguf")
+"$EDGE_BIN" fat --floors "$tmp/zero.floors" --json "$tmp/fat.json" "${margs[@]}" > "$tmp/fat.out" 2>&1; rc=$?
 [ $rc = 0 ] || fail "edge fat: exit $rc: $(grep -v '^PASS' "$tmp/fat.out")"
 grep -q "^PASS  determinism" "$tmp/fat.out" || fail "no determinism line"
 grep -q "^PASS  end_to_end  stories260K, f\(16\|32\) activations" "$tmp/fat.out" || fail "no end_to_end line: $(grep end_to_end "$tmp/fat.out")"
@@ -48,6 +67,31 @@ assert len(printed) == len(names), (len(printed), len(names))
 assert d["verdict"] == "pass" and d["exit_code"] == 0 and d["device"]["name"]
 assert any(n.startswith("kernel.") for n in names) and "identity" in names and "end_to_end" in names
 PY
+[ ${#margs[@]} = 0 ] || grep -q "^PASS  model_path  ${margs[1]}, f\(16\|32\) activations" "$tmp/fat.out" || fail "-m: no model_path line: $(grep model_path "$tmp/fat.out")"
+[ ${#margs[@]} = 0 ] || grep -q '"name": "model_path", "status": "PASS"' "$tmp/fat.json" || fail "-m: model_path is not in the JSON report"
+
+# -m on every supported model fixture (every architecture, the weight types with GPU kernels):
+# the file's own path against the reference backend, 3 identical runs
+n_models=0
+for n in $(supported_models); do
+    "$EDGE_BIN" fat -m "$M/$n.gguf" --only model_path > "$tmp/mp.out" 2>&1; rc=$?
+    [ $rc = 0 ] || fail "edge fat -m $n: exit $rc: $(grep -v '^PASS  identity' "$tmp/mp.out")"
+    grep -q "^PASS  model_path  $M/$n.gguf, f\(16\|32\) activations, 8-token prompt batched, 8 chained greedy tokens x 3 runs identical" "$tmp/mp.out" \
+        || fail "edge fat -m $n: $(grep model_path "$tmp/mp.out")"
+    n_models=$((n_models + 1))
+done
+[ $n_models -gt 0 ] || { source "$(dirname "$0")/require.bash"; skip_unless_required "no model fixtures in $M"; }
+echo "model_path passed on $n_models model fixtures"
+# a file that loads but that this device's GPU path cannot run (a fixture config/fixtures.def skips for want of
+# GPU kernels, while there is one) fails model_path naming the file, exit 10; the other checks still run
+nogpu=$(sed -n 's/^FIXTURE(MODEL, *"\([^"]*\)", *"GPU kernels for .*/\1/p' "$root/config/fixtures.def" | while read -r n; do
+    [ -f "$M/$n.gguf" ] && echo "$n"; done | head -1)
+if [ -n "$nogpu" ]; then
+    "$EDGE_BIN" fat -m "$M/$nogpu.gguf" --only model_path,determinism > "$tmp/ng.out" 2>&1; rc=$?
+    [ $rc = 10 ] || fail "edge fat -m $nogpu (no GPU kernels): exit $rc, want 10: $(cat "$tmp/ng.out")"
+    grep -q "^FAIL  model_path  $M/$nogpu.gguf: this device's GPU path cannot run the file: .*has no GPU kernels" "$tmp/ng.out" || fail "-m $nogpu: $(cat "$tmp/ng.out")"
+    grep -q "^PASS  determinism" "$tmp/ng.out" || fail "-m $nogpu: determinism did not run: $(cat "$tmp/ng.out")"
+fi
 
 # a board slower than its floor fails; the floor --floors did not set is the device class's default
 printf 'decode_tps 1e9\n' > "$tmp/high.floors"
@@ -81,6 +125,19 @@ if grep -q '^f16 arithmetic: *yes' <("$EDGE_BIN" info 2>&1); then k=matvec_f32_a
 EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only end_to_end > "$tmp/e.out" 2>&1; rc=$?
 [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k end_to_end: exit $rc, want 10: $(cat "$tmp/e.out")"
 grep -q "^FAIL  end_to_end  .*\[EDGE_FAT_PERTURB=$k: [1-9][0-9]* dispatches" "$tmp/e.out" || fail "EDGE_FAT_PERTURB=$k end_to_end: $(cat "$tmp/e.out")"
+
+# a perturbed kernel of the -m file's path (tiny-llama-Q8_0's decode matvec) fails model_path and is named;
+# a kernel off that path (q4_k) perturbs nothing and passes
+if [ -f "$M/tiny-llama-Q8_0.gguf" ]; then
+    if grep -q '^f16 arithmetic: *yes' <("$EDGE_BIN" info 2>&1); then k=matvec_q8_0_a16_y16; else k=matvec_q8_0_a32_y32; fi
+    EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat -m "$M/tiny-llama-Q8_0.gguf" --only model_path > "$tmp/mq.out" 2>&1; rc=$?
+    [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k -m tiny-llama-Q8_0: exit $rc, want 10: $(cat "$tmp/mq.out")"
+    grep -q "^FAIL  model_path  $M/tiny-llama-Q8_0.gguf, .*\[EDGE_FAT_PERTURB=$k: [1-9][0-9]* dispatches" "$tmp/mq.out" \
+        || fail "EDGE_FAT_PERTURB=$k -m tiny-llama-Q8_0: $(cat "$tmp/mq.out")"
+    EDGE_FAT_PERTURB=matvec_q4_k_a32_y32 "$EDGE_BIN" fat -m "$M/tiny-llama-Q8_0.gguf" --only model_path > "$tmp/mo.out" 2>&1; rc=$?
+    [ $rc = 0 ] || fail "EDGE_FAT_PERTURB=matvec_q4_k_a32_y32 (off the path) -m tiny-llama-Q8_0: exit $rc: $(cat "$tmp/mo.out")"
+    grep -q "^PASS  model_path  .*\[EDGE_FAT_PERTURB=matvec_q4_k_a32_y32: 0 dispatches" "$tmp/mo.out" || fail "off-path perturbation: $(cat "$tmp/mo.out")"
+fi
 
 # injected nondeterminism fails the determinism check
 EDGE_FAT_NONDET=1 "$EDGE_BIN" fat --only determinism > "$tmp/n.out" 2>&1; rc=$?
