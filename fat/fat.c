@@ -272,6 +272,14 @@ done:
 #define FAT_M_STEPS     8
 static const char fat_e2e_text[] = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.";
 
+/* The f16 path's rounding accumulates layer by layer like a random walk: the bound measured on the
+   5-layer embedded model and the fixtures scaled by sqrt(n_layer / 5) for deeper files (measured on
+   an H100 with 8-token prompts of 16-28-layer gen-model files: 0.52-0.64% of the row's largest |logit|,
+   under the 0.89-1.18% this gives). The f32 path's bound does not grow measurably with depth. */
+static f64 fat_e2e_tol(const Model *m, bool f16) {
+    return f16 ? FAT_E2E_TOL_F16 * MAX(1.0, sqrt(m->cfg.n_layer / 5.0)) : FAT_E2E_TOL_F32;
+}
+
 typedef struct FatE2eSpec {
     const char *label;          /* the model as the check's detail names it */
     const Model *m;
@@ -282,6 +290,7 @@ typedef struct FatE2eSpec {
 typedef struct FatE2eOut {
     i32  toks[FAT_E2E_RUNS][FAT_TOKENS];
     bool f16;
+    f64  tol;               /* the path's tolerance (fat_e2e_tol) */
     f64  worst, err;        /* worst |got - want| / tolerance, and its error (relative for f16) */
     u32  run, row, col;     /* where */
     f64  best_s;            /* fastest decode of n_steps - 1 chained steps */
@@ -352,7 +361,7 @@ static void fat_e2e_compare(FatE2eOut *o, u32 run, const f32 *got, const f32 *wa
         for (u32 i = 0; i < n; i++) {
             f64 err = isfinite(g[i]) ? fabs((f64)g[i] - w[i]) : INFINITY;
             if (o->f16) err /= big > 0 ? big : 1;
-            f64 ratio = err / (o->f16 ? FAT_E2E_TOL_F16 : FAT_E2E_TOL_F32);
+            f64 ratio = err / o->tol;
             if (ratio > o->worst) { o->worst = ratio; o->err = err; o->run = run; o->row = row0 + r; o->col = i; }
         }
     }
@@ -365,6 +374,7 @@ static bool fat_e2e_runs(Fat *f, const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
     Engine g;
     if (!eng_open(&g, m, ENG_GPU, MIN(m->cfg.n_ctx, RUN_DEFAULT_CTX), DT_COUNT, e)) return false;
     o->f16 = g.xf.act == DT_F16;
+    o->tol = fat_e2e_tol(sp->m, o->f16);
     i32 pk = f->perturb ? vk_kernel_find(f->perturb) : -1;
     g.vk.perturb = pk + 1;                  /* testing aid: that kernel's results are wrong wherever it runs */
     f32 *rows = malloc((u64)r->n_prompt * nv * sizeof(f32));
@@ -405,7 +415,7 @@ static bool fat_e2e_follow(const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
         const f32 *l = eng_last_logits(&g);
         f64 top = -INFINITY, big = 0;
         for (u32 i = 0; i < nv; i++) { top = MAX(top, (f64)l[i]); big = MAX(big, fabs((f64)l[i])); }
-        f64 tol = o->f16 ? FAT_E2E_TOL_F16 * big : FAT_E2E_TOL_F32;
+        f64 tol = o->f16 ? o->tol * big : o->tol;
         f64 d = toks[s] >= 0 && (u32)toks[s] < nv ? top - l[toks[s]] : INFINITY;
         o->gap = MAX(o->gap, d / (2 * tol));
         o->exact += d == 0;
@@ -433,7 +443,7 @@ static void fat_e2e_verdict(Fat *f, FatCheck *c, const FatE2eSpec *sp, const Fat
     else if (ref_at >= 0) fmt_buf(why, sizeof why, "the reference's is %d", r->tokens[ref_at]);
     const char *act = o->f16 ? "f16" : "f32";
     char tol[64];
-    fmt_buf(tol, sizeof tol, o->f16 ? "%.2g%% of the row's largest |logit|" : "%.0e absolute", o->f16 ? FAT_E2E_TOL_F16 * 100 : FAT_E2E_TOL_F32);
+    fmt_buf(tol, sizeof tol, o->f16 ? "%.2g%% of the row's largest |logit|" : "%.0e absolute", o->f16 ? o->tol * 100 : o->tol);
     fat_num(c, "f16", o->f16); fat_num(c, "prompt_tokens", r->n_prompt); fat_num(c, "runs", FAT_E2E_RUNS); fat_num(c, "tokens", n);
     fat_num(c, "max_logit_err", o->err); fat_num(c, "first_ref_mismatch", ref_at);
     if (sp->follow) fat_num(c, "ids_exact", o->exact); else fat_num(c, "decode_tps", f->decode_tps);
