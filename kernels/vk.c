@@ -972,11 +972,13 @@ static bool dtype_fits(DType t, const KBinding *b) {
     return false;
 }
 
-/* Testing aid (vk->perturb, set by edge fat): the first word of every buffer kernel k writes
-   becomes a wrong value (f32 2.1e6, an f16 pair of 12.0, a u32 id past any vocabulary). */
+/* Testing aid (vk->perturb, set by edge fat): every word of every buffer kernel k writes becomes a
+   wrong value (f32 2.1e6, an f16 pair of 12.0, a u32 id past any vocabulary): a whole wrong output,
+   as a miscompiled kernel gives, which a deep model's logits cannot average away (one wrong word
+   per dispatch could: a 24-layer file stayed within model_path's tolerance). */
 static void vk_perturb_outputs(Vk *vk, const KernelInfo *k, const Tensor *const *ts) {
     for (u32 i = 0; i < k->n_bindings; i++)
-        if (k->bindings[i].writable) vk_fill_word(vk, ts[k->bindings[i].binding], 0x4A004A00u);
+        if (k->bindings[i].writable) vk_fill_words(vk, ts[k->bindings[i].binding], 0x4A004A00u, ts[k->bindings[i].binding]->nbytes);
     vk->perturb_hits++;
 }
 
@@ -1070,11 +1072,13 @@ void vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks) {
     VK_CHECK(vkGetQueryPoolResults(vk->dev, q, 0, n, (u64)n * 8, ticks, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
 }
 
-void vk_fill_word(Vk *vk, const Tensor *t, u32 word) {
-    if (vk->describe) return;
+void vk_fill_word(Vk *vk, const Tensor *t, u32 word) { vk_fill_words(vk, t, word, 4); }
+
+void vk_fill_words(Vk *vk, const Tensor *t, u32 word, u64 bytes) {
+    if (vk->describe || bytes < 4) return;
     VkMemoryBarrier pre = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT };
     vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &pre, 0, 0, 0, 0);
-    vkCmdFillBuffer(vk->cur_cmd, t->arena->blocks[t->block].buf, t->offset, 4, word);
+    vkCmdFillBuffer(vk->cur_cmd, t->arena->blocks[t->block].buf, t->offset, bytes & ~(u64)3, word);
     VkMemoryBarrier post = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
                              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT };
     vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,

@@ -268,5 +268,6 @@ void  vk_ts_reset(Vk *vk, VkQueryPool q, u32 n);           /* recorded into the 
 void  vk_ts_write(Vk *vk, VkQueryPool q, u32 i);           /* recorded: after all previous commands */
 void  vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks);/* after the submit: n raw ticks */
 void  vk_fill_word(Vk *vk, const Tensor *t, u32 word);      /* recorded: the first 4 bytes of t := word */
+void  vk_fill_words(Vk *vk, const Tensor *t, u32 word, u64 bytes);   /* recorded: the first `bytes` of t (whole words) := word */
 
 #endif
