@@ -20,6 +20,28 @@ static bool eval_all_finite(const f32 *x, u32 n) {
     return true;
 }
 
+/* greedy ids printed on stdout (GPU: the next ids come from the argmax kernel, which also flags
+   NaN/Inf rows; reference: the last logits checked here); the exit code */
+static int eval_greedy(Engine *g, EngBackend be, i64 greedy, u32 n_vocab) {
+    Err e = {0};
+    i32 tok = greedy > 0 ? eng_last_argmax(g) : 0;
+    for (i64 s = 0; s < greedy; s++) {
+        out(s ? " %d" : "%d", tok);
+        if (s + 1 >= greedy) break;
+        if (be == ENG_GPU) {
+            if (!eng_decode(g, tok, s + 2 < greedy, &tok, &e)) { errf("\nedge: %s\n", e.msg); return e.code; }
+            continue;
+        }
+        if (!eng_feed(g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); return e.code; }
+        if (!eval_all_finite(eng_last_logits(g), n_vocab)) {
+            errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)s); return EXIT_NUMERIC;
+        }
+        tok = eng_last_argmax(g);
+    }
+    if (greedy >= 0) out("\n");
+    return EXIT_OK;
+}
+
 static int eval_cmd(int argc, char **argv) {
     const char *path = 0, *tokens = 0, *logits_path = 0, *backend = "ref", *act_s = "f32";
     i64 greedy = -1;
@@ -96,23 +118,7 @@ static int eval_cmd(int argc, char **argv) {
     if (f && fwrite(all, sizeof(f32), (u64)n_ids * m.cfg.n_vocab, f) != (u64)n_ids * m.cfg.n_vocab) {
         errf("edge eval: short write to '%s'\n", logits_path); rc = EXIT_USAGE; goto done_engine;
     }
-    /* GPU: the next ids come from the argmax kernel, which also flags NaN/Inf rows */
-    i32 tok = greedy > 0 ? eng_last_argmax(&g) : 0;
-    for (i64 s = 0; s < greedy; s++) {
-        out(s ? " %d" : "%d", tok);
-        if (s + 1 < greedy) {
-            if (be == ENG_GPU) {
-                if (!eng_decode(&g, tok, s + 2 < greedy, &tok, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
-                continue;
-            }
-            if (!eng_feed(&g, &tok, 1, 0, &e)) { errf("\nedge: %s\n", e.msg); rc = e.code; goto done_engine; }
-            if (!eval_all_finite(eng_last_logits(&g), m.cfg.n_vocab)) {
-                errf("\nedge eval: non-finite logits at greedy step %lld\n", (long long)s); rc = EXIT_NUMERIC; goto done_engine;
-            }
-            tok = eng_last_argmax(&g);
-        }
-    }
-    if (greedy >= 0) out("\n");
+    rc = eval_greedy(&g, be, greedy, m.cfg.n_vocab);
 done_engine:
     if (f && fclose(f) != 0 && rc == EXIT_OK) { errf("edge eval: cannot write '%s'\n", logits_path); rc = EXIT_USAGE; }
     free(all);

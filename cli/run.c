@@ -260,6 +260,38 @@ static bool run_parse_switch(RunOpts *o, const char *a) {
 }
 
 /* Returns -1 when parsed, else an exit code (0 for --help). */
+/* The sampling options (--temp ... --seed) into sp: 0 when a was one of them and its value is good,
+   the usage exit code when the value is bad, RUN_OPT_OTHER when a is another option. */
+#define RUN_OPT_OTHER (-2)
+static int run_parse_sampling(SampParams *sp, const char *a, const char *v) {
+    i64 x; f32 f;
+    if (!strcmp(a, "--temp")) {
+        if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
+        sp->temp = f;
+    } else if (!strcmp(a, "--top-k")) {
+        if (!run_parse_i64(v, 0, 1 << 30, &x)) return run_usage("--top-k '%s': want 0 or more%s", v, "");
+        sp->top_k = (u32)x;
+    } else if (!strcmp(a, "--top-p")) {
+        if (!run_parse_f32(v, 0, 1, &f) || f <= 0) return run_usage("--top-p '%s': want 0 < P <= 1%s", v, "");
+        sp->top_p = f;
+    } else if (!strcmp(a, "--min-p")) {
+        if (!run_parse_f32(v, 0, 1, &f)) return run_usage("--min-p '%s': want 0..1%s", v, "");
+        sp->min_p = f;
+    } else if (!strcmp(a, "--repeat-penalty")) {
+        if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
+        sp->repeat_penalty = f;
+    } else if (!strcmp(a, "--repeat-last-n")) {
+        if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens%s", v, "");
+        sp->repeat_last_n = (u32)x;
+    } else if (!strcmp(a, "--seed")) {
+        char *end; errno = 0;
+        unsigned long long s = strtoull(v, &end, 10);
+        if (!*v || *end || errno || *v == '-') return run_usage("--seed '%s': want 0..2^64-1%s", v, "");
+        sp->seed = s;
+    } else return RUN_OPT_OTHER;
+    return 0;
+}
+
 static int run_parse_args(RunOpts *o, int argc, char **argv) {
     memset(o, 0, sizeof *o);
     o->n_predict = 256;
@@ -278,7 +310,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         if (!known) return run_usage("unknown option '%s'%s", a, "");
         if (i + 1 >= argc) return run_usage("%s needs a value%s", a, "");
         const char *v = argv[++i];
-        i64 x; f32 f;
+        i64 x; int rc;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
         else if (!strcmp(a, "--system")) o->system = v;
@@ -305,29 +337,8 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
             if (!run_parse_i64(v, 1, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 1 or more tokens (at most the model's limit)%s", a, v);
             o->n_ctx = (u32)x;
-        } else if (!strcmp(a, "--temp")) {
-            if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
-            o->sp.temp = f;
-        } else if (!strcmp(a, "--top-k")) {
-            if (!run_parse_i64(v, 0, 1 << 30, &x)) return run_usage("--top-k '%s': want 0 or more%s", v, "");
-            o->sp.top_k = (u32)x;
-        } else if (!strcmp(a, "--top-p")) {
-            if (!run_parse_f32(v, 0, 1, &f) || f <= 0) return run_usage("--top-p '%s': want 0 < P <= 1%s", v, "");
-            o->sp.top_p = f;
-        } else if (!strcmp(a, "--min-p")) {
-            if (!run_parse_f32(v, 0, 1, &f)) return run_usage("--min-p '%s': want 0..1%s", v, "");
-            o->sp.min_p = f;
-        } else if (!strcmp(a, "--repeat-penalty")) {
-            if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
-            o->sp.repeat_penalty = f;
-        } else if (!strcmp(a, "--repeat-last-n")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens%s", v, "");
-            o->sp.repeat_last_n = (u32)x;
-        } else if (!strcmp(a, "--seed")) {
-            char *end; errno = 0;
-            unsigned long long s = strtoull(v, &end, 10);
-            if (!*v || *end || errno || *v == '-') return run_usage("--seed '%s': want 0..2^64-1%s", v, "");
-            o->sp.seed = s;
+        } else if ((rc = run_parse_sampling(&o->sp, a, v)) != RUN_OPT_OTHER) {
+            if (rc != 0) return rc;
         } else if (!strcmp(a, "--stop")) {
             if (o->n_stops >= EDGE_RUN_MAX_STOPS) return run_usage("more than %s --stop strings%s", STR(EDGE_RUN_MAX_STOPS), "");
             if (!*v) return run_usage("--stop wants a non-empty text%s%s", "", "");
