@@ -408,8 +408,8 @@ struct Inv { @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw:
              @builtin(local_invocation_id) lid: vec3<u32> }
 fn lane_of(l: u32) -> u32 { return l & ((1u << p.ll) - 1u); }
 
-// A one-row product's output (matvec_k*): its row, the invocation's lane, lead = lane 0 of a row of the
-// chunk, and the value to add that lead reads first (store_pre); z: the token (the *_norm entries: 0).
+// A one-row product's output (matvec_k, matvec_k_h): its row, lead = lane 0 of a row of the chunk,
+// and the value to add that lead reads first (store_pre); mv_out_store's z: the token.
 struct MvOut { row: u32, lead: bool, prev: O }
 fn mv_out(v: Inv) -> MvOut {
     let row = mv_row(v.wid, v.nw, v.lid.x, false);
