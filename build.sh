@@ -199,6 +199,9 @@ echo "== tint: $T/root/usr/bin/tint"
 # the suffix of its f16-activation decode entries (K: _h). Such a file must declare
 # 'const WT_<ID> = <DType value>u;' for every weight type (checked here), so that its code names
 # the same ids as the table.
+# A line '//! include common/NAME.wgsl' appends that shared snippet (kernels/common/, helpers that
+# several kernel files use; never compiled on its own) to the source Tint compiles, after the file's
+# own lines, so Tint's line numbers for the file stay its own (build/wgsl/NAME.wgsl is what it read).
 mkdir -p build/spv
 CC=${CC:-cc}
 dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,w,hf0,hf1)=@dt id nm role blk by lanes w' config/dtypes.def | grep '^@dt ') ||
@@ -243,14 +246,20 @@ mkdir -p build/wgsl
 while read -r name src ep ov al; do
     spv=build/spv/$name.spv
     nk=$((nk+1))
-    if [ ! -f "$spv" ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ] || [ config/dtypes.def -nt "$spv" ]; then
+    incs=$(sed -n 's/^\/\/! include //p' "$src")
+    stale=0; for inc in $incs; do [ kernels/$inc -nt "$spv" ] && stale=1; done
+    if [ ! -f "$spv" ] || [ $stale = 1 ] || [ "$src" -nt "$spv" ] || [ build.sh -nt "$spv" ] || [ config/dtypes.def -nt "$spv" ]; then
         args=(-ep "$ep" --format spirv -o "$spv")
         grep -q '^//! norobust' "$src" && args+=(--disable-robustness)
         tv=0; grep -q '^//! tintvalidate' "$src" && { args+=(--validate); tv=1; }
         [ -n "${ov:-}" ] && [ "$ov" != "-" ] && args+=(--overrides "$ov")
         in=$src
+        if [ -n "$incs" ] || [ -n "${al:-}" ]; then in=build/wgsl/$name.wgsl; cp "$src" "$in"; fi
+        for inc in $incs; do                           # shared snippets, appended
+            [ -f "kernels/$inc" ] || { echo "build.sh: $src includes kernels/$inc, which does not exist" >&2; exit 1; }
+            printf '\n// ---- //! include %s\n' "$inc" >> "$in"; cat "kernels/$inc" >> "$in"
+        done
         if [ -n "${al:-}" ]; then                      # type-alias variant: rewrite 'alias T = ...;'
-            in=build/wgsl/$name.wgsl; cp "$src" "$in"
             for pair in ${al//,/ }; do
                 tn=${pair%%=*}; ty=${pair#*=}
                 grep -q "^alias $tn = " "$in" || { echo "build.sh: $src has no 'alias $tn = ...;' line for variant $name" >&2; exit 1; }

@@ -68,22 +68,8 @@ var<workgroup> posw: array<u32, 2>;
 
 const F32_MAX = 3.4028234e38;
 
-// tanh with small relative error everywhere: an odd series below |z| = 0.3 (the builtin
-// loses all relative precision for tiny arguments), (1 - e)/(1 + e) with e = exp(-2|z|) above
-// (never overflows). Exactly +-1 from |z| = 9.1 on in f32, so clamping callers lose nothing.
-// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
-// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
-
-fn tanh_acc(z: f32) -> f32 {
-    let a = abs(z);
-    if (a < 0.3) {
-        let z2 = z * z;
-        return z * (1.0 + z2 * (-1.0 / 3.0 + z2 * (2.0 / 15.0 + z2 * (-17.0 / 315.0 + z2 * (62.0 / 2835.0 - z2 * (1382.0 / 155925.0))))));
-    }
-    let e = exp(-2.0 * a);
-    return sign(z) * ((1.0 - e) / (1.0 + e));
-}
+//! include common/clampn.wgsl
+//! include common/tanh_acc.wgsl
 
 // reduce in two levels (16 invocations take 16 values each, then every invocation the 16): two
 // barriers instead of nine; ends on a barrier, so part may be written again right after
@@ -255,77 +241,80 @@ fn split_store_ms(l: u32, pb: u32, m: f32) {
     }
 }
 
+// attn_split / attn_split_h: an invocation's share of chunk ck = (j0, nk) of workgroup (h, c, wid.z) (query t), for
+// cache vectors of vd dims (4: attn_split, 8: attn_split_h). Scores: key kk = l / 4, vectors qd = l % 4
+// + 4i < dq of it (kb: the key's first vector); values: group g = l / dq of ng = 128 / dq takes keys
+// g, g + ng, ..., vector dv = l % dq of each. qh: this query and head; pb: the chunk's row in part.
+struct SplitGeo { j0: u32, nk: u32, dn: u32, dq: u32, kvd: u32, hk: u32, qh: u32, kk: u32, qd: u32, kb: u32,
+                  ng: u32, g: u32, dv: u32, pb: u32 }
+fn split_geo(l: u32, wid: vec3<u32>, nw: vec3<u32>, t: u32, ck: vec2<u32>, vd: u32) -> SplitGeo {
+    let h = wid.x;
+    let d_n = p.head_dim;
+    let dq = d_n / vd;
+    let kvd = dq * p.n_head_kv;
+    let hk = h / (p.n_head / p.n_head_kv);
+    let kk = l / 4u;
+    let ng = 128u / dq;
+    return SplitGeo(ck.x, ck.y, d_n, dq, kvd, hk, t * p.n_head + h, kk, l % 4u, (ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq,
+                    ng, l / dq, l % dq, ((wid.z * p.n_head + h) * nw.y + wid.y) * (d_n + 4u));
+}
+// q of this query and head, scaled, into qs (every invocation; a barrier follows)
+fn split_load_q(l: u32, s: SplitGeo) { for (var d = l; d < s.dn; d = d + 128u) { qs[d] = f32(q[s.qh * s.dn + d]) * p.scale; } }
+
 @compute @workgroup_size(128)
 fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
               @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let h = wid.x;
-    let c = wid.y;
-    let t = wid.z + p.q0;                        // query t at position pos[0] + t
-    let tl = wid.z;                              // its slot in part
+    let t = wid.z + p.q0;                        // query t at position pos[0] + t, its slot wid.z in part
     let ck = split_chunk(l, wid);
-    let j0 = ck.x;
-    let nk = ck.y;
-    if (nk == 0u) { return; }
-    let d_n = p.head_dim;
-    let d4 = d_n / 4u;
-    let kvd4 = d4 * p.n_head_kv;
-    let hk = h / (p.n_head / p.n_head_kv);
-    let qh = t * p.n_head + h;                   // this query and head
-    // scores: key j0 + l / 4, quarter l % 4 of the dims (vectors e = l % 4 + 4i < d4)
-    let kk = l / 4u;
-    let qd = l % 4u;
-    let kb = (j0 + min(kk, nk - 1u)) * kvd4 + hk * d4;
-    // values: group l / d4 takes keys g, g + 128/d4, ...; dims 4 (l % d4) .. +3
-    let ng = 128u / d4;
-    let g = l / d4;
-    let dv = l % d4;
+    if (ck.y == 0u) { return; }
+    let s = split_geo(l, wid, nw, t, ck, 4u);
     // PRE (decode): the first 8 key and value vectors of this invocation are loaded before q is
     // in shared memory, so they wait for memory together with q (head_dim <= 128: all of them);
     // more registers, so the prefill variant loads them where they are used.
     var kr4: array<vec4<f32>, 8>;
     var vr4: array<vec4<f32>, 8>;
     if (PRE != 0u) {
-        for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < d4) { kr4[i] = vec4<f32>(kc4[kb + qd + 4u * i]); } }
-        for (var i = 0u; i < 8u; i = i + 1u) { let key = g + ng * i; if (key < nk) { vr4[i] = vec4<f32>(vc4[(j0 + key) * kvd4 + hk * d4 + dv]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr4[i] = vec4<f32>(kc4[s.kb + s.qd + 4u * i]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vec4<f32>(vc4[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); } }
     }
-    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
+    split_load_q(l, s);
     workgroupBarrier();
     var a = 0.0;
-    if (kk < nk && PRE != 0u) {
+    if (s.kk < s.nk && PRE != 0u) {
         for (var i = 0u; i < 16u; i = i + 1u) {  // head_dim 256: vectors 8..15 loaded here
-            let e = qd + 4u * i;
-            if (e < d4) {
+            let e = s.qd + 4u * i;
+            if (e < s.dq) {
                 var kv = kr4[i % 8u];
-                if (i >= 8u) { kv = vec4<f32>(kc4[kb + e]); }
+                if (i >= 8u) { kv = vec4<f32>(kc4[s.kb + e]); }
                 a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), kv);
             }
         }
-    } else if (kk < nk) {
-        for (var e = qd; e < d4; e = e + 4u) {
-            a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[kb + e]));
+    } else if (s.kk < s.nk) {
+        for (var e = s.qd; e < s.dq; e = e + 4u) {
+            a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[s.kb + e]));
         }
     }
-    let m = split_softmax(l, a, nk);
+    let m = split_softmax(l, a, s.nk);
     var acc = vec4<f32>(0.0);
     if (PRE != 0u) {
         for (var i = 0u; i < 16u; i = i + 1u) {  // head_dim 256: keys 8..15 of this group loaded here
-            let key = g + ng * i;
-            if (key < nk) {
+            let key = s.g + s.ng * i;
+            if (key < s.nk) {
                 var vv = vr4[i % 8u];
-                if (i >= 8u) { vv = vec4<f32>(vc4[(j0 + key) * kvd4 + hk * d4 + dv]); }
+                if (i >= 8u) { vv = vec4<f32>(vc4[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); }
                 acc = acc + es[key] * vv;
             }
         }
     } else {
-        for (var i = g; i < nk; i = i + ng) { acc = acc + es[i] * vec4<f32>(vc4[(j0 + i) * kvd4 + hk * d4 + dv]); }
+        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vec4<f32>(vc4[(s.j0 + i) * s.kvd + s.hk * s.dq + s.dv]); }
     }
     accs[l] = acc;
     workgroupBarrier();
-    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 4u);
-    if (l < d4) {
+    let pb = s.pb;
+    if (l < s.dq) {
         var tv = vec4<f32>(0.0);
-        for (var k = 0u; k < ng; k = k + 1u) { tv = tv + accs[k * d4 + l]; }
+        for (var k = 0u; k < s.ng; k = k + 1u) { tv = tv + accs[k * s.dq + l]; }
         partw[pb + 4u + 4u * l] = tv.x; partw[pb + 5u + 4u * l] = tv.y; partw[pb + 6u + 4u * l] = tv.z; partw[pb + 7u + 4u * l] = tv.w;
     }
     split_store_ms(l, pb, m);
@@ -348,57 +337,42 @@ fn h8hi(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16
 fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                 @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let h = wid.x;
-    let c = wid.y;
     let t = wid.z + p.q0;
-    let tl = wid.z;
     let ck = split_chunk(l, wid);
-    let j0 = ck.x;
-    let nk = ck.y;
-    if (nk == 0u) { return; }
-    let d_n = p.head_dim;
-    let d8 = d_n / 8u;
-    let kvd8 = d8 * p.n_head_kv;
-    let hk = h / (p.n_head / p.n_head_kv);
-    let qh = t * p.n_head + h;
-    let kk = l / 4u;
-    let qd = l % 4u;
-    let kb = (j0 + min(kk, nk - 1u)) * kvd8 + hk * d8;
-    let ng = 128u / d8;
-    let g = l / d8;
-    let dv = l % d8;
+    if (ck.y == 0u) { return; }
+    let s = split_geo(l, wid, nw, t, ck, 8u);
     var kr8: array<vec4<u32>, 8>;
     var vr8: array<vec4<u32>, 8>;
-    for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < d8) { kr8[i] = kc8[kb + qd + 4u * i]; } }
-    for (var i = 0u; i < 8u; i = i + 1u) { let key = g + ng * i; if (key < nk) { vr8[i] = vc8[(j0 + key) * kvd8 + hk * d8 + dv]; } }
-    for (var d = l; d < d_n; d = d + 128u) { qs[d] = f32(q[qh * d_n + d]) * p.scale; }
+    for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr8[i] = kc8[s.kb + s.qd + 4u * i]; } }
+    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]; } }
+    split_load_q(l, s);
     workgroupBarrier();
     var a = 0.0;
-    if (kk < nk) {
+    if (s.kk < s.nk) {
         for (var i = 0u; i < 8u; i = i + 1u) {
-            let f = qd + 4u * i;
-            if (f < d8) {
+            let f = s.qd + 4u * i;
+            if (f < s.dq) {
                 let b = 8u * f;
                 a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), h8lo(kr8[i]))
                       + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), h8hi(kr8[i]));
             }
         }
     }
-    let m = split_softmax(l, a, nk);
+    let m = split_softmax(l, a, s.nk);
     var alo = vec4<f32>(0.0);
     var ahi = vec4<f32>(0.0);
     for (var i = 0u; i < 8u; i = i + 1u) {
-        let key = g + ng * i;
-        if (key < nk) { alo = alo + es[key] * h8lo(vr8[i]); ahi = ahi + es[key] * h8hi(vr8[i]); }
+        let key = s.g + s.ng * i;
+        if (key < s.nk) { alo = alo + es[key] * h8lo(vr8[i]); ahi = ahi + es[key] * h8hi(vr8[i]); }
     }
     acc8[2u * l] = alo;
     acc8[2u * l + 1u] = ahi;
     workgroupBarrier();
-    let pb = ((tl * p.n_head + h) * nw.y + c) * (d_n + 4u);
-    if (l < d8) {
+    let pb = s.pb;
+    if (l < s.dq) {
         var tlo = vec4<f32>(0.0);
         var thi = vec4<f32>(0.0);
-        for (var k = 0u; k < ng; k = k + 1u) { tlo = tlo + acc8[2u * (k * d8 + l)]; thi = thi + acc8[2u * (k * d8 + l) + 1u]; }
+        for (var k = 0u; k < s.ng; k = k + 1u) { tlo = tlo + acc8[2u * (k * s.dq + l)]; thi = thi + acc8[2u * (k * s.dq + l) + 1u]; }
         let o = pb + 4u + 8u * l;
         partw[o] = tlo.x; partw[o + 1u] = tlo.y; partw[o + 2u] = tlo.z; partw[o + 3u] = tlo.w;
         partw[o + 4u] = thi.x; partw[o + 5u] = thi.y; partw[o + 6u] = thi.z; partw[o + 7u] = thi.w;

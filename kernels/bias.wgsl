@@ -11,9 +11,7 @@ var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> b: array<f32>;        // (n)
 @group(0) @binding(1) var<storage, read_write> y: array<A>;    // (n, T)
 
-// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
-// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+//! include common/clampn.wgsl
 
 @compute @workgroup_size(256)
 fn add_bias(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {

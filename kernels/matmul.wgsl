@@ -29,6 +29,17 @@
 // stores in the epilogue, as rope_kv.wgsl), _res_norm (Gemma: the post-attention residual add first),
 // matvec_k_norm_q (output norm + LM head, a capped grid). Tolerance: the f16-pair lanes round each
 // product to f16, so test/matmul_test.c holds them to 5e-4 of sum |w x| (the f32 lanes: 1e-5).
+// How the decode code is layered (read top down from "the decode entries"):
+//   entries        one short function per product and lane family: rows, prologue, dot, reduction, epilogue
+//   shared bodies  what every family shares: mv_row / mv_out / rope_head (rows), mv_reduce(2), the
+//                  prologues (mv_norm_load, mv_norm_inv, mv_res_add) and epilogues (store*, glu_*_store,
+//                  rope_epilogue)
+//   lane families  dot_* loops over super-blocks and lane_k / lane_x / lane_q, which pick the weight
+//                  type's lane (f32: q4k_lane, q6k_lane; f16 pairs: *_lane_x; int8: *_lane_q)
+//   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), dq4 / dq4_block (the generic lanes)
+// A weight type with its own decode lanes adds a q?k_lane* function per family it runs on and a case
+// in that family's lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order); every entry
+// then runs it. A type without (lanes ANY in config/dtypes.def) is only its case in dq4 / dq4_block.
 // `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
 // uses f16 (an f16 helper shared with an f32 entry would make that entry need it too).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
@@ -121,9 +132,7 @@ var<immediate> p: Params;
 @group(0) @binding(2) var<storage, read_write> yr: array<f32>; // get_rows: (k, t)
 
 // ---- bytes of the weight binding ----------------------------------------------------
-// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
-// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+//! include common/clampn.wgsl
 
 fn wword(i: u32) -> u32 { return bitcast<u32>(w[i >> 2u][i & 3u]); }   // word i (one 4-byte load)
 fn wvec(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(w[i]); }      // bytes 16 i .. +15 (one 16-byte load)
@@ -137,23 +146,12 @@ fn rd32(o: u32) -> u32 {                                                        
     return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
 
-// Q6_K on the device (vk.c vk_q6k_units): the upload regroups a tensor's 210-byte super-blocks in
-// units of 8 (its last unit may hold fewer, n): a unit holds the n blocks' ql (128 bytes each), then
-// their qh (64 each), scales (16 each) and d (2 each), in the same 210 n bytes. Every part but d
-// then starts on a 16-byte boundary, so the lanes read whole words and 16-byte vectors. q6a gives
-// the byte offsets of super-block bi's parts, bi counted from the binding's first block: a binding
-// holds whole units but for the tensor's last (ops_matmul.c: chunks and row concatenations keep
-// that), and its range is its bytes rounded up to 16 (wq_view), so its block count is
-// floor(range / 210) (8 blocks per 105 vectors; no overflow near 4 GiB).
-struct Q6A { ql: u32, qh: u32, sc: u32, d: u32 }
+// Q6_K on the device, regrouped in units of 8 (common/q6a.wgsl): super-block bi's parts. The binding's
+// block count floor(range / 210) from its 16-byte vectors: 8 blocks per 105 (no overflow near 4 GiB).
+//! include common/q6a.wgsl
 fn q6a(bi: u32) -> Q6A {
     let nv = arrayLength(&w);
-    let nb = nv / 105u * 8u + (nv % 105u) * 16u / 210u;
-    let u0 = bi & ~7u;
-    let n = min(8u, nb - u0);
-    let j = bi - u0;
-    let ub = u0 * 210u;
-    return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
+    return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
 }
 // the f16 d of a block (bits 0..15), its byte offset a.d even
 fn q6d(a: Q6A) -> u32 { return wword(a.d / 4u) >> (8u * (a.d & 2u)); }
@@ -405,25 +403,138 @@ fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32, half: bool) -> u32 {
     return g * (MVT >> p.ll) + (l >> p.ll);
 }
 
+// The ids of a decode invocation (every matvec entry takes them as one argument) and its lane in its row.
+struct Inv { @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32> }
+fn lane_of(l: u32) -> u32 { return l & ((1u << p.ll) - 1u); }
+
+// A one-row product's output (matvec_k, matvec_k_h): its row, lead = lane 0 of a row of the chunk,
+// and the value to add that lead reads first (store_pre); mv_out_store's z: the token.
+struct MvOut { row: u32, lead: bool, prev: O }
+fn mv_out(v: Inv) -> MvOut {
+    let row = mv_row(v.wid, v.nw, v.lid.x, false);
+    let lead = lane_of(v.lid.x) == 0u && row < p.rows;
+    var prev = O(0.0);
+    if (lead) { prev = store_pre(v.wid.z * p.m + p.r0 + row); }
+    return MvOut(row, lead, prev);
+}
+fn mv_out_store(o: MvOut, z: u32, t: f32) { if (o.lead) { store_with(z * p.m + p.r0 + o.row, t, o.prev); } }
+
 // lane i's share of row `row` (every weight type): elements 4i.., 4i + 4 lanes.., ...
-fn dot_any(row: u32, i: u32, z: u32) -> f32 {
-    let rb = row * row_bytes(p.k);
-    let xb = z * p.k;
-    let n4 = (p.k + 3u) / 4u;
+// Every dot_* takes the entry's row guard ok (a lane of a row past the chunk sums nothing) and the invocation l.
+fn dot_any(ok: bool, row: u32, l: u32, z: u32) -> f32 {
     var s = 0.0;
-    for (var e = i; e < n4; e = e + (1u << p.ll)) { s = s + dot(dq4(rb, 4u * e, p.k), xload4(xb, 4u * e, p.k)); }
+    if (ok) {
+        let i = lane_of(l);
+        let rb = row * row_bytes(p.k);
+        let xb = z * p.k;
+        let n4 = (p.k + 3u) / 4u;
+        for (var e = i; e < n4; e = e + (1u << p.ll)) { s = s + dot(dq4(rb, 4u * e, p.k), xload4(xb, 4u * e, p.k)); }
+    }
     return s;
 }
 
+
+// ---- the decode entries -----------------------------------------------------------------------
+// Each entry is its product's rows (mv_row, mv_out, rope_head), its prologue (the *_norm entries:
+// mv_norm_xn, mv_norm_h, mv_norm_q, mv_res_norm_*), one lane family's dot (f32 lanes: dot_any, dot_k,
+// dot_kn; f16-pair lanes: dot_k_h, dot_kn_h; int8 lanes: dot_kn_q), the reduction and its epilogue
+// (store, mv_out_store, glu_*_store, rope_epilogue). The families stay separate entries: a function
+// that uses f16 (or dot4I8Packed, or a workgroup array) makes every entry that reaches it need it.
 @compute @workgroup_size(MVT)
-fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-          @builtin(local_invocation_id) lid: vec3<u32>) {
+fn matvec(v: Inv) {
+    let row = mv_row(v.wid, v.nw, v.lid.x, false);
+    let t = mv_reduce(v.lid.x, dot_any(row < p.rows, row, v.lid.x, v.wid.z));
+    if (lane_of(v.lid.x) == 0u && row < p.rows) { store(v.wid.z * p.m + p.r0 + row, t); }
+}
+@compute @workgroup_size(MVT)
+fn matvec_glu(v: Inv) {
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_any(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x, v.wid.z)));
+}
+// The glu rows of the *_norm_h / *_norm_q entries after their prologues, by pairs over the normalized row
+fn glu_rows_h(v: Inv) {
+    let r = mv_row(v.wid, v.nw, v.lid.x, false);
+    glu_pair_store(v.lid.x, r, 0u, mv_reduce2(v.lid.x, dot_kn_h(r < p.rows, r, r + p.rows, true, v.lid.x)));
+}
+fn glu_rows_q(v: Inv) {
+    let r = mv_row(v.wid, v.nw, v.lid.x, false);
+    glu_pair_store(v.lid.x, r, 0u, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k(v: Inv) {
+    let o = mv_out(v);
+    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_k(o.row < p.rows, o.row, v.lid.x, v.wid.z)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_h(v: Inv) {
+    let o = mv_out(v);
+    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_k_h(o.row < p.rows, o.row, o.row, false, v.lid.x, v.wid.z).x));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_glu(v: Inv) {
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_k(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x, v.wid.z)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_rope(v: Inv) {
+    let r = rope_head(v);
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k(r.row < p.rows, r.row, v.lid.x, 0u)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_h(v: Inv) {
+    let r = mv_row(v.wid, v.nw, v.lid.x, false);
+    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_k_h(r < p.rows, r, r + p.rows, true, v.lid.x, v.wid.z)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_h(v: Inv) {
+    let r = rope_head(v);
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k_h(r.row < p.rows, r.row, r.row, false, v.lid.x, 0u).x));
+}
+// (one token: the *_norm entries' input is one residual row)
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm(v: Inv) {
+    mv_norm_xn(v.lid.x, &gnw);
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, 0u, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_norm(v: Inv) {
+    let r = rope_head(v);
+    mv_norm_xn(v.lid.x, &rnw);
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn(r.row < p.rows, r.row, v.lid.x)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm_h(v: Inv) { mv_norm_h(v.lid.x, &gnw); glu_rows_h(v); }
+@compute @workgroup_size(MVT)
+fn matvec_k_rope_norm_h(v: Inv) {
+    let r = rope_head(v);
+    mv_norm_h(v.lid.x, &rnw);
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn_h(r.row < p.rows, r.row, r.row, false, v.lid.x).x));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm_q(v: Inv) { mv_norm_q(v.lid.x, &gnw); glu_rows_q(v); }
+// Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_res_norm_h(v: Inv) { mv_res_norm_h(v); glu_rows_h(v); }
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_res_norm_q(v: Inv) { mv_res_norm_q(v); glu_rows_q(v); }
+// The LM head in decode: rmsnorm of the f32 residual row (the output norm) and the product with
+// every row of the weight chunk, one dispatch. The prologue is the same work for every workgroup,
+// so the grid is capped (the host's choice, num_workgroups) and each workgroup takes groups of
+// MVT >> ll rows wid.x, wid.x + nw.x, ... after one prologue.
+@compute @workgroup_size(MVT)
+fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+                   @builtin(local_invocation_id) lid: vec3<u32>) {     // (its loop's barrier: wid, nw uniform)
     let l = lid.x;
-    let row = mv_row(wid, nw, l, false);
-    var s = 0.0;
-    if (row < p.rows) { s = dot_any(row, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
+    mv_norm_q(l, &onw);
+    let per = MVT >> p.ll;
+    for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
+        let row = g * per + (l >> p.ll);
+        let t = mv_reduce(l, dot_kn_q(row < p.rows, row, row, false, l).x);
+        if (lane_of(l) == 0u && row < p.rows) { store(p.r0 + row, t); }
+        workgroupBarrier();                      // red is read before the next group writes it
+    }
 }
 
 // ---- matvec_glu (decode): the FFN's gate and up products and the activation in one pass ----
@@ -441,17 +552,16 @@ fn glu_store(idx: u32, g: f32, u: f32) {
     if (p.act != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
     y[idx] = O(clampn(x * sigmoid(z) * f32(O(clampn(u, YMAX))), YMAX));
 }
-
-@compute @workgroup_size(MVT)
-fn matvec_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-              @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let r = mv_row(wid, nw, l, true);
-    var s = 0.0;
-    if (r < p.rows) { s = dot_any(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
+// The glu rows by halves (f32 lanes): output row r's gate row on the workgroup's first half, its up row
+// (glu_wrow) on the second; the first half's lane 0 stores with the up sum from red. z: the token.
+fn glu_wrow(l: u32, r: u32) -> u32 { return r + (l / (MVT / 2u)) * p.rows; }
+fn glu_half_store(l: u32, r: u32, z: u32, t: f32) {
+    if (lane_of(l) == 0u && l < MVT / 2u && r < p.rows) { glu_store(z * p.m + r, t, red[l + MVT / 2u]); }
 }
+// The glu rows by pairs (f16-pair and int8 lanes): an invocation takes gate row r and up row r + rows on
+// one set of activations; the sums are reduced as pairs (mv_reduce2).
+fn glu_pair_store(l: u32, r: u32, z: u32, t: vec2<f32>) { if (lane_of(l) == 0u && r < p.rows) { glu_store(z * p.m + r, t.x, t.y); } }
+
 
 // The k-quant lanes: 8 lanes per super-block, lanes / 8 super-blocks per pass of a row.
 // Lane c of a super-block takes the quant words c, c+8, c+16, c+24 (neighbouring lanes read
@@ -541,14 +651,17 @@ fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
 }
 
 // lane i's share of k-quant row `row`, activations of token z from x4
-fn dot_k(row: u32, i: u32, z: u32) -> f32 {
-    let c = i % 8u;
-    let xv = z * p.k / 4u;
+fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
     var s = 0.0;
-    for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
-        var xa: array<vec4<f32>, 8>;
-        for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
-        s = s + lane_k(row, b, c, xa);
+    if (ok) {
+        let i = lane_of(l);
+        let c = i % 8u;
+        let xv = z * p.k / 4u;
+        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+            var xa: array<vec4<f32>, 8>;
+            for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
+            s = s + lane_k(row, b, c, xa);
+        }
     }
     return s;
 }
@@ -597,14 +710,17 @@ fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
     }
     return inv;
 }
-// this invocation's share of the residual row and of the norm weight g (zeros past k)
-fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>,
-                g: ptr<storage, array<vec4<f32>>, read>) {
+// this invocation's share of two rows a, b of k (zeros past k): the residual row and the norm weight g
+// (mv_norm_load), the attention output and the post-attention norm weight (mv_res_add)
+fn mv_load2(l: u32, a: ptr<storage, array<vec4<f32>>, read>, b: ptr<storage, array<vec4<f32>>, read>,
+            av: ptr<function, array<vec4<f32>, 6>>, bv: ptr<function, array<vec4<f32>, 6>>) {
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
-        if (i < p.k / 4u) { (*xv)[j] = xr[i]; (*gv)[j] = (*g)[i]; } else { (*xv)[j] = vec4<f32>(0.0); (*gv)[j] = vec4<f32>(0.0); }
+        if (i < p.k / 4u) { (*av)[j] = (*a)[i]; (*bv)[j] = (*b)[i]; } else { (*av)[j] = vec4<f32>(0.0); (*bv)[j] = vec4<f32>(0.0); }
     }
 }
+fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>,
+                g: ptr<storage, array<vec4<f32>>, read>) { mv_load2(l, &xr, g, xv, gv); }
 // *_res_norm entries (Gemma: the post-attention norm and residual add before the FFN norm): the
 // residual row in xv becomes x' = x + rmsnorm(o) * pw as rmsnorm_add computes it, the grid's first
 // workgroup stores x' into xw (another buffer: the other workgroups still read x), and the entry
@@ -614,16 +730,17 @@ fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function
 @group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k)
 fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
     var ov: array<vec4<f32>, 6>; var pv: array<vec4<f32>, 6>;
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        if (i < p.k / 4u) { ov[j] = ro[i]; pv[j] = rpw[i]; } else { ov[j] = vec4<f32>(0.0); pv[j] = vec4<f32>(0.0); }
-    }
+    mv_load2(l, &ro, &rpw, &ov, &pv);
     let inv = mv_norm_inv(l, &ov);
     for (var j = 0u; j < XV; j = j + 1u) {
         (*xv)[j] = (*xv)[j] + ov[j] * inv * pv[j];
         let i = l + MVT * j;
         if (first && i < p.k / 4u) { xw[i] = (*xv)[j]; }
     }
+}
+fn mv_res_norm_load(v: Inv, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+    mv_norm_load(v.lid.x, xv, gv, &gnw);
+    mv_res_add(v.lid.x, v.wid.x == 0u && v.wid.y == 0u, xv);
 }
 // the normalized values j of this invocation, rounded to O
 fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
@@ -634,59 +751,32 @@ fn mv_norm_store(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<functio
     for (var j = 0u; j < XV; j = j + 1u) { let i = l + MVT * j; if (i < p.k / 4u) { xn[i] = mv_norm_val(xv, gv, j, inv); } }
     workgroupBarrier();
 }
+// the f32 lanes' prologue: the normalized row (norm weight g) into xn
+fn mv_norm_xn(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    mv_norm_load(l, &xv, &gv, g);
+    mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
+}
 
 // dot_k over the normalized row in xn
-fn dot_kn(row: u32, i: u32) -> f32 {
-    let c = i % 8u;
+fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
     var s = 0.0;
-    for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
-        var xa: array<vec4<f32>, 8>;
-        for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
-        s = s + lane_k(row, b, c, xa);
+    if (ok) {
+        let i = lane_of(l);
+        let c = i % 8u;
+        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+            var xa: array<vec4<f32>, 8>;
+            for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
+            s = s + lane_k(row, b, c, xa);
+        }
     }
     return s;
 }
 
-@compute @workgroup_size(MVT)
-fn matvec_k(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-            @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let row = mv_row(wid, nw, l, false);
-    let lead = (l & ((1u << p.ll) - 1u)) == 0u && row < p.rows;
-    var prev = O(0.0);
-    if (lead) { prev = store_pre(wid.z * p.m + p.r0 + row); }
-    var s = 0.0;
-    if (row < p.rows) { s = dot_k(row, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce(l, s);
-    if (lead) { store_with(wid.z * p.m + p.r0 + row, t, prev); }
-}
 
-@compute @workgroup_size(MVT)
-fn matvec_k_glu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let r = mv_row(wid, nw, l, true);
-    var s = 0.0;
-    if (r < p.rows) { s = dot_k(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(wid.z * p.m + r, t, red[l + MVT / 2u]); }
-}
 
 @group(0) @binding(3) var<storage, read> gnw: array<vec4<f32>>;     // matvec_k_glu_norm: the norm weight (k)
 
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                     @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &gnw);
-    mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
-    let r = mv_row(wid, nw, l, true);
-    var s = 0.0;
-    if (r < p.rows) { s = dot_kn(r + (l / (MVT / 2u)) * p.rows, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && l < MVT / 2u && r < p.rows) { glu_store(r, t, red[l + MVT / 2u]); }
-}
 
 // ---- matvec_k_rope (decode, one token): the q/k/v projection with what rope_kv.wgsl does in its
 // epilogue. The weight binding holds rows of q, k and v back to back (all three, or a run of
@@ -719,17 +809,20 @@ fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32
 // Nothing is computed from them here: a use would make the invocation wait for the loads before
 // it issues the weights' (the epilogue computes the rotation).
 struct RopePre { p0: u32, nt: u32, ff: f32, ba: f32, bb: f32 }
+// the pair's rows g0 (this row), g1 (its partner) in q|k|v, the q rows nq and the k (and v) rows kvd
+struct RopeG { g0: u32, g1: u32, nq: u32, kvd: u32 }
+fn rope_g(pr: u32, row: u32) -> RopeG {
+    let r1 = rope_row(pr, 1u);
+    return RopeG(p.rbase + row, p.rbase + r1, p.hd * p.n_head, p.hd * p.n_head_kv);
+}
 fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
     var e = RopePre(0u, 0u, 1.0, 0.0, 0.0);
     let lanes = 1u << p.ll;
     if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows) { return e; }
     e.p0 = rpos[0];
     e.nt = rpos[1];
-    let r1 = rope_row(pr, 1u);
-    let g0 = p.rbase + row;                                     // rows in q|k|v
-    let g1 = p.rbase + r1;
-    let nq = p.hd * p.n_head;
-    let kvd = p.hd * p.n_head_kv;
+    let rg = rope_g(pr, row);
+    let g0 = rg.g0; let g1 = rg.g1; let nq = rg.nq; let kvd = rg.kvd;
     if (g0 >= nq + kvd) {                                       // v: no rotation
         if (p.bias != 0u) { e.ba = bv[(g0 - nq - kvd) % kvd]; e.bb = bv[(g1 - nq - kvd) % kvd]; }
         return e;
@@ -744,15 +837,13 @@ fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
 }
 
 // The pair's first row's lane 0 (the rest return): t = its row's sum, the partner's in red.
-fn rope_epilogue(l: u32, pr: u32, row: u32, t: f32, e: RopePre) {
+fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
     let lanes = 1u << p.ll;
+    let pr = r.pr; let row = r.row; let e = r.e;
     if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || e.nt == 0u) { return; }
     let p0 = e.p0;
-    let r1 = rope_row(pr, 1u);
-    let g0 = p.rbase + row;                                     // rows in q|k|v
-    let g1 = p.rbase + r1;
-    let nq = p.hd * p.n_head;
-    let kvd = p.hd * p.n_head_kv;
+    let rg = rope_g(pr, row);
+    let g0 = rg.g0; let g1 = rg.g1; let nq = rg.nq; let kvd = rg.kvd;
     var a = f32(O(clampn(t, YMAX)));
     var b = f32(O(clampn(red[l + lanes], YMAX)));
     a = with_bias(a, e.ba); b = with_bias(b, e.bb);
@@ -786,37 +877,20 @@ fn rope_pair(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> vec2<u32> {
     let pr = (wid.x + wid.y * nw.x) * ((MVT >> p.ll) / 2u) + slot / 2u;
     return vec2<u32>(pr, rope_row(pr, slot % 2u));
 }
-
-@compute @workgroup_size(MVT)
-fn matvec_k_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                 @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let pr = rope_pair(wid, nw, l);
-    let e = rope_pre(l, pr.x, pr.y);
-    var s = 0.0;
-    if (pr.y < p.rows) { s = dot_k(pr.y, l & ((1u << p.ll) - 1u), 0u); }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
+// this invocation's pair and row, and what its epilogue reads (rope_pre), read first
+struct RopeRow { pr: u32, row: u32, e: RopePre }
+fn rope_head(v: Inv) -> RopeRow {
+    let pr = rope_pair(v.wid, v.nw, v.lid.x);
+    return RopeRow(pr.x, pr.y, rope_pre(v.lid.x, pr.x, pr.y));
 }
+
 
 @group(0) @binding(10) var<storage, read> rnw: array<vec4<f32>>;    // matvec_k_rope_norm: the norm weight (k)
 
-@compute @workgroup_size(MVT)
-fn matvec_k_rope_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                      @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let pr = rope_pair(wid, nw, l);
-    let e = rope_pre(l, pr.x, pr.y);
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &rnw);
-    mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
-    var s = 0.0;
-    if (pr.y < p.rows) { s = dot_kn(pr.y, l & ((1u << p.ll) - 1u)); }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
-}
 
 // ---- the *_h entries: Q4_K and Q6_K decode lanes on f16 pairs (the A = f16 variants) ----------
-// Each entry is its f32 namesake with the lane below (they cannot share code: a function that
-// uses f16 makes every entry that calls it need shaderFloat16). The f32 lanes are bound by the
+// Each entry is its f32 namesake's body with the lanes below (separate entries: a function that
+// uses f16 makes every entry that reaches it need shaderFloat16). The f32 lanes are bound by the
 // integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
 // conversion unit to it made decode 2-4% slower). Here a quant becomes an f16 with half an integer
 // op: 0x4c00 | q is the f16 16 + q / 64 exactly (q < 64; the ulp of [16, 32) is 2^-6), so
@@ -935,37 +1009,42 @@ fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>
     return q6k_lane_x(row * nsb + b, c, xa);
 }
 
-// dot_k / dot_kn on f16 pairs
 // dot_k / dot_kn on f16 pairs; with two, also row2 (a glu entry's up row) on the same activations
-fn dot_k_h(row: u32, row2: u32, two: bool, i: u32, z: u32) -> vec2<f32> {
-    let c = i % 8u;
-    let nsb = p.k / 256u;
+fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    let xw = z * p.k / 8u;                       // x8 index of token z's row
-    for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
-        var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
-        for (var j = 0u; j < 4u; j = j + 1u) {       // 4 loads of 8 halves (xv8)
-            let u = x8[xw + 32u * b + xv8(c, j)];
-            let e0 = hv_pair(u.xy); let e1 = hv_pair(u.zw);
-            xa[2u * j] = e0.h; xsum[2u * j] = e0.sum; xa[2u * j + 1u] = e1.h; xsum[2u * j + 1u] = e1.sum;
+    if (ok) {
+        let i = lane_of(l);
+        let c = i % 8u;
+        let nsb = p.k / 256u;
+        let xw = z * p.k / 8u;                       // x8 index of token z's row
+        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+            var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
+            for (var j = 0u; j < 4u; j = j + 1u) {       // 4 loads of 8 halves (xv8)
+                let u = x8[xw + 32u * b + xv8(c, j)];
+                let e0 = hv_pair(u.xy); let e1 = hv_pair(u.zw);
+                xa[2u * j] = e0.h; xsum[2u * j] = e0.sum; xa[2u * j + 1u] = e1.h; xsum[2u * j + 1u] = e1.sum;
+            }
+            s.x = s.x + lane_x(row, b, c, xa, xsum);
+            if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
         }
-        s.x = s.x + lane_x(row, b, c, xa, xsum);
-        if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
     }
     return s;
 }
-fn dot_kn_h(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
-    let c = i % 8u;
-    let nsb = p.k / 256u;
+fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
-        var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let e = 64u * b + 2u * xv8(c, j);
-            xa[2u * j] = xh[e]; xa[2u * j + 1u] = xh[e + 1u]; xsum[2u * j] = xsm[e]; xsum[2u * j + 1u] = xsm[e + 1u];
+    if (ok) {
+        let i = lane_of(l);
+        let c = i % 8u;
+        let nsb = p.k / 256u;
+        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+            var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let e = 64u * b + 2u * xv8(c, j);
+                xa[2u * j] = xh[e]; xa[2u * j + 1u] = xh[e + 1u]; xsum[2u * j] = xsm[e]; xsum[2u * j + 1u] = xsm[e + 1u];
+            }
+            s.x = s.x + lane_x(row, b, c, xa, xsum);
+            if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
         }
-        s.x = s.x + lane_x(row, b, c, xa, xsum);
-        if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
     }
     return s;
 }
@@ -991,76 +1070,23 @@ fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<funct
     }
     workgroupBarrier();
 }
-
-@compute @workgroup_size(MVT)
-fn matvec_k_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-              @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let row = mv_row(wid, nw, l, false);
-    let lead = (l & ((1u << p.ll) - 1u)) == 0u && row < p.rows;
-    var prev = O(0.0);
-    if (lead) { prev = store_pre(wid.z * p.m + p.r0 + row); }
-    var s = 0.0;
-    if (row < p.rows) { s = dot_k_h(row, row, false, l & ((1u << p.ll) - 1u), wid.z).x; }
-    let t = mv_reduce(l, s);
-    if (lead) { store_with(wid.z * p.m + p.r0 + row, t, prev); }
-}
-
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                  @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let r = mv_row(wid, nw, l, false);           // a gate row and its up row per invocation, one set of activations
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_k_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u), wid.z); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(wid.z * p.m + r, t.x, t.y); }
-}
-
-// The glu products of the *_norm_h entries after their prologues: a gate row and its up row per
-// invocation (as matvec_k_glu_h), over the normalized row in xh / xsm
-fn glu_rows_h(wid: vec3<u32>, nw: vec3<u32>, l: u32) {
-    let r = mv_row(wid, nw, l, false);
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_h(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
-}
-
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                       @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
+// the f16-pair lanes' prologues: the normalized row into xh / xsm (mv_res_norm_h: after the residual add)
+fn mv_norm_h(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &gnw);
+    mv_norm_load(l, &xv, &gv, g);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    glu_rows_h(wid, nw, l);
 }
-
-@compute @workgroup_size(MVT)
-fn matvec_k_rope_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                   @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let pr = rope_pair(wid, nw, l);
-    let e = rope_pre(l, pr.x, pr.y);
-    var s = 0.0;
-    if (pr.y < p.rows) { s = dot_k_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u), 0u).x; }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
-}
-
-@compute @workgroup_size(MVT)
-fn matvec_k_rope_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let pr = rope_pair(wid, nw, l);
-    let e = rope_pre(l, pr.x, pr.y);
+fn mv_res_norm_h(v: Inv) {
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &rnw);
-    mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    var s = 0.0;
-    if (pr.y < p.rows) { s = dot_kn_h(pr.y, pr.y, false, l & ((1u << p.ll) - 1u)).x; }
-    rope_epilogue(l, pr.x, pr.y, mv_reduce(l, s), e);
+    mv_res_norm_load(v, &xv, &gv);
+    mv_norm_store_h(v.lid.x, &xv, &gv, mv_norm_inv(v.lid.x, &xv));
 }
+
+
+
+
+
+
 
 // ---- the *_q entries: decode lanes on int8 activations (devices that accelerate 4x8-bit integer
 // dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, Q4_K) and the output norm + LM head
@@ -1086,6 +1112,11 @@ fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
     mv_norm_load(l, &xv, &gv, g);
     mv_norm_q_regs(l, &xv, &gv);
+}
+fn mv_res_norm_q(v: Inv) {
+    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    mv_res_norm_load(v, &xv, &gv);
+    mv_norm_q_regs(v.lid.x, &xv, &gv);
 }
 fn mv_norm_q_regs(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
     let inv = mv_norm_inv(l, xv);
@@ -1182,76 +1213,19 @@ fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
 }
 
 // lane i's share of row `row` (and of row2 with two) over the quantized row
-fn dot_kn_q(row: u32, row2: u32, two: bool, i: u32) -> vec2<f32> {
+fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    for (var b = i / 4u; b < p.k / 256u; b = b + (1u << p.ll) / 4u) {
-        s.x = s.x + lane_q(row, b, i % 4u);
-        if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
+    if (ok) {
+        let i = lane_of(l);
+        for (var b = i / 4u; b < p.k / 256u; b = b + (1u << p.ll) / 4u) {
+            s.x = s.x + lane_q(row, b, i % 4u);
+            if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
+        }
     }
     return s;
 }
 
-// the same for the *_q entries, over the int8 row in xq / xqd / xq16
-fn glu_rows_q(wid: vec3<u32>, nw: vec3<u32>, l: u32) {
-    let r = mv_row(wid, nw, l, false);
-    var s = vec2<f32>(0.0);
-    if (r < p.rows) { s = dot_kn_q(r, r + p.rows, true, l & ((1u << p.ll) - 1u)); }
-    let t = mv_reduce2(l, s);
-    if ((l & ((1u << p.ll) - 1u)) == 0u && r < p.rows) { glu_store(r, t.x, t.y); }
-}
-
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                       @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    mv_norm_q(l, &gnw);
-    glu_rows_q(wid, nw, l);
-}
-
-// Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                           @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &gnw);
-    mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
-    mv_norm_q_regs(l, &xv, &gv);
-    glu_rows_q(wid, nw, l);
-}
-
-@compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                           @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
-    mv_norm_load(l, &xv, &gv, &gnw);
-    mv_res_add(l, wid.x == 0u && wid.y == 0u, &xv);
-    mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
-    glu_rows_h(wid, nw, l);
-}
-
 @group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
-
-// The LM head in decode: rmsnorm of the f32 residual row (the output norm) and the product with
-// every row of the weight chunk, one dispatch. The prologue is the same work for every workgroup,
-// so the grid is capped (the host's choice, num_workgroups) and each workgroup takes groups of
-// MVT >> ll rows wid.x, wid.x + nw.x, ... after one prologue.
-@compute @workgroup_size(MVT)
-fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-                   @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    mv_norm_q(l, &onw);
-    let per = MVT >> p.ll;
-    for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
-        let row = g * per + (l >> p.ll);
-        var s = 0.0;
-        if (row < p.rows) { s = dot_kn_q(row, row, false, l & ((1u << p.ll) - 1u)).x; }
-        let t = mv_reduce(l, s);
-        if ((l & ((1u << p.ll) - 1u)) == 0u && row < p.rows) { store(p.r0 + row, t); }
-        workgroupBarrier();                      // red is read before the next group writes it
-    }
-}
 
 // ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it
 // dequantizes the 64x16 weight tile into shared memory once and uses it for all 64 tokens.

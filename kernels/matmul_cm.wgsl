@@ -61,20 +61,15 @@ var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k], hi
 var<workgroup> wl: array<f16, 2 * TM * TS>;      // lo parts
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
 
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+//! include common/clampn.wgsl
 fn f16v(h: u32) -> f32 { return f32(bitcast<vec2<f16>>(h & 0xffffu).x); }
 
-// Q6_K super-block bi's parts as byte offsets: the tensor's blocks regrouped in units of 8 by the
-// upload (matmul.wgsl q6a, vk.c vk_q6k_units); the binding's range is its bytes rounded up to 16
-struct Q6A { ql: u32, qh: u32, sc: u32, d: u32 }
+// Q6_K super-block bi's parts as byte offsets (common/q6a.wgsl); the binding's block count
+// floor(range / 210) from its words: 8 blocks per 420
+//! include common/q6a.wgsl
 fn q6a(bi: u32) -> Q6A {
     let nw = arrayLength(&w);
-    let nb = nw / 420u * 8u + (nw % 420u) * 4u / 210u;
-    let u0 = bi & ~7u;
-    let n = min(8u, nb - u0);
-    let j = bi - u0;
-    let ub = u0 * 210u;
-    return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
+    return q6a_at(bi, nw / 420u * 8u + (nw % 420u) * 4u / 210u);
 }
 
 // (scale, min) of Q4_K sub-block j from the 12 scale bytes in words s0, s4, s8

@@ -27,9 +27,7 @@ var<workgroup> part: array<f32, 256>;
 
 // Both reductions leave every invocation with the result and end on a barrier,
 // so `part` may be written again right after.
-// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
-// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+//! include common/clampn.wgsl
 
 // two levels: 16 invocations sum 16 values each, then every invocation sums those 16
 var<workgroup> part16: array<vec2<f32>, 16>;

@@ -50,9 +50,7 @@ fn qb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clam
 fn kb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clampn(x + bk[i], QMAX))); }
 fn vb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clampn(x + bv[i], QMAX))); }
 
-// clamp to +-hi that keeps a NaN (clamp(NaN) is implementation-defined; llvmpipe returns -hi), so a
-// fault stays visible to --check-nan and the final logits check instead of turning into a huge finite value
-fn clampn(v: f32, hi: f32) -> f32 { return select(clamp(v, -hi, hi), v, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u); }
+//! include common/clampn.wgsl
 
 // Element offsets (a, b) of pair i of a head starting at rb, and the rotated values of (xa, xb)
 // for token t (identity past n_rot).
