@@ -332,10 +332,10 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
                 return run_usage("--sep '%s': bad escape or longer than 64 bytes%s", v, "");
             o->sep_set = true;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--max-tokens")) {
-            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 0 or more tokens%s", a, v);
+            if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 0 or more tokens", a, v);
             o->n_predict = x;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) {
-            if (!run_parse_i64(v, 1, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 1 or more tokens (at most the model's limit)%s", a, v);
+            if (!run_parse_i64(v, 1, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 1 or more tokens (at most the model's limit)", a, v);
             o->n_ctx = (u32)x;
         } else if ((rc = run_parse_sampling(&o->sp, a, v)) != RUN_OPT_OTHER) {
             if (rc != 0) return rc;
