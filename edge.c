@@ -73,6 +73,7 @@ typedef struct Command {
 #include "cli/bench.c"
 #include "models/sampler.c"
 #include "cli/run.c"
+#include "cli/run_par.c"
 #include "models/gguf_write.c"
 #include "models/genmodel.c"
 #include "models/plan.c"

@@ -155,7 +155,7 @@ static int bench_cmd(int argc, char **argv) {
     DType act = !o.act_s ? DT_COUNT : !strcmp(o.act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
     u32 batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
-    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, 1, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     b.t_loaded = now_sec();
     eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
     i32 *prompt = push_array(&a, i32, o.n_p ? o.n_p : 1);

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #define RUN_DEFAULT_CTX 4096                    /* tokens: -c default, capped by the model's limit */
+#define RUN_PAR_MIN_CTX 1024                    /* tokens: -c default with -np N is max(RUN_DEFAULT_CTX / N, this) */
 #define EXIT_INTERRUPTED 130
 
 typedef enum RunInput { RUN_IN_LINE, RUN_IN_ALL, RUN_IN_NUL, RUN_IN_JSONL, RUN_IN_TTY, RUN_IN_PROMPT } RunInput;
@@ -56,6 +57,7 @@ typedef struct RunOpts {
     EngBackend  backend;
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
     DType       kv;                 /* KV cache (K and V alike); DT_COUNT: eng_kv_default */
+    u32         np;                 /* -np: prompts decoded together (line, nul, jsonl input; 1: one at a time) */
 } RunOpts;
 
 /* One prompt and its settings (a JSON line may override the command line's). */
@@ -85,6 +87,12 @@ typedef struct RunReader {
     bool eof;
 } RunReader;
 
+/* A completion being written: its bytes, and how many of them were written or passed over. */
+typedef struct RunText {
+    char *buf;
+    u64   cap, n, printed;
+} RunText;
+
 typedef struct Run {
     RunOpts    o;
     Arena      a;               /* model and tokenizer tables */
@@ -101,7 +109,7 @@ typedef struct Run {
     char      *rend;  u64 rend_cap;     /* rendered (templated) prompt */
     i32       *toks;  u32 toks_cap;     /* prompt tokens */
     i32       *kv;    u32 n_kv;         /* tokens held by the engine (--chat reuses a matching prefix) */
-    char      *text;  u64 text_cap, text_n, printed;   /* the completion */
+    RunText    out;                     /* the completion (-np: each slot has its own, cli/run_par.c) */
     char      *jout;  u64 jout_cap;     /* one JSON output line */
     char      *conv;  u64 conv_cap, conv_n;            /* --chat: the turns' texts */
     ChatTurn   turns[EDGE_RUN_MAX_TURNS];
@@ -149,7 +157,11 @@ void run_print_help(void) {
         "  --sep TEXT              written after each completion; escapes \\n \\t \\0 \\\\ \\xHH\n"
         "                          (default: \"\\n\\n\" line, \"\\0\" nul, \"\\n\" all, -p and interactive)\n"
         "  -n, --max-tokens N      tokens to generate at most (default 256)\n"
-        "  -c, --ctx N             context in tokens, up to the model's limit (default: min(model limit, %u))\n"
+        "  -c, --ctx N             context in tokens of each prompt, up to the model's limit (default: min(model limit, %u);\n"
+        "                          with -np N: min(model limit, max(%u / N, %u)))\n"
+        "  -np, --parallel N       decode up to N prompts together (line, nul and jsonl input; 1..%u, default 1): answers\n"
+        "                          are written in input order (jsonl: as each finishes, with its id); each has its own\n"
+        "                          context of -c tokens; --chat and -p take one prompt at a time\n"
         "  --temp T                temperature; 0 = greedy (default 0.8)\n"
         "  --top-k K               keep the K most likely tokens; 0 = off (default 40)\n"
         "  --top-p P               nucleus sampling; 1 = off (default 0.95)\n"
@@ -180,7 +192,7 @@ void run_print_help(void) {
         "  JSON lines (--input jsonl): {\"prompt\":..., \"system\", \"think\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\",\n"
         "  \"min_p\", \"seed\", \"stop\" (string or array), \"id\"} -> {\"id\", \"text\", \"reasoning\" (thinking models),\n"
         "  \"tokens\", \"stop_reason\", timings}\n",
-        RUN_DEFAULT_CTX, EDGE_RUN_MAX_STOPS);
+        RUN_DEFAULT_CTX, RUN_DEFAULT_CTX, RUN_PAR_MIN_CTX, EDGE_MAX_SEQ, EDGE_RUN_MAX_STOPS);
 }
 
 void run_print_exit_codes(void) {
@@ -191,9 +203,13 @@ void run_print_exit_codes(void) {
         "  with several prompts the most serious wins: 3, then 4, then 5\n");
 }
 
-static int run_usage(const char *fmt, const char *a, const char *b) {
+__attribute__((format(printf, 1, 2)))
+static int run_usage(const char *fmt, ...) {
     char m[512];
-    fmt_buf(m, sizeof m, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    fmt_vbuf(m, sizeof m, fmt, ap);
+    va_end(ap);
     errf("edge: %s (see edge --help)\n", m);
     return EXIT_USAGE;
 }
@@ -266,27 +282,27 @@ static bool run_parse_switch(RunOpts *o, const char *a) {
 static int run_parse_sampling(SampParams *sp, const char *a, const char *v) {
     i64 x; f32 f;
     if (!strcmp(a, "--temp")) {
-        if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100%s", v, "");
+        if (!run_parse_f32(v, 0, 100, &f)) return run_usage("--temp '%s': want 0..100", v);
         sp->temp = f;
     } else if (!strcmp(a, "--top-k")) {
-        if (!run_parse_i64(v, 0, 1 << 30, &x)) return run_usage("--top-k '%s': want 0 or more%s", v, "");
+        if (!run_parse_i64(v, 0, 1 << 30, &x)) return run_usage("--top-k '%s': want 0 or more", v);
         sp->top_k = (u32)x;
     } else if (!strcmp(a, "--top-p")) {
-        if (!run_parse_f32(v, 0, 1, &f) || f <= 0) return run_usage("--top-p '%s': want 0 < P <= 1%s", v, "");
+        if (!run_parse_f32(v, 0, 1, &f) || f <= 0) return run_usage("--top-p '%s': want 0 < P <= 1", v);
         sp->top_p = f;
     } else if (!strcmp(a, "--min-p")) {
-        if (!run_parse_f32(v, 0, 1, &f)) return run_usage("--min-p '%s': want 0..1%s", v, "");
+        if (!run_parse_f32(v, 0, 1, &f)) return run_usage("--min-p '%s': want 0..1", v);
         sp->min_p = f;
     } else if (!strcmp(a, "--repeat-penalty")) {
-        if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100%s", v, "");
+        if (!run_parse_f32(v, 0.01, 100, &f)) return run_usage("--repeat-penalty '%s': want 0.01..100", v);
         sp->repeat_penalty = f;
     } else if (!strcmp(a, "--repeat-last-n")) {
-        if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens%s", v, "");
+        if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("--repeat-last-n '%s': want 0 or more tokens", v);
         sp->repeat_last_n = (u32)x;
     } else if (!strcmp(a, "--seed")) {
         char *end; errno = 0;
         unsigned long long s = strtoull(v, &end, 10);
-        if (!*v || *end || errno || *v == '-') return run_usage("--seed '%s': want 0..2^64-1%s", v, "");
+        if (!*v || *end || errno || *v == '-') return run_usage("--seed '%s': want 0..2^64-1", v);
         sp->seed = s;
     } else return RUN_OPT_OTHER;
     return 0;
@@ -297,28 +313,29 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
     o->n_predict = 256;
     o->sp = (SampParams){ .temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f,
                           .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0 };
-    o->backend = ENG_GPU; o->act = DT_COUNT; o->kv = DT_COUNT;
+    o->backend = ENG_GPU; o->act = DT_COUNT; o->kv = DT_COUNT; o->np = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_print_help(); out("\n"); run_print_exit_codes(); return EXIT_OK; }
         if (run_parse_switch(o, a)) continue;
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-            "--stop", "--system", "--backend", "--act", "--cache-type", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "--device", "--stats-every", "--reasoning-budget", "--chat-date" };
+            "--stop", "--system", "--backend", "--act", "--cache-type", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "--device", "--stats-every", "--reasoning-budget", "--chat-date",
+            "-np", "--parallel" };
         bool known = false;
         for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
-        if (!known) return run_usage("unknown option '%s'%s", a, "");
-        if (i + 1 >= argc) return run_usage("%s needs a value%s", a, "");
+        if (!known) return run_usage("unknown option '%s'", a);
+        if (i + 1 >= argc) return run_usage("%s needs a value", a);
         const char *v = argv[++i];
         i64 x; int rc;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
         else if (!strcmp(a, "--system")) o->system = v;
         else if (!strcmp(a, "--reasoning-budget")) {
-            if (strcmp(v, "-1") && strcmp(v, "0")) return run_usage("--reasoning-budget '%s': want -1 (think) or 0 (no thinking)%s", v, "");
+            if (strcmp(v, "-1") && strcmp(v, "0")) return run_usage("--reasoning-budget '%s': want -1 (think) or 0 (no thinking)", v);
             o->think = !strcmp(v, "0") ? CHAT_THINK_OFF : CHAT_THINK_ON;
         } else if (!strcmp(a, "--chat-date")) {
-            if (!chat_date_valid(v)) return run_usage("--chat-date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"%s", v, "");
+            if (!chat_date_valid(v)) return run_usage("--chat-date '%s': want DD Mon YYYY, e.g. \"26 Jul 2024\"", v);
             o->chat_date = v;
         } else if (!strcmp(a, "--input")) {
             o->input_set = true;
@@ -326,10 +343,10 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             else if (!strcmp(v, "all")) o->input = RUN_IN_ALL;
             else if (!strcmp(v, "nul")) o->input = RUN_IN_NUL;
             else if (!strcmp(v, "jsonl")) o->input = RUN_IN_JSONL;
-            else return run_usage("--input '%s': want line, all, nul or jsonl%s", v, "");
+            else return run_usage("--input '%s': want line, all, nul or jsonl", v);
         } else if (!strcmp(a, "--sep")) {
             if (!run_parse_sep(v, o->sep, sizeof o->sep, &o->sep_len))
-                return run_usage("--sep '%s': bad escape or longer than 64 bytes%s", v, "");
+                return run_usage("--sep '%s': bad escape or longer than 64 bytes", v);
             o->sep_set = true;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--max-tokens")) {
             if (!run_parse_i64(v, 0, EDGE_MAX_POS, &x)) return run_usage("%s '%s': want 0 or more tokens", a, v);
@@ -340,13 +357,13 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         } else if ((rc = run_parse_sampling(&o->sp, a, v)) != RUN_OPT_OTHER) {
             if (rc != 0) return rc;
         } else if (!strcmp(a, "--stop")) {
-            if (o->n_stops >= EDGE_RUN_MAX_STOPS) return run_usage("more than %s --stop strings%s", STR(EDGE_RUN_MAX_STOPS), "");
-            if (!*v) return run_usage("--stop wants a non-empty text%s%s", "", "");
+            if (o->n_stops >= EDGE_RUN_MAX_STOPS) return run_usage("more than %u --stop strings", EDGE_RUN_MAX_STOPS);
+            if (!*v) return run_usage("--stop wants a non-empty text");
             o->stops[o->n_stops++] = v;
         } else if (!strcmp(a, "--backend")) {
             if (!strcmp(v, "gpu")) o->backend = ENG_GPU;
             else if (!strcmp(v, "ref")) o->backend = ENG_REF;
-            else return run_usage("--backend '%s': want gpu or ref%s", v, "");
+            else return run_usage("--backend '%s': want gpu or ref", v);
         } else if (!strcmp(a, "--cache-type") || !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
                    !strcmp(a, "--cache-type-v")) {
             DType t = !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "f32") ? DT_F32 : DT_COUNT;
@@ -356,16 +373,19 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         } else if (!strcmp(a, "--act")) {
             if (!strcmp(v, "f16")) o->act = DT_F16;
             else if (!strcmp(v, "f32")) o->act = DT_F32;
-            else return run_usage("--act '%s': want f16 or f32%s", v, "");
+            else return run_usage("--act '%s': want f16 or f32", v);
+        } else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) {
+            if (!run_parse_i64(v, 1, EDGE_MAX_SEQ, &x)) return run_usage("%s '%s': want 1..%u prompts at once (EDGE_MAX_SEQ)", a, v, EDGE_MAX_SEQ);
+            o->np = (u32)x;
         } else if (!strcmp(a, "--stats-every")) {
-            if (!run_parse_i64(v, 0, 1000000000, &x)) return run_usage("--stats-every '%s': want 0..10^9%s", v, "");
+            if (!run_parse_i64(v, 0, 1000000000, &x)) return run_usage("--stats-every '%s': want 0..10^9", v);
             o->stats_every = (u32)x;
         } else if (!strcmp(a, "--device")) {
-            if (!run_parse_i64(v, 0, 255, &x)) return run_usage("--device '%s': want 0..255%s", v, "");
+            if (!run_parse_i64(v, 0, 255, &x)) return run_usage("--device '%s': want 0..255", v);
             edge_opt.device = v;
         }
     }
-    if (o->prompt && o->input_set) return run_usage("-p and --input exclude each other%s%s", "", "");
+    if (o->prompt && o->input_set) return run_usage("-p and --input exclude each other");
     if (o->prompt) o->input = RUN_IN_PROMPT;
     else if (!o->input_set && isatty(0)) o->input = RUN_IN_TTY;
     if (!o->sep_set) {
@@ -386,6 +406,11 @@ static void run_close(Run *r) {
     arena_free(&r->a);
 }
 
+/* -np N takes effect for line, nul and jsonl input without --chat */
+static bool run_par_mode(const RunOpts *o) {
+    return o->np > 1 && !o->chat && (o->input == RUN_IN_LINE || o->input == RUN_IN_NUL || o->input == RUN_IN_JSONL);
+}
+
 static int run_open(Run *r) {
     RunOpts *o = &r->o;
     Err e = {0};
@@ -398,7 +423,8 @@ static int run_open(Run *r) {
         errf("edge: the tokenizer has %u tokens, more than the model's n_vocab %u\n", tok_n_vocab(r->tok), c->n_vocab);
         return EXIT_MODEL;
     }
-    u32 n_ctx = o->n_ctx ? o->n_ctx : MIN(c->n_ctx, RUN_DEFAULT_CTX);
+    u32 n_seq = run_par_mode(o) ? o->np : 1;
+    u32 n_ctx = o->n_ctx ? o->n_ctx : MIN(c->n_ctx, MAX(RUN_DEFAULT_CTX / n_seq, MIN(RUN_DEFAULT_CTX, RUN_PAR_MIN_CTX)));
     if (n_ctx > c->n_ctx) {
         errf("edge: -c %u exceeds the context limit of %u tokens for '%s'\n", n_ctx, c->n_ctx, c->name);
         return EXIT_USAGE;
@@ -407,7 +433,7 @@ static int run_open(Run *r) {
     bool tty = isatty(2) && !o->quiet;
     if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
     f64 t0 = run_now_ms();
-    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, EDGE_PREFILL_BATCH, true, &e)) {
+    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, EDGE_PREFILL_BATCH, true, n_seq, &e)) {
         if (tty) errf("\n");
         errf("edge: %s\n", e.msg);
         return e.code ? e.code : EXIT_DEVICE;
@@ -433,9 +459,9 @@ static int run_open(Run *r) {
     u64 sys = o->system ? strlen(o->system) : 0;
     r->rend_cap = (o->chat ? r->conv_cap : r->clean_cap) + 3 * sys + 256ull * (EDGE_RUN_MAX_TURNS + 4) + 1;
     r->toks_cap = (u32)MIN(r->rend_cap + 8, 0x7fffffffu);
-    r->text_cap = (u64)n_ctx * per_tok + 64;
-    r->jout_cap = 6 * r->text_cap + 4096;
-    u64 total = r->rec_cap + 1 + r->clean_cap + r->rend_cap + 4ull * r->toks_cap + 4ull * n_ctx + r->text_cap +
+    r->out.cap = (u64)n_ctx * per_tok + 64;
+    r->jout_cap = 6 * r->out.cap + 4096;
+    u64 total = r->rec_cap + 1 + r->clean_cap + r->rend_cap + 4ull * r->toks_cap + 4ull * n_ctx + r->out.cap +
                 r->jout_cap + r->conv_cap + (u64)c->n_vocab * sizeof(SampCand) + 4ull * n_ctx + 64 * 16;
     arena_init(&r->bufs, "run buffers", total);
     r->rec   = push_array(&r->bufs, char, r->rec_cap + 1);
@@ -443,7 +469,7 @@ static int run_open(Run *r) {
     r->rend  = push_array(&r->bufs, char, r->rend_cap);
     r->toks  = push_array(&r->bufs, i32, r->toks_cap);
     r->kv    = push_array(&r->bufs, i32, n_ctx);
-    r->text  = push_array(&r->bufs, char, r->text_cap);
+    r->out.buf = push_array(&r->bufs, char, r->out.cap);
     r->jout  = push_array(&r->bufs, char, r->jout_cap);
     if (o->chat) r->conv = push_array(&r->bufs, char, r->conv_cap);
     samp_init(&r->samp, c->n_vocab, n_ctx, &r->bufs);
@@ -600,39 +626,39 @@ static bool run_finite(const f32 *x, u32 n) {
     return true;
 }
 
-/* Writes the completion up to r->text[upto] (r->printed: what was written or passed over). With
+/* Writes the completion up to t->buf[upto] (t->printed: what was written or passed over). With
    --answer-only and a thinking family, only the answer part: chat_split on the text so far (its
    answer only grows); at the end (final) an output that could still have become "<think>" is answer. */
-static void run_stream(Run *r, u64 upto, bool final) {
-    u64 from = r->printed, to = upto;
+static void run_stream(Run *r, RunText *t, u64 upto, bool final) {
+    u64 from = t->printed, to = upto;
     if (r->o.answer_only && chat_family_thinks(run_family(r))) {
-        ChatSplit s = chat_split(r->text, upto);
+        ChatSplit s = chat_split(t->buf, upto);
         if (s.undecided && !final) return;
         if (!s.undecided) { from = MAX(from, s.answer_at); to = s.answer_at + s.answer_n; }   /* to == upto */
     }
-    if (to > from) run_write(r, r->text + from, to - from);
-    r->printed = upto;
+    if (to > from) run_write(r, t->buf + from, to - from);
+    t->printed = upto;
 }
 
 /* Appends generated bytes, cuts at the earliest stop string, streams what can no longer be
    part of a stop string. Returns true when a stop string was found. */
-static bool run_emit(Run *r, const RunReq *q, const char *s, u64 n, bool stream) {
-    u64 old = r->text_n;
-    n = MIN(n, r->text_cap - r->text_n);
-    memcpy(r->text + r->text_n, s, n);
-    r->text_n += n;
-    u64 hold = 0, cut = r->text_n;
+static bool run_emit(Run *r, RunText *t, const RunReq *q, const char *s, u64 n, bool stream) {
+    u64 old = t->n;
+    n = MIN(n, t->cap - t->n);
+    memcpy(t->buf + t->n, s, n);
+    t->n += n;
+    u64 hold = 0, cut = t->n;
     bool hit = false;
     for (u32 i = 0; i < q->n_stops; i++) {
         u64 l = q->stop_len[i];
         hold = MAX(hold, l - 1);
         u64 from = old >= l - 1 ? old - (l - 1) : 0;
-        if (r->text_n - from < l) continue;
-        const char *p = memmem(r->text + from, r->text_n - from, q->stops[i], l);
-        if (p && (u64)(p - r->text) < cut) { cut = (u64)(p - r->text); hit = true; }
+        if (t->n - from < l) continue;
+        const char *p = memmem(t->buf + from, t->n - from, q->stops[i], l);
+        if (p && (u64)(p - t->buf) < cut) { cut = (u64)(p - t->buf); hit = true; }
     }
-    if (hit) { r->text_n = cut; hold = 0; }
-    if (stream && r->text_n > r->printed + hold) run_stream(r, r->text_n - hold, false);
+    if (hit) { t->n = cut; hold = 0; }
+    if (stream && t->n > t->printed + hold) run_stream(r, t, t->n - hold, false);
     return hit;
 }
 
@@ -646,7 +672,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     Engine *g = &r->g;
     u32 nv = r->m.cfg.n_vocab;
     Err e = {0};
-    r->text_n = r->printed = 0;
+    r->out.n = r->out.printed = 0;
     u32 reuse = 0;
     if (r->o.chat && r->n_kv < n && r->n_kv == eng_pos(g) && !memcmp(r->kv, r->toks, r->n_kv * sizeof(i32))) reuse = r->n_kv;
     else { eng_reset(g); r->n_kv = 0; }
@@ -683,7 +709,7 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
         u32 k = tok_decode(r->tok, &d, tok, piece, sizeof piece);
         res->n_gen++;
         samp_accept(&r->samp, tok);
-        if (run_emit(r, q, piece, k, stream)) { res->stop = RUN_STOP_STRING; break; }
+        if (run_emit(r, &r->out, q, piece, k, stream)) { res->stop = RUN_STOP_STRING; break; }
         if (r->pipe_closed) break;
         if (step + 1 >= q->max_tokens) break;
         if (run_interrupted) { res->stop = RUN_STOP_INTERRUPT; break; }
@@ -714,15 +740,15 @@ static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool st
     if (gpu_greedy) eng_decode_end(g);
     if (res->stop != RUN_STOP_STRING) {
         u32 k = tok_decode_flush(r->tok, &d, piece, sizeof piece);
-        if (run_emit(r, q, piece, k, stream)) res->stop = RUN_STOP_STRING;
+        if (run_emit(r, &r->out, q, piece, k, stream)) res->stop = RUN_STOP_STRING;
     }
-    if (stream && r->printed < r->text_n) run_stream(r, r->text_n, true);
+    if (stream && r->out.printed < r->out.n) run_stream(r, &r->out, r->out.n, true);
     res->decode_ms = run_now_ms() - t1;
     if (r->o.chat && res->stop != RUN_STOP_ERROR) {      /* the reply becomes the assistant turn */
-        if (r->n_turns < EDGE_RUN_MAX_TURNS && r->conv_n + r->text_n + 1 <= r->conv_cap) {
+        if (r->n_turns < EDGE_RUN_MAX_TURNS && r->conv_n + r->out.n + 1 <= r->conv_cap) {
             char *t = r->conv + r->conv_n;
-            memcpy(t, r->text, r->text_n); t[r->text_n] = 0;
-            r->conv_n += r->text_n + 1;
+            memcpy(t, r->out.buf, r->out.n); t[r->out.n] = 0;
+            r->conv_n += r->out.n + 1;
             r->turns[r->n_turns++] = (ChatTurn){ "assistant", t };
         }
     }
@@ -762,7 +788,7 @@ static bool run_die_hook(int code, const char *msg) {
     if (!run_live) return false;
     Run *r = run_live;
     if (run_live_stream) run_write(r, r->o.sep, r->o.sep_len);
-    errf("edge: prompt %u: %s (after %u generated bytes were written)\n", run_live_index, msg, (u32)r->printed);
+    errf("edge: prompt %u: %s (after %u generated bytes were written)\n", run_live_index, msg, (u32)r->out.printed);
     return true;
 }
 
@@ -786,7 +812,7 @@ static void run_answer(Run *r, const RunReq *q, u32 index, RunResult *res, bool 
         if (r->o.chat && r->n_turns && !strcmp(r->turns[r->n_turns - 1].role, "user")) {
             r->n_turns--; r->conv_n = r->n_turns ? (u64)(r->turns[r->n_turns - 1].text - r->conv) + strlen(r->turns[r->n_turns - 1].text) + 1 : 0;
         }
-        r->text_n = 0;
+        r->out.n = 0;
     } else {
         run_live = r; run_live_index = index; run_live_stream = stream;
         run_generate(r, q, n, res, stream);
@@ -878,6 +904,27 @@ static bool run_req_from_json(Run *r, const JsonVal *o, RunReq *q, char *msg, u3
     return true;
 }
 
+/* A finished request's JSON line: the text (a thinking model's answer, its reasoning beside), counts, timings. */
+static void run_json_result(Run *r, const JsonVal *id, u64 line, const RunResult *res, const RunText *t) {
+    JsonWriter w = json_writer(r->jout, r->jout_cap);
+    json_put(&w, "{\"id\":", 6);
+    run_json_id(&w, id, line);
+    json_put(&w, ",\"text\":", 8);
+    if (chat_family_thinks(run_family(r))) {         /* the answer, and the reasoning beside it */
+        ChatSplit sp = chat_split(t->buf, t->n);
+        if (sp.undecided) sp.answer_at = 0, sp.answer_n = t->n;
+        json_write_str(&w, t->buf + sp.answer_at, sp.answer_n);
+        json_put(&w, ",\"reasoning\":", 13);
+        json_write_str(&w, t->buf + sp.reason_at, sp.reason_n);
+    } else json_write_str(&w, t->buf, t->n);
+    json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
+                  "\"decode_ms\":%.3f,\"decode_tok_s\":%.1f}\n",
+              res->n_gen, run_stop_names[res->stop], res->n_prompt, res->prefill_ms,
+              res->prefill_ms > 0 ? res->n_prompt * 1e3 / res->prefill_ms : 0.0, res->decode_ms,
+              res->decode_ms > 0 ? res->n_gen * 1e3 / res->decode_ms : 0.0);
+    run_write(r, r->jout, MIN(w.n, w.cap));
+}
+
 static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index) {
     Temp t = temp_begin(&r->scratch);
     JsonDoc doc;
@@ -894,25 +941,44 @@ static void run_jsonl_line(Run *r, u64 line, u64 len, u32 index) {
     RunResult res;
     run_answer(r, &q, index, &res, false);
     if (res.stop == RUN_STOP_ERROR) { run_json_error(r, id, line, res.err); temp_end(t); return; }
-    JsonWriter w = json_writer(r->jout, r->jout_cap);
-    json_put(&w, "{\"id\":", 6);
-    run_json_id(&w, id, line);
-    json_put(&w, ",\"text\":", 8);
-    if (chat_family_thinks(run_family(r))) {         /* the answer, and the reasoning beside it */
-        ChatSplit sp = chat_split(r->text, r->text_n);
-        if (sp.undecided) sp.answer_at = 0, sp.answer_n = r->text_n;
-        json_write_str(&w, r->text + sp.answer_at, sp.answer_n);
-        json_put(&w, ",\"reasoning\":", 13);
-        json_write_str(&w, r->text + sp.reason_at, sp.reason_n);
-    } else json_write_str(&w, r->text, r->text_n);
-    json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
-                  "\"decode_ms\":%.3f,\"decode_tok_s\":%.1f}\n",
-              res.n_gen, run_stop_names[res.stop], res.n_prompt, res.prefill_ms,
-              res.prefill_ms > 0 ? res.n_prompt * 1e3 / res.prefill_ms : 0.0, res.decode_ms,
-              res.decode_ms > 0 ? res.n_gen * 1e3 / res.decode_ms : 0.0);
-    run_write(r, r->jout, MIN(w.n, w.cap));
+    run_json_result(r, id, line, &res, &r->out);
     temp_end(t);
 }
+
+/* ---- the input loop ---------------------------------------------------------------------- */
+/* The next record into r->rec (*len bytes; *over: longer than the buffer, its end kept): false at the
+   end of the input, on SIGINT, after a device fault or when stdout was closed. Line, nul and jsonl
+   modes skip empty records; --input all reads one record. */
+static bool run_next(Run *r, u64 *line, u64 *len, bool *over) {
+    RunInput mode = r->o.input;
+    int delim = mode == RUN_IN_NUL ? 0 : mode == RUN_IN_ALL ? -1 : '\n';
+    for (;;) {
+        if (mode == RUN_IN_TTY) errf("> ");
+        if (!run_read_record(r, delim, len, over)) return false;
+        ++*line;
+        if (run_interrupted || r->worst == EXIT_DEVICE || r->pipe_closed) return false;
+        if ((mode == RUN_IN_LINE || mode == RUN_IN_TTY || mode == RUN_IN_JSONL) && *len && r->rec[*len - 1] == '\r') r->rec[--*len] = 0;
+        if (*len == 0 && mode != RUN_IN_ALL) continue;   /* empty lines / records are skipped */
+        if (*len == 0 && mode == RUN_IN_ALL && !*over) return false;
+        return true;
+    }
+}
+
+/* A record longer than the buffer: without --truncate reported (jsonl: an error line) and counted
+   as failed (false; the caller writes a text mode's empty record); with it, a note. */
+static bool run_fits(Run *r, u32 index, u64 line, u64 len, bool over) {
+    (void)len;
+    if (!over) return true;
+    if (r->o.truncate) { errf("edge: prompt %u: longer than %u bytes; kept its end\n", index, EDGE_RUN_MAX_PROMPT_BYTES); return true; }
+    char m[160];
+    fmt_buf(m, sizeof m, "longer than %u bytes (EDGE_RUN_MAX_PROMPT_BYTES; --truncate keeps the end)", EDGE_RUN_MAX_PROMPT_BYTES);
+    if (r->o.input == RUN_IN_JSONL) run_json_error(r, 0, line, m);
+    else errf("edge: prompt %u: %s\n", index, m);
+    r->n_failed++;
+    return false;
+}
+
+static void run_par(Run *r);   /* -np N: cli/run_par.c */
 
 /* ---- the command ------------------------------------------------------------------------- */
 int run_main(int argc, char **argv) {
@@ -939,27 +1005,13 @@ int run_main(int argc, char **argv) {
         run_req_defaults(r, &q);
         q.text = r->o.prompt; q.len = strlen(r->o.prompt);
         run_answer(r, &q, ++index, &res, true);
+    } else if (r->g.n_seq > 1) {
+        run_par(r);
     } else {
-        int delim = mode == RUN_IN_NUL ? 0 : mode == RUN_IN_ALL ? -1 : '\n';
         u64 len; bool over;
-        for (;;) {
-            if (mode == RUN_IN_TTY) errf("> ");
-            if (!run_read_record(r, delim, &len, &over)) break;
-            line++;
-            if (run_interrupted || r->worst == EXIT_DEVICE || r->pipe_closed) break;
-            if ((mode == RUN_IN_LINE || mode == RUN_IN_TTY || mode == RUN_IN_JSONL) && len && r->rec[len - 1] == '\r') r->rec[--len] = 0;
-            if (len == 0 && mode != RUN_IN_ALL) continue;   /* empty lines / records are skipped */
-            if (len == 0 && mode == RUN_IN_ALL && !over) break;
+        while (run_next(r, &line, &len, &over)) {
             ++index;
-            if (over && !r->o.truncate) {
-                char m[160];
-                fmt_buf(m, sizeof m, "longer than %u bytes (EDGE_RUN_MAX_PROMPT_BYTES; --truncate keeps the end)", EDGE_RUN_MAX_PROMPT_BYTES);
-                if (mode == RUN_IN_JSONL) run_json_error(r, 0, line, m);
-                else { errf("edge: prompt %u: %s\n", index, m); run_write(r, r->o.sep, r->o.sep_len); }
-                r->n_failed++;
-                continue;
-            }
-            if (over) errf("edge: prompt %u: longer than %u bytes; kept its end\n", index, EDGE_RUN_MAX_PROMPT_BYTES);
+            if (!run_fits(r, index, line, len, over)) { if (mode != RUN_IN_JSONL) run_write(r, r->o.sep, r->o.sep_len); continue; }
             if (mode == RUN_IN_JSONL) { run_jsonl_line(r, line, len, index); continue; }
             run_req_defaults(r, &q);
             q.text = r->rec; q.len = len;

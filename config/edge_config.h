@@ -50,6 +50,9 @@
 #define EDGE_MAX_HEAD_DIM 256           /* elements: the attention and RoPE kernels' largest head */
 #endif
 
+#ifndef EDGE_MAX_SEQ
+#define EDGE_MAX_SEQ 64                 /* sequences one engine decodes together (edge run -np) */
+#endif
 #ifndef EDGE_PREFILL_BATCH
 #define EDGE_PREFILL_BATCH 64           /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
 #endif

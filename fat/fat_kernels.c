@@ -466,7 +466,7 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
     u64 n = (u64)hd * nh * T;
     DevArena a;
     if (!fat_arena(k, &a, 2 * fat_tbytes(at, n) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2))) return;
-    u64 nx[3] = { hd, nh, T }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
+    u64 nx[3] = { hd, nh, T }, np[1] = { op_rows_words(T) }, nf[1] = { n_rot / 2 };
     Tensor tx = vk_tensor(&a, "x", at, 3, nx), ty = vk_tensor(&a, "y", at, 3, nx), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
     f32 *x = malloc(n * 4), *y = malloc(n * 4), ff[EDGE_MAX_HEAD_DIM / 2];
@@ -476,8 +476,7 @@ static void fat_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 p0, f32 base) {
     vk_upload(vk, &tf, ff);
     for (u64 i = 0; i < n; i++) x[i] = fat_normal() * (i % 11 == 0 ? 100.0f : 1.0f);
     fat_round(at, x, n);
-    u32 pos[2] = { p0, T };
-    fat_up(vk, &tx, x); vk_upload(vk, &tp, pos);
+    fat_up(vk, &tx, x); op_rows_upload(vk, &tp, T, p0, 0);
     vk_begin(vk); op_rope(vk, &tx, &tp, &tf, &ty, n_rot, base, 1.0f, neox); vk_submit_wait(vk);
     fat_down(vk, &ty, y);
     f64 tol = at == DT_F16 ? 1e-3 : 1e-5;
@@ -504,7 +503,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     u64 nq = (u64)hd * nh * T, kvd = (u64)hd * nkv, nk = kvd * T, ncache = kvd * n_ctx, nall = nq + 2 * ncache;
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(xt, nq) + fat_tbytes(at, nq) + 2 * fat_tbytes(xt, nk) + 2 * fat_tbytes(ct, ncache) + fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + 2 * fat_tbytes(DT_F32, hd))) return;
-    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 };
+    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(T) }, nf[1] = { n_rot / 2 };
     Tensor tq = vk_tensor(&a, "q", xt, 3, sq), tk = vk_tensor(&a, "k", xt, 3, sk), tv = vk_tensor(&a, "v", xt, 3, sk);
     Tensor tqo = vk_tensor(&a, "qo", at, 3, sq), tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, np), tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
@@ -520,12 +519,11 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
     for (u32 i = 0; i < 2 * hd; i++) wn[i / hd][i % hd] = 0.5f + fat_unif();
     fat_round(xt, q, nq); fat_round(xt, kk, nk); fat_round(xt, v, nk);
-    u32 pos[2] = { p0, T };
     fat_up(vk, &tq, q); fat_up(vk, &tk, kk); fat_up(vk, &tv, v); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
-    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tqn, wn[0]); vk_upload(vk, &tkn, wn[1]);
+    op_rows_upload(vk, &tp, T, p0, 0); vk_upload(vk, &tf, ff); vk_upload(vk, &tqn, wn[0]); vk_upload(vk, &tkn, wn[1]);
     vk_begin(vk);
-    if (norm) op_rope_kv_norm(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, &tqn, &tkn, 1e-6f, n_rot, base, 1.0f, neox);
-    else op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox, 0, 0, 0);
+    if (norm) op_rope_kv_norm(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, &tqn, &tkn, 1e-6f, n_rot, base, 1.0f, neox, 0, 0);
+    else op_rope_kv(vk, &tq, &tk, &tv, &tp, &tf, &tqo, &tkc, &tvc, n_rot, base, 1.0f, neox, 0, 0, 0, 0, 0);
     vk_submit_wait(vk);
     fat_down(vk, &tqo, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
     f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
@@ -568,7 +566,7 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(xt, K) + fat_tbytes(DT_F32, K) + fat_tbytes(at, nq) + 2 * fat_tbytes(ct, ncache) +
                           fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
-    u64 sw[2] = { K, M }, sx[1] = { K }, sq[2] = { hd, nh }, sc[2] = { kvd, n_ctx }, np[1] = { 2 }, nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
+    u64 sw[2] = { K, M }, sx[1] = { K }, sq[2] = { hd, nh }, sc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(1) }, nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
     Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 1, sx), tq = vk_tensor(&a, "qo", at, 2, sq);
     Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, sx);
     Tensor tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
@@ -596,9 +594,8 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
         if (bias) { val[m] = (f32)MAX(-lim, MIN(lim, (f64)val[m] + b[m])); fat_round(at, val + m, 1); }
         sa[m] = s1;
     }
-    u32 pos[2] = { p0, 1 };
     vk_upload(vk, &tw, wb); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
-    vk_upload(vk, &tp, pos); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
+    op_rows_upload(vk, &tp, 1, p0, 0); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
     vk_begin(vk);
     op_matmul_rope(vk, &tw, &tx, norm ? &tn : 0, 1e-6f, &tp, &tf, &tq, &tkc, &tvc, nh, nkv, n_rot, base, 1.0f, neox,
                    bias ? &tbq : 0, bias ? &tbk : 0, bias ? &tbv : 0, 0);
@@ -630,7 +627,7 @@ static void fat_kv_store(FatK *k, u32 kvd) {
     u64 nc = (u64)kvd * n_ctx;
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(at, (u64)kvd * T) + fat_tbytes(ct, nc) + fat_tbytes(DT_U32, 2))) return;
-    u64 nk[2] = { kvd, T }, shc[2] = { kvd, n_ctx }, np[1] = { 2 };
+    u64 nk[2] = { kvd, T }, shc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(T) };
     Tensor tk = vk_tensor(&a, "k", at, 2, nk), tc = vk_tensor(&a, "cache", ct, 2, shc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     f32 *x = malloc((u64)kvd * T * 4), *c0 = malloc(nc * 4), *c = malloc(nc * 4);
     f64 *want = malloc(nc * 8), *mag = malloc(nc * 8);
@@ -638,8 +635,7 @@ static void fat_kv_store(FatK *k, u32 kvd) {
     for (u64 i = 0; i < (u64)kvd * T; i++) x[i] = fat_normal() * 10;
     for (u64 i = 0; i < nc; i++) c0[i] = 7.0f;
     fat_round(at, x, (u64)kvd * T);
-    u32 pos[2] = { p0, T };
-    fat_up(vk, &tk, x); fat_up(vk, &tc, c0); vk_upload(vk, &tp, pos);
+    fat_up(vk, &tk, x); fat_up(vk, &tc, c0); op_rows_upload(vk, &tp, T, p0, 0);
     vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
     fat_down(vk, &tc, c);
     for (u64 j = 0; j < n_ctx; j++) for (u64 i = 0; i < kvd; i++) {
@@ -675,16 +671,15 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
-    u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { 2 };
+    u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { op_rows_words(c->T) };
     Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
     u64 shpart[4] = { op_attn_part_row(c->hd), op_attn_chunks(c->n_ctx), c->nh, c->T };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
-    u32 pos[2] = { c->p0, c->T };
-    fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); vk_upload(vk, &tp, pos);
+    fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
     if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
-    else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
     fat_down(vk, &to, o);

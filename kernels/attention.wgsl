@@ -1,5 +1,6 @@
 // attention.wgsl — causal multi-head attention over the KV cache, one workgroup per
-// (head, query). Keys j of query t (position qp = pos[0] + t) run over lo..qp with
+// (head, query). Each query t has its position qp and sequence slot in the rows table (pos:
+// common/rows.wgsl); its keys are rows slot * n_ctx + j of the caches (n_ctx rows per slot), j over lo..qp, with
 // lo = qp - window + 1 when window > 0 (else 0), so masked keys are never touched and
 // no -inf enters the softmax. Three passes inside the workgroup, with the f32 `scores`
 // scratch (n_ctx, n_head, T) in global memory (shared memory stays 2 KiB at any context):
@@ -57,19 +58,27 @@ struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u
                 q0: u32 }     // attn_split / attn_merge: the first query of this dispatch (queries q0 .. q0 + grid - 1)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
-@group(0) @binding(1) var<storage, read> kc: array<C>;            // (head_dim*n_head_kv, n_ctx)
-@group(0) @binding(2) var<storage, read> vc: array<C>;            // (head_dim*n_head_kv, n_ctx)
-@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [p0, T]
+@group(0) @binding(1) var<storage, read> kc: array<C>;            // (head_dim*n_head_kv, n_ctx, n_seq)
+@group(0) @binding(2) var<storage, read> vc: array<C>;            // (head_dim*n_head_kv, n_ctx, n_seq)
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
 @group(0) @binding(4) var<storage, read_write> scores: array<f32>; // (n_ctx, n_head, T_max)
 @group(0) @binding(5) var<storage, read_write> out: array<A>;     // (head_dim, n_head, T)
 var<workgroup> qs: array<f32, 256>;
 var<workgroup> part: array<f32, 256>;
-var<workgroup> posw: array<u32, 2>;
+var<workgroup> posw: array<u32, 4>;
 
 const F32_MAX = 3.4028234e38;
 
 //! include common/clampn.wgsl
 //! include common/tanh_acc.wgsl
+//! include common/rows.wgsl
+
+// query t's (position, first cache row of its slot), the same for every invocation: t is clamped to
+// the batch, so the loads stay inside the table (a workgroup past it returns on its own test)
+fn query_at(l: u32, t: u32) -> vec3<u32> {
+    if (l == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
+    return vec3<u32>(workgroupUniformLoad(&posw[0]), workgroupUniformLoad(&posw[1]), workgroupUniformLoad(&posw[2]));
+}
 
 // reduce in two levels (16 invocations take 16 values each, then every invocation the 16): two
 // barriers instead of nine; ends on a barrier, so part may be written again right after
@@ -106,14 +115,14 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let l = lid.x;
     let h = wid.x;
     let t = wid.y;
-    if (l < 2u) { posw[l] = pos[l]; }
-    let n_tok = workgroupUniformLoad(&posw[1]);     // uniform: the early return below is legal
-    let p0 = workgroupUniformLoad(&posw[0]);
+    let qa = query_at(l, t);                        // uniform: the early return below is legal
+    let n_tok = qa.x;
     if (t >= n_tok || t >= p.t_cap || h >= p.n_head) { return; }
     let d_n = p.head_dim;
     let kvd = d_n * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
-    let qp = p0 + t;
+    let qp = qa.y;
+    let kr0 = qa.z;                                 // the slot's first cache row
     let hi = min(qp, p.n_ctx - 1u);
     var lo = 0u;
     if (p.window > 0u && qp + 1u > p.window) { lo = qp + 1u - p.window; }
@@ -125,7 +134,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     // 1. scores
     var m = -F32_MAX;
     for (var j = lo + l; j <= hi; j = j + 256u) {
-        let kb = j * kvd + hk * d_n;
+        let kb = (kr0 + j) * kvd + hk * d_n;
         var s = 0.0;
         for (var d = 0u; d < d_n; d = d + 1u) { s = s + qs[d] * f32(kc[kb + d]); }
         s = clampn(s, F32_MAX);
@@ -152,7 +161,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     var acc = 0.0;
     if (g < groups) {
         let vb = hk * d_n + d;
-        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * f32(vc[j * kvd + vb]); }
+        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * f32(vc[(kr0 + j) * kvd + vb]); }
     }
     part[l] = acc;
     workgroupBarrier();
@@ -180,7 +189,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 @group(0) @binding(4) var<storage, read_write> partw: array<f32>;  // attn_split: (head_dim + 4, n_chunks, n_head)
 @group(0) @binding(0) var<storage, read> partr4: array<vec4<f32>>; // attn_merge: the same, read by 4
 var<workgroup> partv: array<vec4<f32>, 256>;                       // attn_merge: each invocation's 4 dims
-@group(0) @binding(1) var<storage, read> posm: array<u32>;         // attn_merge: [p0, T]
+@group(0) @binding(1) var<storage, read> posm: array<u32>;         // attn_merge: the rows table
 @group(0) @binding(2) var<storage, read_write> outm: array<A>;     // attn_merge: (head_dim, n_head)
 var<workgroup> sp: array<f32, 128>;
 var<workgroup> es: array<f32, 32>;
@@ -195,17 +204,15 @@ fn key_range(p0: u32) -> vec2<u32> {
     return vec2<u32>(lo, hi);
 }
 
-// attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key j0, its key count
-// nk); nk = 0 when it has nothing to do (past the query's keys, the token count or the heads)
+// attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key's cache row j0, its
+// key count nk); nk = 0 when it has nothing to do (past the query's keys, the token count or the heads)
 fn split_chunk(l: u32, wid: vec3<u32>) -> vec2<u32> {
-    if (l < 2u) { posw[l] = pos[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);
     let t = wid.z + p.q0;
-    let kr = key_range(p0 + t);
+    let qa = query_at(l, t);
+    let kr = key_range(qa.y);
     let j0 = kr.x + 32u * wid.y;
-    if (t >= n_tok || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(j0, 0u); }
-    return vec2<u32>(j0, min(32u, kr.y + 1u - j0));
+    if (t >= qa.x || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(qa.z + j0, 0u); }
+    return vec2<u32>(qa.z + j0, min(32u, kr.y + 1u - j0));
 }
 
 // The chunk's scores from each invocation's quarter a of a key's dot product (invocation l: key
@@ -265,7 +272,7 @@ fn split_load_q(l: u32, s: SplitGeo) { for (var d = l; d < s.dn; d = d + 128u) {
 fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
               @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    let t = wid.z + p.q0;                        // query t at position pos[0] + t, its slot wid.z in part
+    let t = wid.z + p.q0;                        // query t, its slot wid.z in part
     let ck = split_chunk(l, wid);
     if (ck.y == 0u) { return; }
     let s = split_geo(l, wid, nw, t, ck, 4u);
@@ -387,11 +394,11 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let h = wid.x;
     let t = wid.y + p.q0;
     let tl = wid.y;
-    if (l < 2u) { posw[l] = posm[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);
+    if (l == 0u) { let n = posm[0]; posw[0] = n; posw[1] = posm[2u + 2u * min(t, max(n, 1u) - 1u)]; }   // (the rows table)
+    let n_tok = workgroupUniformLoad(&posw[0]);
+    let qp = workgroupUniformLoad(&posw[1]);
     if (t >= n_tok || h >= p.n_head) { return; }
-    let kr = key_range(p0 + t);
+    let kr = key_range(qp);
     let nc = (kr.y - kr.x) / 32u + 1u;
     let d_n = p.head_dim;
     let qh = t * p.n_head + h;
@@ -442,7 +449,8 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 // and rescale factor exp(m_old - m), the weights e = exp(s - m) (0 outside the query's own keys:
 // causal and window ranges as attention), the running sum, and acc = acc * factor + sum e v with
 // invocation l owning vector l % (head_dim / 4) of queries l / (head_dim / 4) + 128 / (head_dim / 4) x i.
-// Keys run from the block's first query's lo to its last query's hi. head_dim: a multiple of 4
+// Keys run from the block's first query's lo to its last query's hi. The batch is one sequence at
+// consecutive positions (a prefill batch: the rows table's first row gives the rest). head_dim: a multiple of 4
 // with head_dim / 4 dividing 128, <= 256. out = acc / sum (a NaN sum stays NaN, as attention).
 const QBM = 16u;                       // queries per workgroup: qb = min(16, QFV / (head_dim / 4)): 16, or 8 for
 override QFV: u32 = 512u;              // head_dim 256 (q's 8 KiB of shared memory fit the 16 KiB boards); the
@@ -460,9 +468,10 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let h = wid.x;
     let qb = min(QBM, QFV / (p.head_dim / 4u));
     let tb = wid.y * qb;                         // queries tb .. tb + nq - 1
-    if (l < 2u) { posw[l] = pos[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);
+    let qa = query_at(l, 0u);
+    let n_tok = qa.x;
+    let p0 = qa.y;                               // query t at position p0 + t
+    let kr0 = qa.z;                              // the slot's first cache row
     if (tb >= n_tok || h >= p.n_head) { return; }
     let nq = min(qb, n_tok - tb);
     let d_n = p.head_dim;
@@ -492,7 +501,7 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let q4 = l / 32u;
         var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4 (and q4 + 8, q4 + 12 when qb = 16)
         if (kj <= jhi) {
-            let kb = kj * kvd4 + hk * d4;
+            let kb = (kr0 + kj) * kvd4 + hk * d4;
             for (var e = 0u; e < d4; e = e + 1u) {
                 let kv = vec4<f32>(kc4[kb + e]);
                 a.x = a.x + dot(qf[q4 * d4 + e], kv);
@@ -533,7 +542,7 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
         for (var j = 0u; j < nk; j = j + 1u) {
-            let vv = vec4<f32>(vc4[(j0 + j) * kvd4 + hk * d4 + ov]);
+            let vv = vec4<f32>(vc4[(kr0 + j0 + j) * kvd4 + hk * d4 + ov]);
             for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();

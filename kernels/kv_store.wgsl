@@ -1,5 +1,6 @@
-// kv_store.wgsl — copies k (kv_dim, T) into rows pos[0] .. pos[0]+pos[1]-1 of the cache
-// (kv_dim, n_ctx). A is the activation dtype, C the cache dtype; rows past n_ctx are dropped.
+// kv_store.wgsl — copies row t of k (kv_dim, T) into the cache (kv_dim, n_ctx, n_seq) at its slot's
+// row for its position (the rows table: common/rows.wgsl). A is the activation dtype, C the cache
+// dtype; positions past n_ctx are dropped.
 //! variant kv_store_f32_f32c kv_store
 //! variant kv_store_f32_f16c kv_store alias:C=f16 OUT_MAX=65504
 //! variant kv_store_f16_f32c kv_store alias:A=f16
@@ -12,18 +13,18 @@ override OUT_MAX: f32 = 3.4028234e38;
 struct Params { kv_dim: u32, t_cap: u32, n_ctx: u32 }
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> k: array<A>;           // (kv_dim, T)
-@group(0) @binding(1) var<storage, read> pos: array<u32>;       // [p0, T]
-@group(0) @binding(2) var<storage, read_write> cache: array<C>; // (kv_dim, n_ctx)
+@group(0) @binding(1) var<storage, read> pos: array<u32>;       // the rows table
+@group(0) @binding(2) var<storage, read_write> cache: array<C>; // (kv_dim, n_ctx, n_seq)
 
 //! include common/clampn.wgsl
+//! include common/rows.wgsl
 
 @compute @workgroup_size(256)
 fn kv_store(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let idx = g.x + g.y * nw.x * 256u;
     if (idx >= p.kv_dim * p.t_cap) { return; }
     let t = idx / p.kv_dim;
-    if (t >= pos[1]) { return; }
-    let row = pos[0] + t;
-    if (row >= p.n_ctx) { return; }
+    if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
+    let row = row_slot(t) * p.n_ctx + row_pos(t);
     cache[row * p.kv_dim + idx % p.kv_dim] = C(clampn(f32(k[idx]), OUT_MAX));
 }

@@ -403,6 +403,10 @@ fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32, half: bool) -> u32 {
     return g * (MVT >> p.ll) + (l >> p.ll);
 }
 
+// The token of a batched decode step (its row of x and y) this workgroup computes: wid.z, set by the
+// entries whose prologue or epilogue reads it (the *_norm, *_res_norm and *_rope entries).
+var<private> zr: u32;
+
 // The ids of a decode invocation (every matvec entry takes them as one argument) and its lane in its row.
 struct Inv { @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
              @builtin(local_invocation_id) lid: vec3<u32> }
@@ -455,11 +459,11 @@ fn matvec_glu(v: Inv) {
 // The glu rows of the *_norm_h / *_norm_q entries after their prologues, by pairs over the normalized row
 fn glu_rows_h(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, 0u, mv_reduce2(v.lid.x, dot_kn_h(r < p.rows, r, r + p.rows, true, v.lid.x)));
+    glu_pair_store(v.lid.x, r, zr, mv_reduce2(v.lid.x, dot_kn_h(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
 fn glu_rows_q(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, 0u, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
+    glu_pair_store(v.lid.x, r, zr, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k(v: Inv) {
@@ -479,7 +483,7 @@ fn matvec_k_glu(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_rope(v: Inv) {
     let r = rope_head(v);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k(r.row < p.rows, r.row, v.lid.x, 0u)));
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k(r.row < p.rows, r.row, v.lid.x, zr)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_h(v: Inv) {
@@ -489,14 +493,15 @@ fn matvec_k_glu_h(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_h(v: Inv) {
     let r = rope_head(v);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k_h(r.row < p.rows, r.row, r.row, false, v.lid.x, 0u).x));
+    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k_h(r.row < p.rows, r.row, r.row, false, v.lid.x, zr).x));
 }
-// (one token: the *_norm entries' input is one residual row)
+// (the *_norm entries' input is the residual row of token zr)
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm(v: Inv) {
+    zr = v.wid.z;
     mv_norm_xn(v.lid.x, &gnw);
     let r = mv_row(v.wid, v.nw, v.lid.x, true);
-    glu_half_store(v.lid.x, r, 0u, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
+    glu_half_store(v.lid.x, r, zr, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm(v: Inv) {
@@ -505,7 +510,7 @@ fn matvec_k_rope_norm(v: Inv) {
     rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn(r.row < p.rows, r.row, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_h(v: Inv) { mv_norm_h(v.lid.x, &gnw); glu_rows_h(v); }
+fn matvec_k_glu_norm_h(v: Inv) { zr = v.wid.z; mv_norm_h(v.lid.x, &gnw); glu_rows_h(v); }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm_h(v: Inv) {
     let r = rope_head(v);
@@ -513,12 +518,12 @@ fn matvec_k_rope_norm_h(v: Inv) {
     rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn_h(r.row < p.rows, r.row, r.row, false, v.lid.x).x));
 }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_q(v: Inv) { mv_norm_q(v.lid.x, &gnw); glu_rows_q(v); }
+fn matvec_k_glu_norm_q(v: Inv) { zr = v.wid.z; mv_norm_q(v.lid.x, &gnw); glu_rows_q(v); }
 // Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_h(v: Inv) { mv_res_norm_h(v); glu_rows_h(v); }
+fn matvec_k_glu_res_norm_h(v: Inv) { zr = v.wid.z; mv_res_norm_h(v); glu_rows_h(v); }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_q(v: Inv) { mv_res_norm_q(v); glu_rows_q(v); }
+fn matvec_k_glu_res_norm_q(v: Inv) { zr = v.wid.z; mv_res_norm_q(v); glu_rows_q(v); }
 // The LM head in decode: rmsnorm of the f32 residual row (the output norm) and the product with
 // every row of the weight chunk, one dispatch. The prologue is the same work for every workgroup,
 // so the grid is capped (the host's choice, num_workgroups) and each workgroup takes groups of
@@ -527,12 +532,13 @@ fn matvec_k_glu_res_norm_q(v: Inv) { mv_res_norm_q(v); glu_rows_q(v); }
 fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                    @builtin(local_invocation_id) lid: vec3<u32>) {     // (its loop's barrier: wid, nw uniform)
     let l = lid.x;
+    zr = wid.z;
     mv_norm_q(l, &onw);
     let per = MVT >> p.ll;
     for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
         let row = g * per + (l >> p.ll);
         let t = mv_reduce(l, dot_kn_q(row < p.rows, row, row, false, l).x);
-        if (lane_of(l) == 0u && row < p.rows) { store(p.r0 + row, t); }
+        if (lane_of(l) == 0u && row < p.rows) { store(zr * p.m + p.r0 + row, t); }
         workgroupBarrier();                      // red is read before the next group writes it
     }
 }
@@ -666,12 +672,12 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
     return s;
 }
 
-// ---- the *_norm entries (decode, one token): the input is the f32 residual row and the product
+// ---- the *_norm entries (decode: a workgroup's token zr): the input is the f32 residual row and the product
 // takes its RMSNorm (times the norm weight, rounded to O as rmsnorm.wgsl's output would be), made by
 // each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072.
 var<workgroup> xn: array<vec4<f32>, 768>;
 var<workgroup> red2: array<vec2<f32>, 128>;
-@group(0) @binding(1) var<storage, read> xr: array<vec4<f32>>;      // *_norm: the residual row (k)
+@group(0) @binding(1) var<storage, read> xr: array<vec4<f32>>;      // *_norm: the residual rows (k, t)
 
 // 1 / rms of the row as rmsnorm.wgsl computes it (max and sum of squares in one pass, a second
 // pass pre-scaled by 1/max only when the squares could overflow), from this invocation's share of
@@ -710,13 +716,14 @@ fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
     }
     return inv;
 }
-// this invocation's share of two rows a, b of k (zeros past k): the residual row and the norm weight g
-// (mv_norm_load), the attention output and the post-attention norm weight (mv_res_add)
+// this invocation's share of two rows a (token zr's row) and b of k (zeros past k): the residual row and
+// the norm weight g (mv_norm_load), the attention output and the post-attention norm weight (mv_res_add)
 fn mv_load2(l: u32, a: ptr<storage, array<vec4<f32>>, read>, b: ptr<storage, array<vec4<f32>>, read>,
             av: ptr<function, array<vec4<f32>, 6>>, bv: ptr<function, array<vec4<f32>, 6>>) {
+    let ao = zr * (p.k / 4u);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
-        if (i < p.k / 4u) { (*av)[j] = (*a)[i]; (*bv)[j] = (*b)[i]; } else { (*av)[j] = vec4<f32>(0.0); (*bv)[j] = vec4<f32>(0.0); }
+        if (i < p.k / 4u) { (*av)[j] = (*a)[ao + i]; (*bv)[j] = (*b)[i]; } else { (*av)[j] = vec4<f32>(0.0); (*bv)[j] = vec4<f32>(0.0); }
     }
 }
 fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>,
@@ -725,9 +732,9 @@ fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function
 // residual row in xv becomes x' = x + rmsnorm(o) * pw as rmsnorm_add computes it, the grid's first
 // workgroup stores x' into xw (another buffer: the other workgroups still read x), and the entry
 // goes on to normalize x'. o and pw are loaded beside x, so the prologue waits for memory once.
-@group(0) @binding(4) var<storage, read> ro: array<vec4<f32>>;             // *_res_norm: o, the attention output row (k)
+@group(0) @binding(4) var<storage, read> ro: array<vec4<f32>>;             // *_res_norm: o, the attention output rows (k, t)
 @group(0) @binding(5) var<storage, read> rpw: array<vec4<f32>>;            // *_res_norm: the post-attention norm weight (k)
-@group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k)
+@group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k, t)
 fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
     var ov: array<vec4<f32>, 6>; var pv: array<vec4<f32>, 6>;
     mv_load2(l, &ro, &rpw, &ov, &pv);
@@ -735,7 +742,7 @@ fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
     for (var j = 0u; j < XV; j = j + 1u) {
         (*xv)[j] = (*xv)[j] + ov[j] * inv * pv[j];
         let i = l + MVT * j;
-        if (first && i < p.k / 4u) { xw[i] = (*xv)[j]; }
+        if (first && i < p.k / 4u) { xw[zr * (p.k / 4u) + i] = (*xv)[j]; }
     }
 }
 fn mv_res_norm_load(v: Inv, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
@@ -785,10 +792,11 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
 // (2i, 2i + 1), or (i, i + n_rot / 2) with NEOX for i < n_rot / 2. The pair's first row's lane 0
 // rounds both sums to A as the matvec's store would, adds the biases (rounded to A, as add_bias),
 // rotates q and k (theta = p0 * freq_scale * base^(-2i / n_rot) / ff[i]) and stores q into y,
-// k and v into the caches' row p0 (left alone when p0 >= n_ctx or no token is pending).
-@group(0) @binding(3) var<storage, read> rpos: array<u32>;          // [p0, T]
+// k and v into the caches' row for the token's slot and position p0 (row zr = wid.z of the rows table,
+// common/rows.wgsl; left alone when p0 >= n_ctx or the row is past the table's).
+@group(0) @binding(3) var<storage, read> rpos: array<u32>;          // the rows table
 @group(0) @binding(4) var<storage, read> rff: array<f32>;           // (n_rot / 2) frequency factors
-@group(0) @binding(5) var<storage, read_write> kc: array<C>;        // (head_dim * n_head_kv, n_ctx)
+@group(0) @binding(5) var<storage, read_write> kc: array<C>;        // (head_dim * n_head_kv, n_ctx, n_seq)
 @group(0) @binding(6) var<storage, read_write> vc: array<C>;
 @group(0) @binding(7) var<storage, read> bq: array<f32>;            // biases, when p.bias != 0
 @group(0) @binding(8) var<storage, read> bk: array<f32>;
@@ -808,7 +816,7 @@ fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32
 // prologue's and the weights' instead of after the reduction.
 // Nothing is computed from them here: a use would make the invocation wait for the loads before
 // it issues the weights' (the epilogue computes the rotation).
-struct RopePre { p0: u32, nt: u32, ff: f32, ba: f32, bb: f32 }
+struct RopePre { p0: u32, nt: u32, slot: u32, ff: f32, ba: f32, bb: f32 }
 // the pair's rows g0 (this row), g1 (its partner) in q|k|v, the q rows nq and the k (and v) rows kvd
 struct RopeG { g0: u32, g1: u32, nq: u32, kvd: u32 }
 fn rope_g(pr: u32, row: u32) -> RopeG {
@@ -816,11 +824,12 @@ fn rope_g(pr: u32, row: u32) -> RopeG {
     return RopeG(p.rbase + row, p.rbase + r1, p.hd * p.n_head, p.hd * p.n_head_kv);
 }
 fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
-    var e = RopePre(0u, 0u, 1.0, 0.0, 0.0);
+    var e = RopePre(0u, 0u, 0u, 1.0, 0.0, 0.0);
     let lanes = 1u << p.ll;
     if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows) { return e; }
-    e.p0 = rpos[0];
-    e.nt = rpos[1];
+    e.nt = select(0u, 1u, zr < rpos[0]);
+    e.p0 = rpos[2u + 2u * zr];
+    e.slot = rpos[3u + 2u * zr];
     let rg = rope_g(pr, row);
     let g0 = rg.g0; let g1 = rg.g1; let nq = rg.nq; let kvd = rg.kvd;
     if (g0 >= nq + kvd) {                                       // v: no rotation
@@ -850,8 +859,9 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
     if (g0 >= nq + kvd) {                                       // v: no rotation
         if (p0 >= p.n_ctx) { return; }
         let v0 = g0 - nq - kvd; let v1 = g1 - nq - kvd;
-        vc[p0 * kvd + v0] = C(clampn(a, CMAX));
-        vc[p0 * kvd + v1] = C(clampn(b, CMAX));
+        let cr = e.slot * p.n_ctx + p0;
+        vc[cr * kvd + v0] = C(clampn(a, CMAX));
+        vc[cr * kvd + v1] = C(clampn(b, CMAX));
         return;
     }
     let i = pr % (p.hd / 2u);
@@ -860,15 +870,16 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
         let theta = f32(p0) * p.freq_scale * exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base) / e.ff;
         c = cos(theta); sn = sin(theta);
     }
-    if (g0 < nq) {                                              // q
-        y[g0] = O(clampn(a * c - b * sn, YMAX));
-        y[g1] = O(clampn(a * sn + b * c, YMAX));
+    if (g0 < nq) {                                              // q (of token zr)
+        y[zr * nq + g0] = O(clampn(a * c - b * sn, YMAX));
+        y[zr * nq + g1] = O(clampn(a * sn + b * c, YMAX));
         return;
     }
-    if (p0 >= p.n_ctx) { return; }                              // k -> key cache row p0
+    if (p0 >= p.n_ctx) { return; }                              // k -> the key cache row
+    let cr = e.slot * p.n_ctx + p0;
     let k0 = g0 - nq; let k1 = g1 - nq;
-    kc[p0 * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
-    kc[p0 * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
+    kc[cr * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
+    kc[cr * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
 }
 
 // this invocation's rotation pair (pair slot / 2 of the workgroup) and row (member slot % 2)
@@ -880,6 +891,7 @@ fn rope_pair(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> vec2<u32> {
 // this invocation's pair and row, and what its epilogue reads (rope_pre), read first
 struct RopeRow { pr: u32, row: u32, e: RopePre }
 fn rope_head(v: Inv) -> RopeRow {
+    zr = v.wid.z;
     let pr = rope_pair(v.wid, v.nw, v.lid.x);
     return RopeRow(pr.x, pr.y, rope_pre(v.lid.x, pr.x, pr.y));
 }

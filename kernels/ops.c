@@ -71,3 +71,22 @@ static void op_norm_rows(Vk *vk, Op op, const char *what, const Tensor *a, const
 }
 
 void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 eps) { op_norm_rows(vk, OP_RMSNORM, "rmsnorm", x, w, y, eps); }
+
+/* ---- the rows table (ops.h) ---- */
+void op_rows_fill(u32 *dst, u32 T, u32 p0, u32 slot) {
+    dst[0] = T; dst[1] = 0;
+    for (u32 t = 0; t < T; t++) { dst[2 + 2 * t] = p0 + t; dst[3 + 2 * t] = slot; }
+}
+
+void op_rows_need(const char *op, const Tensor *pos, u64 T) {
+    need(pos->dtype == DT_U32 && pos->nelem >= op_rows_words(T), op, pos, "pos must be a u32 rows table of the batch's rows (ops.h)");
+}
+
+void op_rows_upload(Vk *vk, const Tensor *pos, u32 T, u32 p0, u32 slot) {
+    op_rows_need("rows table", pos, T);
+    u32 *rt = calloc(pos->nelem, sizeof(u32));
+    if (!rt) die(EXIT_DEVICE, "edge: cannot allocate a rows table of %llu words", (unsigned long long)pos->nelem);
+    op_rows_fill(rt, T, p0, slot);
+    vk_upload(vk, pos, rt);
+    free(rt);
+}

@@ -41,10 +41,20 @@ void op_rmsnorm(Vk *vk, const Tensor *x, const Tensor *w, const Tensor *y, f32 e
    - shapes in GGUF order: ne[0] is contiguous. A "(n, T)" tensor is T rows of n values.
    - the residual stream is always f32; "act" tensors (matmul inputs, q/k/v, FFN hidden,
      attention output) are f32 or f16 (the activation dtype of the kernel path).
-   - positions come from a u32 tensor `pos` of 2 elements [p0, T] (first position of the
-     batch, number of tokens), never from push constants, so a recorded decode command
-     buffer can be replayed per token after only rewriting `pos`.
+   - positions come from a u32 tensor `pos`, the rows table (op_rows_fill): [T, 0] then each row's
+     (position, sequence slot), never from push constants, so a recorded command buffer can be
+     replayed per token after only rewriting `pos`. KV caches are (kv_dim, n_ctx, n_seq): n_seq slots
+     of n_ctx rows (2-D: one slot); a row's keys and values live in its slot's rows.
    - every kernel accumulates in f32 and is NaN-safe for finite inputs.                    */
+
+/* ---- the rows table (ops.c) ---- */
+static inline u64 op_rows_words(u64 T) { return 2 + 2 * T; }   /* u32 elements of a rows table of T rows */
+void op_rows_fill(u32 *dst, u32 T, u32 p0, u32 slot);
+     /* a batch of one sequence: rows at positions p0 .. p0 + T - 1, all in slot */
+void op_rows_upload(Vk *vk, const Tensor *pos, u32 T, u32 p0, u32 slot);
+     /* op_rows_fill into the whole of pos (rows past T zero) (tests, the factory test) */
+void op_rows_need(const char *op, const Tensor *pos, u64 T);
+     /* pos is u32 and holds a table of T rows (else the op's need() error) */
 
 /* ---- embedding rows and weight products (ops_matmul.c) ---- */
 void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f32 scale);
@@ -103,8 +113,8 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);
      /* decode, one token: the q/k/v projection W . X (W: rows rbase.. of q|k|v, whole heads) with rope_kv's
-        work in the epilogue: biases (bq != 0), RoPE of q into qo and of k into key cache row pos[0], v into
-        the value cache row. Only where op_matmul_rope_fits; W in one binding. With nw != 0, X is the f32
+        work in the epilogue: biases (bq != 0), RoPE of q into qo and of k into the key cache row of the rows table's
+        one row, v into the value cache row. Only where op_matmul_rope_fits; W in one binding. With nw != 0, X is the f32
         residual row and the product takes rmsnorm(X) * nw (eps) made in the kernel's prologue
         (op_matmul_norm_fits); without, qo is in X's dtype. */
 
@@ -126,14 +136,16 @@ void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache
      /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
-                const Tensor *bq, const Tensor *bk, const Tensor *bv);
+                const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 sqk, u32 sv);
      /* [op_add_bias of bq/bk/bv to q/k/v when bq is not 0], op_rope(q -> qo), then op_rope(k) and
         op_kv_store of the result and of v into rows pos[0].. of the caches kc/vc, in one dispatch.
         q (head_dim, n_head, T), k (head_dim, n_head_kv, T), v like k; qo like q; caches
-        (head_dim * n_head_kv, n_ctx); biases f32 (head_dim * heads). */
+        (head_dim * n_head_kv, n_ctx, n_seq); biases f32 (head_dim * heads). sqk, sv: the elements from
+        one row of q and of k (v) to the next where they lie in a wider buffer (a batched step's q|k|v
+        rows), 0 where they are contiguous. */
 void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                      const Tensor *qo, const Tensor *kc, const Tensor *vc, const Tensor *qn, const Tensor *kn, f32 eps,
-                     u32 n_rot, f32 base, f32 freq_scale, bool neox);
+                     u32 n_rot, f32 base, f32 freq_scale, bool neox, u32 sqk, u32 sv);
      /* op_rope_kv (no biases) after the per-head RMSNorm of q and k (Qwen3, Gemma 3): each head x of q
         becomes x / sqrt(mean(x^2) + eps) * qn, of k the same with kn, in f32, unrounded into RoPE.
         q, k, v f32 (head_dim, heads, T); qo in the activation dtype; qn, kn f32 (head_dim). */
@@ -147,11 +159,12 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
         if softcap > 0: s = softcap*tanh(s/softcap); softmax; out = sum p_j v_j. GQA: head h
         uses kv head h / (n_head / n_head_kv). */
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode);
      /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
         (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
         scratch (head_dim + 4, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
-        groups of Q (a dispatch pair each). Only where op_attention_split_fits. */
+        groups of Q (a dispatch pair each). Only where op_attention_split_fits. decode: the decode
+        variants (a token per row, also for a batched step's rows), else the prefill ones. */
 bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim a multiple of 8, <= 256, head_dim / 8 divides 128; n_ctx <= 32768 */
 u32 op_attn_chunks(u64 n_ctx);                            /* key chunks of 32 over n_ctx */
 u32 op_attn_part_row(u32 head_dim);   /* floats per chunk in part: m, sum, 2 zeros, acc[head_dim] (16-byte aligned for attn_merge) */

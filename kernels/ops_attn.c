@@ -1,7 +1,7 @@
 /* ops_attn.c — norms, bias, rope, KV store, attention, GLU, softcap, argmax and top-k
    (see ops.h for the contracts; kernels in rmsnorm, bias, rope, kv_store, attention,
    glu, softcap and argmax .wgsl). Ops whose position depends on the batch read it from
-   the u32 `pos` tensor [p0, T] inside the kernel; every dispatch size here comes from
+   the u32 `pos` tensor (the rows table, ops.h) inside the kernel; every dispatch size here comes from
    tensor shapes only, so a recorded decode command buffer stays valid for any p0.
 
    API (ops.h):
@@ -34,9 +34,6 @@ static void flat_grid(const char *op, const Tensor *t, u64 n, u32 *gx, u32 *gy) 
     if (*gy == 0) *gy = 1;
 }
 
-static void need_pos(const char *op, const Tensor *pos) {
-    need(pos->dtype == DT_U32 && pos->nelem == 2, op, pos, "pos must be u32 [p0, T]");
-}
 
 /* ---- norms and bias ------------------------------------------------------------ */
 #define EDGE_RMSNORM_ADD_NORM_MAX 4096u   /* rmsnorm.wgsl rmsnorm_add_norm: 16 elements per invocation in registers */
@@ -71,7 +68,7 @@ void op_add_bias(Vk *vk, const Tensor *b, const Tensor *y) {
 /* ---- rope and the KV cache ----------------------------------------------------- */
 void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const Tensor *y, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
     u64 hd = x->ne[0], nh = x->ne[1], T = x->nelem / (hd * nh);
-    need_pos("rope", pos);
+    op_rows_need("rope", pos, T);
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, "rope", x, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
     need(y->nelem == x->nelem && y->dtype == x->dtype, "rope", y, "output differs from the input in size or dtype");
     need(base > 0, "rope", x, "frequency base must be positive");
@@ -86,39 +83,46 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
 
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache) {
     u64 kvd = k->ne[0], T = k->nelem / kvd;
-    need_pos("kv_store", pos);
+    op_rows_need("kv_store", pos, T);
     need(cache->ne[0] == kvd, "kv_store", cache, "cache row length differs from k's");
     VkPipe *p = op_pipe(vk, OP_KV_STORE, PH_ANY, cache->dtype, k->dtype, cache->dtype);
-    struct { u32 kv_dim, t_cap, n_ctx; } push = { (u32)kvd, (u32)T, (u32)(cache->nelem / kvd) };
+    struct { u32 kv_dim, t_cap, n_ctx; } push = { (u32)kvd, (u32)T, (u32)cache->ne[1] };
     const Tensor *ts[3] = { k, pos, cache };
     u32 gx, gy; flat_grid("kv_store", k, k->nelem, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
 /* rope_kv.wgsl's push constants (its Params), both entries */
-typedef struct RopeKvPush { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; f32 eps; } RopeKvPush;
+typedef struct RopeKvPush { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; f32 eps; u32 sqk, sv; } RopeKvPush;
 
 /* The shape checks rope_kv and rope_kv_norm share: q (head_dim, n_head, T), k and v (head_dim,
    n_head_kv, T), qo like q, caches (head_dim * n_head_kv, n_ctx) of one dtype; the push constants. */
 static RopeKvPush rope_kv_shapes(const char *n, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
-                                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+                                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
+                                 u32 sqk, u32 sv) {
     u64 hd = q->ne[0], nh = q->ne[1], T = q->nelem / (hd * nh), nkv = k->ne[1], kvd = hd * nkv;
-    need_pos(n, pos);
+    op_rows_need(n, pos, T);
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, n, q, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
     need(k->ne[0] == hd && k->nelem == kvd * T && v->nelem == k->nelem, n, k, "k and v must be (head_dim, n_head_kv, T)");
+    /* rows of q, k (and v) lying in a wider buffer (a batched step's q|k|v rows): the binding must reach the last row */
+    u64 eq = dtype_bytes(q->dtype, sqk ? (T - 1) * sqk + hd * nh : q->nelem), ek = dtype_bytes(k->dtype, sqk ? (T - 1) * sqk + kvd : k->nelem),
+        ev = dtype_bytes(v->dtype, sv ? (T - 1) * sv + kvd : v->nelem);
+    need((!sqk || sqk >= hd * nh) && (!sv || sv >= kvd) && q->nbytes >= eq && k->nbytes >= ek && v->nbytes >= ev, n, q,
+         "strided q/k/v rows must not overlap and the bindings must reach the last row");
     need(qo->nelem == q->nelem, n, qo, "output differs from q in size");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
-         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+         "caches must both be (head_dim * n_head_kv, n_ctx, n_seq) of one dtype");
     need(base > 0, n, q, "frequency base must be positive");
     need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, n, ff, "frequency factors must be f32 (n_rot / 2)");
-    return (RopeKvPush){ (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)(kc->nelem / kvd), 0, 0 };
+    return (RopeKvPush){ (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)kc->ne[1], 0, 0,
+                         sqk ? sqk : (u32)(hd * nh), sv ? sv : (u32)kvd };
 }
 
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
-                const Tensor *bq, const Tensor *bk, const Tensor *bv) {
+                const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 sqk, u32 sv) {
     const char *n = "rope_kv";
-    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox);
+    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox, sqk, sv);
     u64 hd = push.head_dim, kvd = hd * push.n_head_kv;
     need(k->dtype == q->dtype && v->dtype == q->dtype && qo->dtype == q->dtype, n, k, "q, k, v and the output must share one dtype");
     bool bias = bq != 0;
@@ -134,9 +138,9 @@ void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const
 
 void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                      const Tensor *qo, const Tensor *kc, const Tensor *vc, const Tensor *qn, const Tensor *kn, f32 eps,
-                     u32 n_rot, f32 base, f32 freq_scale, bool neox) {
+                     u32 n_rot, f32 base, f32 freq_scale, bool neox, u32 sqk, u32 sv) {
     const char *n = "rope_kv_norm";
-    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox);
+    RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox, sqk, sv);
     need(q->dtype == DT_F32 && k->dtype == DT_F32 && v->dtype == DT_F32, n, q->dtype != DT_F32 ? q : k->dtype != DT_F32 ? k : v,
          "q, k and v must be f32 (the projections' f32 outputs)");
     need(qn->dtype == DT_F32 && kn->dtype == DT_F32 && qn->nelem == push.head_dim && kn->nelem == push.head_dim, n, qn,
@@ -156,14 +160,14 @@ typedef struct AttnPush { u32 head_dim, n_head, n_head_kv, t_cap, n_ctx, window;
    n_head_kv, n_ctx) of one dtype, GQA ratio. */
 static void attn_shapes(const char *n, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         u32 n_head, u32 n_head_kv, u64 *hd, u64 *T, u64 *n_ctx) {
-    need_pos(n, pos);
     need(n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0, n, q, "n_head must be a multiple of n_head_kv");
     *hd = q->ne[0];
     need(*hd > 0 && *hd <= 256 && q->ne[1] == n_head && q->nelem % (*hd * n_head) == 0, n, q, "q must be (head_dim <= 256, n_head, T)");
     u64 kvd = *hd * n_head_kv;
-    *T = q->nelem / (*hd * n_head); *n_ctx = kc->nelem / kvd;
+    *T = q->nelem / (*hd * n_head); *n_ctx = kc->ne[1];   /* rows per slot */
+    op_rows_need(n, pos, *T);
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
-         "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
+         "caches must both be (head_dim * n_head_kv, n_ctx, n_seq) of one dtype");
 }
 
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
@@ -190,7 +194,7 @@ bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
 }
 
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode) {
     const char *n = "attention_split";
     u64 hd, T, n_ctx;
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
@@ -200,7 +204,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 4, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");
     need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
-    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, T == 1 ? PH_DECODE : PH_PREFILL, kc->dtype, q->dtype, part->dtype);
+    VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, decode ? PH_DECODE : PH_PREFILL, kc->dtype, q->dtype, part->dtype);
     VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_ANY, DT_F32, part->dtype, out->dtype);
     const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
     for (u64 q0 = 0; q0 < T; q0 += Q) {      /* queries q0 .. q0 + n - 1 */

@@ -352,26 +352,27 @@ static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off;
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
-    return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->nelem == W->ne[0] && W->ne[0] <= WQ_NORM_MAX;
+    return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 && W->ne[0] <= WQ_NORM_MAX;
 }
 
 static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw) {
-    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs Q4_K/Q6_K weights, one f32 row and k <= 3072");
+    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs Q4_K/Q6_K weights, f32 rows and k <= 3072");
+    need(X->nelem / X->ne[0] <= 65535, op, X, "more than 65535 rows");
     need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
 }
 
 /* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run,
-   f16 activations, Q4_K / Q6_K rows of k <= 3072 and one f32 row. */
+   f16 activations, Q4_K / Q6_K rows of k <= 3072 and f32 rows (a token each: grid z). */
 bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act) {
     return wq_q8_dev(vk) && act == DT_F16 && op_matmul_norm_fits(W, X);
 }
 
 void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y) {
     const char *op = "matmul_norm_q8";
-    u64 K = W->ne[0], M = W->nelem / K;
+    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
     u64 rb = wq_row_bytes(op, W);
     wq_need_norm(op, W, X, nw);
-    need(Y->nelem == M && Y->dtype == DT_F32, op, Y, "output must be (rows) f32");
+    need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
     VkPipe *p = op_pipe(vk, OP_MATMUL_NORM_Q8, PH_DECODE, W->dtype, DT_F16, DT_F32);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
@@ -387,7 +388,7 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
         const Tensor *ts[4] = { &v, X, Y, nw };
         u64 groups = (nr + (WQ_MV_WG >> push.ll) - 1) / (WQ_MV_WG >> push.ll);
         u64 cap = vk->caps.compute_units ? (u64)vk->caps.compute_units * 32 : 65535;
-        vk_dispatch(vk, p, ts, 4, &push, sizeof push, (u32)MIN(groups, MIN(cap, 65535)), 1, 1);
+        vk_dispatch(vk, p, ts, 4, &push, sizeof push, (u32)MIN(groups, MIN(cap, 65535)), 1, (u32)T);
         op_q8_products++;
     }
 }
@@ -396,14 +397,14 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
    X' = X + rmsnorm(O) * pw into Xout, then the product of rmsnorm(X') * nw */
 static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *const *R, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
     const char *op = R ? "matmul_glu_res_norm" : "matmul_glu_norm";
-    u64 K = GU->ne[0], M = GU->nelem / K / 2;
+    u64 K = GU->ne[0], M = GU->nelem / K / 2, T = X->nelem / K;
     wq_need_norm(op, GU, X, nw);
-    need(Y->nelem == M && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff) f32 or f16");
+    need(Y->nelem == M * T && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff, T) f32 or f16");
     need(align_up(GU->nbytes, 16) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     if (R) {
         need(Y->dtype == DT_F16, op, Y, "the residual prologue runs with f16 activations only");
         for (int i = 0; i < 3; i++)
-            need(R[i]->dtype == DT_F32 && R[i]->nelem == K, op, R[i], "o, the post-norm weight and x' must be f32 of the row length");
+            need(R[i]->dtype == DT_F32 && R[i]->nelem == (i == 1 ? K : K * T), op, R[i], "o and x' must be f32 (k, T), the post-norm weight f32 (k)");
         need(R[2]->arena != X->arena || R[2]->block != X->block || R[2]->offset >= X->offset + X->nbytes || X->offset >= R[2]->offset + R[2]->nbytes, op, R[2],
              "x' must not overlap x (other workgroups still read x)");
     }
@@ -422,7 +423,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
-    vk_dispatch(vk, p, ts, R ? 7 : 4, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, R ? 7 : 4, &push, sizeof push, gx, gy, (u32)T);
 }
 
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
@@ -455,24 +456,24 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
 }
 
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X) {
-    return dtype_klanes(W->dtype) && X->nelem == W->ne[0];
+    return dtype_klanes(W->dtype) && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 && X->nelem / W->ne[0] <= 65535;
 }
 
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase) {
     const char *op = nw ? "matmul_rope_norm" : "matmul_rope";
-    u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv;
+    u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv, T = X->nelem / K;
     wq_row_bytes(op, W);
-    need(op_matmul_rope_fits(W, X), op, X, "needs Q4_K or Q6_K weights and one token");
+    need(op_matmul_rope_fits(W, X), op, X, "needs Q4_K or Q6_K weights and rows of the weights' length");
     if (nw) wq_need_norm(op, W, X, nw);
-    need(qo->nelem == nq && (nw ? is_act_dtype(qo->dtype) : qo->dtype == X->dtype), op, qo,
-         "q output must be (head_dim, n_head) in the activation dtype");
+    need(qo->nelem == nq * T && (nw ? is_act_dtype(qo->dtype) : qo->dtype == X->dtype), op, qo,
+         "q output must be (head_dim, n_head, T) in the activation dtype");
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, op, qo, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
     need(rbase % hd == 0 && M % hd == 0 && rbase + M <= nq + 2 * kvd, op, W, "rows must be whole heads within q, k and v");
     need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, op, kc,
          "caches must both be (head_dim * n_head_kv, n_ctx) of one dtype");
-    need(pos->dtype == DT_U32 && pos->nelem == 2, op, pos, "pos must be u32 [p0, T]");
+    op_rows_need(op, pos, T);
     need(base > 0 && ff->dtype == DT_F32 && ff->nelem == n_rot / 2, op, ff, "needs base > 0 and f32 frequency factors (n_rot / 2)");
     bool bias = bq != 0;
     need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == nq &&
@@ -483,11 +484,11 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6, nw ? WQ_MV_NORM_THREADS : WQ_MV_THREADS),
                     .hd = (u32)hd, .n_head = n_head, .n_head_kv = n_head_kv, .n_rot = n_rot, .log2_base = (f32)log2((f64)base),
-                    .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)(kc->nelem / kvd), .bias = bias, .rbase = rbase,
+                    .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)kc->ne[1], .bias = bias, .rbase = rbase,
                     .eps = eps };
     /* without biases their bindings hold ff (never read) */
     const Tensor *ts[11] = { &v, X, qo, pos, ff, kc, vc, bias ? bq : ff, bias ? bk : ff, bias ? bv : ff, nw };
     u32 per = (WQ_MV_WG >> push.ll) / 2;          /* rotation pairs per workgroup */
     u32 gx, gy; rows_grid((M / 2 + per - 1) / per, &gx, &gy);
-    vk_dispatch(vk, p, ts, nw ? 11 : 10, &push, sizeof push, gx, gy, 1);
+    vk_dispatch(vk, p, ts, nw ? 11 : 10, &push, sizeof push, gx, gy, (u32)T);
 }

@@ -1,9 +1,10 @@
 // rope_kv.wgsl — what a layer does between the Q/K/V projections and attention, in one dispatch:
-// RoPE of q (head_dim, n_head, T) into qo, RoPE of k (head_dim, n_head_kv, T) straight into
-// rows pos[0] + t of the key cache, and v into the same rows of the value cache. The same
+// RoPE of q (head_dim, n_head, T) into qo, RoPE of k (head_dim, n_head_kv, T) straight into the
+// key cache (kv_dim, n_ctx, n_seq) at row t's slot and position (the rows table: common/rows.wgsl),
+// and v into the same row of the value cache. The same
 // rotation as rope.wgsl (NORM pairs (2i, 2i+1), NEOX (i, i + n_rot/2), theta_i = p * freq_scale
 // * base^(-2i/n_rot) / ff[i], dims >= n_rot pass through) and the same store as kv_store.wgsl
-// (rows t >= pos[1] and rows past n_ctx are left alone). A: activations, C: the caches.
+// (rows t >= T and positions past n_ctx are left alone). A: activations, C: the caches.
 // rope_kv: with bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to
 // A as the separate add_bias kernel (bias.wgsl) would. One invocation per q pair, then per k pair,
 // then per v element.
@@ -26,16 +27,17 @@ alias A = f32;
 alias C = f32;
 override QMAX: f32 = 3.4028234e38;   // q outputs are clamped to +-QMAX, cache values to +-CMAX
 override CMAX: f32 = 3.4028234e38;   // (65504 in f16: a too-large value saturates instead of becoming inf)
-struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32, n_ctx: u32, bias: u32, eps: f32 }   // eps: rope_kv_norm
+struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32, n_ctx: u32, bias: u32, eps: f32,   // eps: rope_kv_norm
+                sqk: u32, sv: u32 }   // elements from a row of q and k / of v to the next (their widths when contiguous)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
 @group(0) @binding(1) var<storage, read> k: array<A>;             // (head_dim, n_head_kv, T)
 @group(0) @binding(2) var<storage, read> v: array<A>;             // (head_dim * n_head_kv, T)
-@group(0) @binding(3) var<storage, read> pos: array<u32>;         // [p0, T]
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
 @group(0) @binding(4) var<storage, read> ff: array<f32>;          // (n_rot / 2) frequency factors
 @group(0) @binding(5) var<storage, read_write> qo: array<A>;      // (head_dim, n_head, T)
-@group(0) @binding(6) var<storage, read_write> kc: array<C>;      // (head_dim * n_head_kv, n_ctx)
-@group(0) @binding(7) var<storage, read_write> vc: array<C>;      // (head_dim * n_head_kv, n_ctx)
+@group(0) @binding(6) var<storage, read_write> kc: array<C>;      // (head_dim * n_head_kv, n_ctx, n_seq)
+@group(0) @binding(7) var<storage, read_write> vc: array<C>;      // (head_dim * n_head_kv, n_ctx, n_seq)
 @group(0) @binding(8) var<storage, read> bq: array<f32>;          // (head_dim * n_head) q bias, when bias != 0
 @group(0) @binding(9) var<storage, read> bk: array<f32>;          // (head_dim * n_head_kv)
 @group(0) @binding(10) var<storage, read> bv: array<f32>;         // (head_dim * n_head_kv)
@@ -51,18 +53,26 @@ fn kb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clam
 fn vb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clampn(x + bv[i], QMAX))); }
 
 //! include common/clampn.wgsl
+//! include common/rows.wgsl
+
+// Where row t of q, k or v starts past where it would if the rows were contiguous (a batched step's
+// q|k|v rows lie side by side in one buffer: ops.h op_rope_kv's sqk, sv).
+fn q_skip(t: u32) -> u32 { return t * (p.sqk - p.head_dim * p.n_head); }
+fn k_skip(t: u32) -> u32 { return t * (p.sqk - p.head_dim * p.n_head_kv); }
+fn v_skip(t: u32) -> u32 { return t * (p.sv - p.head_dim * p.n_head_kv); }
 
 // Element offsets (a, b) of pair i of a head starting at rb, and the rotated values of (xa, xb)
-// for token t (identity past n_rot).
+// at position qp (identity past n_rot); the first element of cache row (slot, position) of a token.
 fn pair_at(rb: u32, i: u32) -> vec2<u32> {
     if (2u * i >= p.n_rot) { return vec2<u32>(rb + 2u * i, rb + 2u * i + 1u); }
     if (p.neox != 0u) { return vec2<u32>(rb + i, rb + i + p.n_rot / 2u); }
     return vec2<u32>(rb + 2u * i, rb + 2u * i + 1u);
 }
-fn rotate(xa: f32, xb: f32, i: u32, t: u32, p0: u32) -> vec2<f32> {
+fn cache_base(t: u32) -> u32 { return (row_slot(t) * p.n_ctx + row_pos(t)) * p.head_dim * p.n_head_kv; }
+fn rotate(xa: f32, xb: f32, i: u32, qp: u32) -> vec2<f32> {
     if (2u * i >= p.n_rot) { return vec2<f32>(xa, xb); }
     let inv_freq = exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base);
-    let theta = f32(p0 + t) * p.freq_scale * inv_freq / ff[i];
+    let theta = f32(qp) * p.freq_scale * inv_freq / ff[i];
     let c = cos(theta);
     let s = sin(theta);
     return vec2<f32>(xa * c - xb * s, xa * s + xb * c);
@@ -75,36 +85,38 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
     let nk = half_d * p.n_head_kv * p.t_cap;
     let kvd = p.head_dim * p.n_head_kv;
     var idx = g.x + g.y * nw.x * 256u;
-    let p0 = pos[0];
     if (idx < nq) {                               // q pair
         let i = idx % half_d;
         let row = idx / half_d;                   // t * n_head + head
         let t = row / p.n_head;
-        if (t >= pos[1]) { return; }
+        if (t >= rows_n()) { return; }
         let ab = pair_at(row * p.head_dim, i);
         let qd = p.head_dim * p.n_head;
-        let r = rotate(qb(f32(q[ab.x]), ab.x % qd), qb(f32(q[ab.y]), ab.y % qd), i, t, p0);
+        let qs = q_skip(t);
+        let r = rotate(qb(f32(q[qs + ab.x]), ab.x % qd), qb(f32(q[qs + ab.y]), ab.y % qd), i, row_pos(t));
         qo[ab.x] = A(clampn(r.x, QMAX));
         qo[ab.y] = A(clampn(r.y, QMAX));
         return;
     }
     idx = idx - nq;
-    if (idx < nk) {                               // k pair -> key cache row p0 + t
+    if (idx < nk) {                               // k pair -> its key cache row
         let i = idx % half_d;
         let row = idx / half_d;                   // t * n_head_kv + head
         let t = row / p.n_head_kv;
-        if (t >= pos[1] || p0 + t >= p.n_ctx) { return; }
+        if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
         let ab = pair_at(row * p.head_dim, i);
-        let r = rotate(kb(f32(k[ab.x]), ab.x % kvd), kb(f32(k[ab.y]), ab.y % kvd), i, t, p0);
-        kc[p0 * kvd + ab.x] = C(clampn(r.x, CMAX));   // k's row t (offset t * kvd) goes to cache row p0 + t
-        kc[p0 * kvd + ab.y] = C(clampn(r.y, CMAX));
+        let ks = k_skip(t);
+        let r = rotate(kb(f32(k[ks + ab.x]), ab.x % kvd), kb(f32(k[ks + ab.y]), ab.y % kvd), i, row_pos(t));
+        let cb = cache_base(t) - t * kvd;          // k's row t (offset t * kvd) goes to its cache row
+        kc[cb + ab.x] = C(clampn(r.x, CMAX));
+        kc[cb + ab.y] = C(clampn(r.y, CMAX));
         return;
     }
     idx = idx - nk;
-    if (idx < kvd * p.t_cap) {                    // v element -> value cache row p0 + t
+    if (idx < kvd * p.t_cap) {                    // v element -> the same value cache row
         let t = idx / kvd;
-        if (t >= pos[1] || p0 + t >= p.n_ctx) { return; }
-        vc[(p0 + t) * kvd + idx % kvd] = C(clampn(vb(f32(v[idx]), idx % kvd), CMAX));
+        if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
+        vc[cache_base(t) + idx % kvd] = C(clampn(vb(f32(v[v_skip(t) + idx]), idx % kvd), CMAX));
     }
 }
 
@@ -112,7 +124,7 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
 const NW = 64u;                                   // invocations per (token, head) workgroup
 var<workgroup> red: array<vec2<f32>, NW>;
 var<workgroup> red_all: vec2<f32>;
-var<workgroup> posw: array<u32, 2>;
+var<workgroup> posw: array<u32, 4>;
 
 // (max, sum) of the invocations' (m, s), the same for every invocation (uniform)
 fn reduce_ms(l: u32, v: vec2<f32>) -> vec2<f32> {
@@ -125,20 +137,20 @@ fn reduce_ms(l: u32, v: vec2<f32>) -> vec2<f32> {
     return workgroupUniformLoad(&red_all);
 }
 
-// element i of the head input (k's when isk, else q's), and of its norm weight
-fn xin(isk: bool, i: u32) -> f32 { if (isk) { return kf[i]; } return qf[i]; }
+// element i of the head input (k's when isk, else q's; i as in contiguous rows, row t), and of its norm weight
+fn xin(isk: bool, i: u32, t: u32) -> f32 { if (isk) { return kf[k_skip(t) + i]; } return qf[q_skip(t) + i]; }
 fn wnorm(isk: bool, d: u32) -> f32 { if (isk) { return kn[d]; } return qn[d]; }
 
 // 1 / rms of the head at rb (every invocation gets it): one pass for max|x| and the sum of
 // squares, a second with the head pre-scaled by 1/max|x| only when the squares could overflow
-fn head_inv_rms(l: u32, isk: bool, rb: u32) -> f32 {
+fn head_inv_rms(l: u32, isk: bool, rb: u32, t: u32) -> f32 {
     var ms = vec2<f32>(0.0, 0.0);
-    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d); ms = vec2<f32>(max(ms.x, abs(x)), ms.y + x * x); }
+    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d, t); ms = vec2<f32>(max(ms.x, abs(x)), ms.y + x * x); }
     let r = reduce_ms(l, ms);
     if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.head_dim) + p.eps); }
     let sc = 1.0 / r.x;
     var s2 = 0.0;
-    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d) * sc; s2 = s2 + x * x; }
+    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d, t) * sc; s2 = s2 + x * x; }
     return sc / sqrt(reduce_ms(l, vec2<f32>(0.0, s2)).y / f32(p.head_dim) + p.eps * sc * sc);
 }
 
@@ -146,23 +158,22 @@ fn head_inv_rms(l: u32, isk: bool, rb: u32) -> f32 {
 fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                 @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    if (l < 2u) { posw[l] = pos[l]; }
-    let p0 = workgroupUniformLoad(&posw[0]);
-    let n_tok = workgroupUniformLoad(&posw[1]);  // uniform: the early return below is legal
+    if (l == 0u) { posw[0] = rows_n(); }
+    let n_tok = workgroupUniformLoad(&posw[0]);  // uniform: the early return below is legal
     let nqr = p.n_head * p.t_cap;
     let row = wid.x + wid.y * nw.x;                // q rows t * n_head + h, then k rows t * n_head_kv + h
     if (row >= nqr + p.n_head_kv * p.t_cap) { return; }
     let isk = row >= nqr;
     let r = select(row, row - nqr, isk);
     let t = r / select(p.n_head, p.n_head_kv, isk);
-    if (t >= n_tok || (isk && p0 + t >= p.n_ctx)) { return; }
+    if (t >= n_tok || (isk && row_pos(t) >= p.n_ctx)) { return; }
     let rb = r * p.head_dim;                       // the head's first element in q or k (and v)
-    let cb = p0 * p.head_dim * p.n_head_kv;        // k's row t (offset t * kvd) goes to cache row p0 + t
-    let inv = head_inv_rms(l, isk, rb);
+    let cb = cache_base(t) - t * p.head_dim * p.n_head_kv;   // k's row t (offset t * kvd) goes to its cache row
+    let inv = head_inv_rms(l, isk, rb, t);
     for (var i = l; i < p.head_dim / 2u; i = i + NW) {
         let ab = pair_at(rb, i);
         let wd = ab - vec2<u32>(rb, rb);
-        let o = rotate(xin(isk, ab.x) * inv * wnorm(isk, wd.x), xin(isk, ab.y) * inv * wnorm(isk, wd.y), i, t, p0);
+        let o = rotate(xin(isk, ab.x, t) * inv * wnorm(isk, wd.x), xin(isk, ab.y, t) * inv * wnorm(isk, wd.y), i, row_pos(t));
         if (isk) {
             kc[cb + ab.x] = C(clampn(o.x, CMAX));
             kc[cb + ab.y] = C(clampn(o.y, CMAX));
@@ -171,5 +182,5 @@ fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             qo[ab.y] = A(clampn(o.y, QMAX));
         }
     }
-    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(vf[rb + d], CMAX)); } }
+    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(vf[v_skip(t) + rb + d], CMAX)); } }
 }

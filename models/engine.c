@@ -5,33 +5,37 @@ bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err
 }
 
 bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e) {
-    return eng_open_gen(g, m, b, n_ctx, act, DT_COUNT, batch, false, e);
+    return eng_open_gen(g, m, b, n_ctx, act, DT_COUNT, batch, false, 1, e);
 }
 
 /* kv DT_COUNT: the activation dtype with every logits row kept (eng_open, eng_open_batch), else the
    device's default (eng_kv_default) */
-bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, Err *e) {
+bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, u32 n_seq, Err *e) {
     memset(g, 0, sizeof *g);
-    g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab;
+    g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab; g->n_seq = MAX(n_seq, 1u);
     if (n_ctx == 0 || n_ctx > m->cfg.n_ctx)
         return err_set(e, EXIT_USAGE, "context of %u tokens: '%s' allows 1..%u", n_ctx, m->cfg.name, m->cfg.n_ctx);
+    if (g->n_seq > EDGE_MAX_SEQ) return err_set(e, EXIT_USAGE, "%u parallel sequences: at most %u (EDGE_MAX_SEQ)", g->n_seq, EDGE_MAX_SEQ);
     g->last = calloc(g->n_vocab, sizeof(f32));
+    g->seq_pos = calloc(g->n_seq, sizeof(u32));
     if (b == ENG_REF) {
         u64 bytes;
-        if (!ref_state_bytes(&m->cfg, n_ctx, &bytes)) { eng_close(g); return err_set(e, EXIT_USAGE, "reference state size overflows"); }
-        arena_init(&g->ref_arena, "reference state", bytes);
-        if (!ref_init(&g->ref, m, n_ctx, &g->ref_arena, e)) { eng_close(g); return false; }
+        if (!ref_state_bytes(&m->cfg, n_ctx, &bytes) || bytes > UINT64_MAX / g->n_seq) { eng_close(g); return err_set(e, EXIT_USAGE, "reference state size overflows"); }
+        arena_init(&g->ref_arena, "reference state", bytes * g->n_seq);
+        g->refs = calloc(g->n_seq, sizeof *g->refs);
+        for (u32 i = 0; i < g->n_seq; i++)
+            if (!ref_init(&g->refs[i], m, n_ctx, &g->ref_arena, e)) { eng_close(g); return false; }
         return true;
     }
     if (!vk_init(&g->vk, e)) { eng_close(g); return false; }
     g->vk_up = true;
     if (act == DT_COUNT) act = g->vk.caps.f16_arith ? DT_F16 : DT_F32;   /* default: f16 where the device has it */
-    u32 t_max = MIN(n_ctx, MAX(batch, 1u));
-    XfOpts o = { .kv = kv != DT_COUNT ? kv : last_row ? eng_kv_default(&g->vk.caps, act) : act, .last_row = last_row };
+    u32 t_max = MAX(MIN(n_ctx, MAX(batch, 1u)), g->n_seq);    /* (a batched step takes a row per sequence) */
+    XfOpts o = { .kv = kv != DT_COUNT ? kv : last_row ? eng_kv_default(&g->vk.caps, act) : act, .last_row = last_row, .n_seq = g->n_seq };
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, &o, e)) { eng_close(g); return false; }
     g->xf_up = true;
     g->chain = true;
-    if (!g->xf.one_row) g->batch = calloc((u64)g->n_vocab * t_max, sizeof(f32));
+    if (!g->xf.one_row || g->n_seq > 1) g->batch = calloc((u64)g->n_vocab * (g->xf.one_row ? g->n_seq : t_max), sizeof(f32));
     return true;
 }
 
@@ -43,14 +47,14 @@ void eng_close(Engine *g) {
     if (g->xf_up) xf_free(&g->xf);
     if (g->vk_up) vk_shutdown(&g->vk);
     if (g->ref_arena.base) arena_free(&g->ref_arena);
-    free(g->last); free(g->batch);
+    free(g->last); free(g->batch); free(g->seq_pos); free(g->refs);
     memset(g, 0, sizeof *g);
 }
 
 void eng_reset(Engine *g) {
     eng_decode_end(g);
     g->pos = 0;
-    if (g->backend == ENG_REF) ref_reset(&g->ref);
+    if (g->backend == ENG_REF) ref_reset(&g->refs[g->cur]);
 }
 
 bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
@@ -64,20 +68,20 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
     u64 nv = g->n_vocab;
     if (g->backend == ENG_REF) {
         for (u32 i = 0; i < n; i++) {
-            if (!ref_step(&g->ref, tokens[i], e)) return false;
-            if (logits) memcpy(logits + i * nv, g->ref.logits, nv * sizeof(f32));
+            if (!ref_step(&g->refs[g->cur], tokens[i], e)) return false;
+            if (logits) memcpy(logits + i * nv, g->refs[g->cur].logits, nv * sizeof(f32));
         }
-        memcpy(g->last, g->ref.logits, nv * sizeof(f32));
+        memcpy(g->last, g->refs[g->cur].logits, nv * sizeof(f32));
     } else {
         for (u32 done = 0; done < n;) {
             u32 T = MIN(n - done, g->xf.t_max);
             if (logits) {           /* every row wanted (eval) */
                 if (!g->batch) return err_set(e, EXIT_USAGE, "every row's logits wanted from an engine that keeps one row (eng_open_gen)");
-                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, false, g->batch, 0, e)) return false;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->cur, false, g->batch, 0, e)) return false;
                 memcpy(logits + done * nv, g->batch, T * nv * sizeof(f32));
                 memcpy(g->last, g->batch + (T - 1) * nv, nv * sizeof(f32));
             } else {                /* generation: the LM head and the readback for the last row only */
-                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, true, 0, 0, e)) return false;
+                if (!xf_forward(&g->xf, tokens + done, T, g->pos + done, g->cur, true, 0, 0, e)) return false;
                 if (done + T == n && !xf_last_logits(&g->xf, T, g->pos + done, g->last, e)) return false;
             }
             done += T;
@@ -90,7 +94,7 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e) {
 /* One decode step on the GPU, one command buffer: token at the current position; its argmax id. */
 static bool eng_step_id(Engine *g, i32 token, i32 *next, Err *e) {
     u32 id;
-    if (!xf_forward(&g->xf, &token, 1, g->pos, false, 0, &id, e)) return false;
+    if (!xf_forward(&g->xf, &token, 1, g->pos, g->cur, false, 0, &id, e)) return false;
     g->pos++;
     *next = (i32)id;
     return true;
@@ -100,7 +104,7 @@ static bool eng_step_id(Engine *g, i32 token, i32 *next, Err *e) {
 static bool eng_chain_step(Engine *g, i32 token, bool more, i32 *next, Err *e) {
     if (!g->chained || token != g->gtok) {          /* not the id the chain is on: start one from token */
         eng_decode_end(g);
-        if (!xf_chain_start(&g->xf, token, g->pos, e)) return false;
+        if (!xf_chain_start(&g->xf, token, g->pos, g->cur, e)) return false;
         g->chained = true;
     }
     u32 id;
@@ -131,6 +135,44 @@ void eng_decode_end(Engine *g) {
 }
 
 void eng_set_chain(Engine *g, bool on) { eng_decode_end(g); g->chain = on; }
+
+void eng_select(Engine *g, u32 seq) {
+    if (seq == g->cur || seq >= g->n_seq) return;
+    eng_decode_end(g);
+    g->seq_pos[g->cur] = g->pos;
+    g->cur = seq;
+    g->pos = g->seq_pos[seq];
+}
+
+/* One decode step for n sequences: the reference one sequence after the other, the GPU in one
+   batched step (xf_decode_rows). */
+bool eng_step(Engine *g, u32 n, const u32 *seqs, const i32 *tokens, i32 *ids, f32 *logits, Err *e) {
+    eng_decode_end(g);
+    g->seq_pos[g->cur] = g->pos;
+    u32 pos[EDGE_MAX_SEQ] = {0};
+    if (n == 0 || n > g->n_seq) return err_set(e, EXIT_USAGE, "a step of %u sequences (1..%u)", n, g->n_seq);
+    for (u32 t = 0; t < n; t++) {
+        if (seqs[t] >= g->n_seq) return err_set(e, EXIT_USAGE, "sequence %u of %u", seqs[t], g->n_seq);
+        pos[t] = g->seq_pos[seqs[t]];
+        if (pos[t] + 1 > g->n_ctx) return err_set(e, EXIT_USAGE, "sequence %u: position %u is past the context of %u", seqs[t], pos[t], g->n_ctx);
+    }
+    u64 nv = g->n_vocab;
+    if (g->backend == ENG_REF) {
+        for (u32 t = 0; t < n; t++) {
+            RefState *r = &g->refs[seqs[t]];
+            if (!ref_step(r, tokens[t], e)) return false;
+            if (logits) memcpy(logits + t * nv, r->logits, nv * sizeof(f32));
+            if (ids) ids[t] = (i32)ref_argmax(r->logits, g->n_vocab);
+        }
+    } else {
+        vk_phase = VK_PHASE_DECODE;
+        u32 *out = ids ? (u32 *)ids : 0;
+        if (!xf_decode_rows(&g->xf, tokens, n, pos, seqs, logits, out, e)) return false;
+    }
+    for (u32 t = 0; t < n; t++) g->seq_pos[seqs[t]]++;
+    g->pos = g->seq_pos[g->cur];
+    return true;
+}
 
 EngInfo eng_info(const Engine *g) {
     EngInfo i = { .act = DT_F32 };

@@ -11,9 +11,10 @@
      eng_open_batch(&g, model, backend, n_ctx, act, batch, err)  the same with a GPU prefill batch of min(batch, n_ctx)
                                                      tokens (eng_open: EDGE_PREFILL_BATCH = 64); the logits, activation
                                                      and attention-score buffers hold this many rows (bench -b, eval --batch)
-     eng_open_gen(&g, model, backend, n_ctx, act, kv, batch, last_row, err)   the same for generation: kv the KV cache
+     eng_open_gen(&g, model, backend, n_ctx, act, kv, batch, last_row, n_seq, err)   the same for generation: kv the KV cache
                                                      dtype (DT_F32, DT_F16; DT_COUNT: eng_kv_default); last_row: eng_feed's
-                                                     logits must be NULL, so the device and host keep one logits row
+                                                     logits must be NULL, so the device and host keep one logits row;
+                                                     n_seq: sequences held at once (1..EDGE_MAX_SEQ, each with its context)
      eng_kv_default(caps, act)                       the KV cache dtype generation uses by default on a device
      eng_close(&g)
      eng_reset(&g)                                   empty context (position 0)
@@ -28,11 +29,17 @@
                                                      another step may follow; xf_chain_*)
      eng_decode_end(&g)                              drops the chained steps in flight (eng_feed and eng_reset do too)
      eng_set_chain(&g, on)                           chained decode on or off (tests compare both)
+     eng_select(&g, seq)                             the sequence eng_feed / eng_decode / eng_reset / eng_pos work on (0..n_seq-1)
+     eng_step(&g, n, seqs, tokens, ids, logits, err) one decode step of n sequences at once (token t of sequence seqs[t] at its
+                                                     position; each sequence at most once): the greedy ids (ids, may be NULL)
+                                                     and every row's logits (logits: n x n_vocab floats, may be NULL); the
+                                                     GPU reads each weight once for all rows (xf_decode_rows)
      eng_info(&g)                                    activations, device, memory and dispatch figures (bench, run -v)
      eng_time_decode(&g, on), eng_decode_gpu_ns(&g)  timestamps around the decode step; its GPU time (bench)
      eng_last_logits(&g)                             the last row (after eng_feed), host memory
      eng_last_argmax(&g)                             its greedy id (ties: the lowest id, as ref_argmax)
-     eng_pos(&g)                                     tokens in the context
+     eng_pos(&g)                                     tokens in the context (of the selected sequence)
+     eng_seq_pos(&g, seq)                            tokens in sequence seq's context
      eng_parse_tokens(s, arena, &ids, &n)            "ID ID ..." (spaces, tabs, commas, newlines) -> ids in the arena
    The device without a model (edge info, paths, plan: cli/ reaches the GPU only through this header):
      eng_open_device(&g, err)                        Vulkan only (eng_close closes it)
@@ -50,11 +57,13 @@ typedef enum EngBackend { ENG_REF, ENG_GPU } EngBackend;
 typedef struct Engine {
     EngBackend  backend;
     const Model *m;
-    u32         n_ctx, pos, n_vocab;
+    u32         n_ctx, pos, n_vocab;   /* pos: the selected sequence's position */
+    u32         n_seq, cur;  /* sequences held; the selected one (eng_select) */
+    u32        *seq_pos;     /* (n_seq) each sequence's position (the selected one's is pos while selected) */
     f32        *last;        /* (n_vocab) logits of the last evaluated position */
-    f32        *batch;       /* (n_vocab, t_max) GPU batch logits (none when the engine keeps one row) */
+    f32        *batch;       /* (n_vocab, t_max) GPU batch logits (none when the engine keeps one row); (n_vocab, n_seq) with n_seq > 1 */
     Arena       ref_arena;
-    RefState    ref;
+    RefState   *refs;        /* (n_seq) the reference's state per sequence */
     Vk          vk;
     Xf          xf;
     bool        vk_up, xf_up;
@@ -82,7 +91,7 @@ typedef struct EngCaps {     /* eng_caps: what `edge paths` prints before the pa
 
 bool eng_open(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, Err *e);
 bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, u32 batch, Err *e);
-bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, Err *e);
+bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, u32 n_seq, Err *e);
 DType eng_kv_default(const VkCaps *caps, DType act);
 void eng_close(Engine *g);
 void eng_reset(Engine *g);
@@ -90,11 +99,14 @@ bool eng_feed(Engine *g, const i32 *tokens, u32 n, f32 *logits, Err *e);
 bool eng_decode(Engine *g, i32 token, bool more, i32 *next, Err *e);
 void eng_decode_end(Engine *g);
 void eng_set_chain(Engine *g, bool on);
+void eng_select(Engine *g, u32 seq);
+bool eng_step(Engine *g, u32 n, const u32 *seqs, const i32 *tokens, i32 *ids, f32 *logits, Err *e);
 EngInfo eng_info(const Engine *g);
 void eng_time_decode(Engine *g, bool on);
 f64  eng_decode_gpu_ns(Engine *g);
 static inline const f32 *eng_last_logits(const Engine *g) { return g->last; }
 static inline u32 eng_pos(const Engine *g) { return g->pos; }
+static inline u32 eng_seq_pos(const Engine *g, u32 seq) { return seq == g->cur ? g->pos : g->seq_pos[seq]; }
 static inline i32 eng_last_argmax(const Engine *g) { return (i32)ref_argmax(g->last, g->n_vocab); }
 bool eng_parse_tokens(const char *s, Arena *a, i32 **ids, u32 *n);
 bool eng_open_device(Engine *g, Err *e);

@@ -28,6 +28,14 @@ void samp_init(Sampler *s, u32 n_vocab, u32 max_hist, Arena *a) {
     s->hist = push_array(a, i32, s->max_hist);
 }
 
+void samp_init_share(Sampler *s, const Sampler *with, u32 max_hist, Arena *a) {
+    memset(s, 0, sizeof *s);
+    s->n_vocab = with->n_vocab;
+    s->cand = with->cand;
+    s->max_hist = max_hist ? max_hist : 1;
+    s->hist = push_array(a, i32, s->max_hist);
+}
+
 void samp_reset(Sampler *s, const SampParams *p) {
     s->p = *p;
     u64 x = p->seed;

@@ -12,6 +12,7 @@
 
    API:
      samp_init(&s, n_vocab, max_hist, arena)     scratch sized once (n_vocab candidates, history ring)
+     samp_init_share(&s, &with, max_hist, arena) the same, sharing with's candidate scratch (samplers used one at a time)
      samp_reset(&s, &params)                     new sequence: params, reseed, empty history
      samp_accept(&s, id)                         remember a token (prompt and generated) for the penalty
      samp_pick(&s, logits)                       the next token from a full row (logits not modified)
@@ -43,6 +44,7 @@ typedef struct Sampler {
 } Sampler;
 
 void samp_init(Sampler *s, u32 n_vocab, u32 max_hist, Arena *a);
+void samp_init_share(Sampler *s, const Sampler *with, u32 max_hist, Arena *a);
 void samp_reset(Sampler *s, const SampParams *p);
 void samp_accept(Sampler *s, i32 id);
 i32  samp_pick(Sampler *s, const f32 *logits);

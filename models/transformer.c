@@ -46,6 +46,10 @@ static bool xf_one_row(const Xf *xf) {
     return xf->t_max == 1 || (dtype_bytes(DT_F32, n) % al == 0 && dtype_bytes(xf->act, n) % al == 0);
 }
 
+/* Rows of the logits buffers: a batch's (T), or with one_row the last row of a prefill batch, and
+   one per sequence for a batched decode step (xf_decode_rows). */
+static u32 xf_logits_rows(const Xf *xf) { return xf->one_row ? xf->n_seq : xf->t_max; }
+
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
     arena_pop_to(&xf->w.names, 0);
@@ -71,12 +75,13 @@ static void xf_alloc(Xf *xf) {
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
         bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */
-        xf->s.kv[il].k = xf_act(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, kvd, xf->n_ctx);
-        xf->s.kv[il].v = xf_act(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, kvd, xf->n_ctx);
+        u64 kvs[3] = { kvd, xf->n_ctx, xf->n_seq };   /* n_seq slots of n_ctx rows (ops.h) */
+        xf->s.kv[il].k = vk_tensor(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, 3, kvs);
+        xf->s.kv[il].v = vk_tensor(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, 3, kvs);
     }
-    u64 one[1] = { T }, two[1] = { 2 };
+    u64 one[1] = { T }, rows[1] = { op_rows_words(T) }, two[1] = { op_rows_words(1) };
     xf->s.ids = vk_tensor(sa, "ids", DT_U32, 1, one);
-    xf->s.pos = vk_tensor(sa, "pos", DT_U32, 1, two);
+    xf->s.pos = vk_tensor(sa, "pos", DT_U32, 1, rows);
     u64 idf1[2] = { 2, 1 };
     for (u32 i = 0; i < 2; i++)
         for (u32 j = 0; j < EDGE_CHAIN_STEPS; j++) {
@@ -84,7 +89,7 @@ static void xf_alloc(Xf *xf) {
             xf->s.chain_out[i][j] = vk_tensor(sa, "chain_out", DT_U32, 2, idf1);
         }
     xf->s.x = xf_act(sa, "x", DT_F32, c->n_embd, T);
-    if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, 1);   /* see glu_res in xf_record */
+    if (c->post_norms && xf->act == DT_F16) xf->s.x2 = xf_act(sa, "x2", DT_F32, c->n_embd, xf->n_seq);   /* see glu_res in xf_record */
     xf->s.h = xf_act(sa, "h", xf->act, c->n_embd, T);
     /* q/k stay f32 where a per-head f32 norm follows (gemma3, qwen3), and v with them, so that one
        product makes all three (rope_kv_norm reads f32 q, k, v); everything fed to a matmul, RoPE or
@@ -94,7 +99,7 @@ static void xf_alloc(Xf *xf) {
     xf->s.k = xf_act(sa, "k", qk, kvd, T);
     xf->s.v = xf_act(sa, "v", qk, kvd, T);
     /* decode's q, k and v side by side for one product over their weights */
-    xf->s.qkv = xf_act(sa, "qkv", qk, qd + 2 * kvd, 1);
+    xf->s.qkv = xf_act(sa, "qkv", qk, qd + 2 * kvd, xf->n_seq);
     if (c->qk_norm) { xf->s.qr = xf_act(sa, "q_normed", xf->act, qd, T); xf->s.kr = xf_act(sa, "k_normed", xf->act, kvd, T); }
     xf->s.qp = xf_act(sa, "q_rope", xf->act, qd, T);
     xf->s.kp = xf_act(sa, "k_rope", xf->act, kvd, T);
@@ -123,7 +128,7 @@ static void xf_alloc(Xf *xf) {
     xf->s.up = xf_act(sa, "up", xf->act, c->n_ff, T);
     xf->s.ff = xf_act(sa, "ff", xf->act, c->n_ff, T);
     xf->s.hn = xf_act(sa, "h_final", xf->act, c->n_embd, T);
-    u32 LR = xf->one_row ? 1 : T;       /* logits rows */
+    u32 LR = xf_logits_rows(xf);
     xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, LR);
     if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, LR);
     u32 S = xf_split_max(xf);
@@ -143,13 +148,15 @@ static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if 
 
 /* The configuration and the host-side tables, then the two planning arenas: the start of xf_plan
    and of describe mode (xf_describe). */
-static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, DType kv) {
+static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, DType kv, u32 n_seq) {
     memset(xf, 0, sizeof *xf);
     xf->vk = vk; xf->m = m; xf->cfg = &m->cfg; xf->act = act; xf->kv = kv;
-    xf->n_ctx = n_ctx; xf->t_max = t_max;
+    xf->n_ctx = n_ctx; xf->t_max = t_max; xf->n_seq = MAX(n_seq, 1u);
     xf->w.layers = calloc(xf->cfg->n_layer, sizeof *xf->w.layers);
     xf->s.kv = calloc(xf->cfg->n_layer, sizeof *xf->s.kv);
     xf->s.host_ids = calloc(2 * (u64)t_max, sizeof(u32));
+    xf->s.host_rows = calloc(op_rows_words(t_max), sizeof(u32));
+    xf->r.multi = calloc(xf->n_seq, sizeof *xf->r.multi);
     arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
     vk_arena_plan(vk, &xf->w.arena, "weights");
     vk_arena_plan(vk, &xf->s.arena, "state");
@@ -168,8 +175,10 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, co
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
     if (m->cfg.rope_dim > EDGE_MAX_HEAD_DIM || m->cfg.head_dim > EDGE_MAX_HEAD_DIM)
         return err_set(e, EXIT_MODEL, "head_dim %u / rope_dim %u: the GPU kernels handle at most %u", m->cfg.head_dim, m->cfg.rope_dim, EDGE_MAX_HEAD_DIM);
-    if (n_ctx == 0 || t_max == 0 || t_max > n_ctx) return err_set(e, EXIT_USAGE, "bad context %u / batch %u", n_ctx, t_max);
-    xf_setup(xf, vk, m, n_ctx, t_max, act, kv);
+    u32 n_seq = o && o->n_seq ? o->n_seq : 1;
+    if (n_ctx == 0 || t_max == 0 || (t_max > n_ctx && t_max > n_seq) || n_seq > t_max)
+        return err_set(e, EXIT_USAGE, "bad context %u / batch %u / sequences %u", n_ctx, t_max, n_seq);
+    xf_setup(xf, vk, m, n_ctx, t_max, act, kv, n_seq);
     xf->one_row = o && o->last_row && xf_one_row(xf);
     /* plan: the allocation sequence on the planning arenas */
     xf->w.arena.on_tensor = xf->s.arena.on_tensor = on_tensor;
@@ -217,7 +226,8 @@ void xf_free(Xf *xf) {
     if (xf->w.arena.vk) vk_arena_free(&xf->w.arena);
     if (xf->s.arena.vk) vk_arena_free(&xf->s.arena);
     xf_debug_free(xf);
-    free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids);
+    for (u32 i = 0; xf->r.multi && i < xf->n_seq; i++) if (xf->r.multi[i].cmd) vk_rec_free(xf->vk, &xf->r.multi[i]);
+    free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids); free(xf->s.host_rows); free(xf->r.multi);
     for (int ph = 0; ph < PH_COUNT; ph++) free(xf->path[ph].layer);
     if (xf->w.names.base) arena_free(&xf->w.names);
     memset(xf, 0, sizeof *xf);
@@ -249,8 +259,10 @@ static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     return v;
 }
 
-/* q, k and v of one token as views of xf->qkv (side by side), when their offsets can be bound. */
-static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
+/* q, k and v of T tokens as views of xf->qkv (side by side in each row of m elements: a batched
+   step's rows, m = the width of the product that made them), when their offsets can be bound. Each
+   view's binding reaches its last row; ops that read them take m as their row stride. */
+static bool xf_qkv_views(const Xf *xf, u32 T, u64 m, Tensor *q, Tensor *k, Tensor *v) {
     const ModelConfig *c = xf->cfg;
     DType dt = xf->s.qkv.dtype;
     u64 qd = (u64)c->n_head * c->head_dim, kvd = (u64)c->n_head_kv * c->head_dim, al = xf->vk->caps.min_offset_align;
@@ -260,7 +272,7 @@ static bool xf_qkv_views(const Xf *xf, Tensor *q, Tensor *k, Tensor *v) {
     u64 off[3] = { 0, ok, ov }, n[3] = { qd, kvd, kvd };
     for (int i = 0; i < 3; i++) {
         t[i] = xf->s.qkv;
-        t[i].ne[0] = n[i]; t[i].ne[1] = 1; t[i].nelem = n[i]; t[i].nbytes = dtype_bytes(dt, n[i]); t[i].offset += off[i];
+        t[i].ne[0] = n[i]; t[i].ne[1] = T; t[i].nelem = n[i] * T; t[i].nbytes = dtype_bytes(dt, (T - 1) * m + n[i]); t[i].offset += off[i];
     }
     t[0].name = "q"; t[1].name = "k"; t[2].name = "v";
     *q = t[0]; *k = t[1]; *v = t[2];
@@ -295,7 +307,7 @@ static void xf_layer_views(Xf *xf) {
    RoPE/KV-store epilogue where the products take it, and the attention norm in their prologue. */
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
-    bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, &q, &k, &v);
+    bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, 1, 0, &q, &k, &v);
     b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
     if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
@@ -393,7 +405,9 @@ typedef struct XfRec {
     const XfPath *P;
     Phase  ph;
     u32    T, p0;
-    Tensor ids, pos, out_ids;   /* u32: input ids, [p0, T], [id, flag] per row (a chained step brings its own) */
+    bool   multi;               /* one row per sequence (xf_decode_rows): the decode path over T rows */
+    u32    sqk, sv;             /* row strides of q and k / of v where a batched step's q|k|v rows lie side by side (0: contiguous) */
+    Tensor ids, pos, out_ids;   /* u32: input ids, the rows table, [id, flag] per row (a chained step brings its own) */
     Tensor x, x_alt;            /* f32 the residual rows; the other buffer (XF_GLU_RES_NORM) */
     Tensor h;                   /* act the normed block input */
     bool   h_ready;             /* h holds this block's normed input already (made by the residual op before) */
@@ -401,14 +415,14 @@ typedef struct XfRec {
     Tensor qh, kh, qrh, krh, qph, kph, atth;                    /* (head_dim, n_heads, T) views */
 } XfRec;
 
-static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0) {
+static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool multi) {
     const ModelConfig *c = xf->cfg;
     u32 hd = c->head_dim;
-    XfRec R = { .P = P, .ph = T == 1 ? PH_DECODE : PH_PREFILL, .T = T, .p0 = p0, .pos = *pos };
+    XfRec R = { .P = P, .ph = T == 1 || multi ? PH_DECODE : PH_PREFILL, .T = T, .p0 = p0, .multi = multi, .pos = *pos };
     R.ids = xf_rows(ids, T); R.out_ids = xf_rows(out_ids, T);
-    R.x = xf_rows(&xf->s.x, T); R.x_alt = xf->s.x2; R.h = xf_rows(&xf->s.h, T);
+    R.x = xf_rows(&xf->s.x, T); R.x_alt = xf->s.x2.nbytes ? xf_rows(&xf->s.x2, T) : xf->s.x2; R.h = xf_rows(&xf->s.h, T);
     R.q = xf_rows(&xf->s.q, T); R.k = xf_rows(&xf->s.k, T); R.v = xf_rows(&xf->s.v, T);
-    if (T == 1 && P->fused && xf->s.qkv.nbytes) xf_qkv_views(xf, &R.q, &R.k, &R.v);   /* decode: q, k, v side by side */
+    if (T == 1 && R.ph == PH_DECODE && P->fused && xf->s.qkv.nbytes) xf_qkv_views(xf, 1, 0, &R.q, &R.k, &R.v);   /* decode: q, k, v side by side (a batched step: per layer, xf_qkv_rows) */
     R.qr = c->qk_norm ? xf_rows(&xf->s.qr, T) : R.q; R.kr = c->qk_norm ? xf_rows(&xf->s.kr, T) : R.k;
     R.qp = xf_rows(&xf->s.qp, T); R.kp = xf_rows(&xf->s.kp, T);
     R.att = xf_rows(&xf->s.att, T); R.o = xf_rows(&xf->s.o, T);
@@ -435,11 +449,30 @@ static void xf_norm(Xf *xf, XfRec *R, const char *site, i32 l, const Tensor *w, 
     R->h_ready = false;
 }
 
+/* A batched step's q, k, v for this layer's products (decode's layout, row by row): side by side in
+   rows of xf->qkv as wide as the product that makes them (q|k|v, or q|k with v on its own), or each
+   in its own buffer; the strides rope_kv reads them with, and the head views. */
+static void xf_qkv_rows(Xf *xf, XfRec *R, XfQkv kind) {
+    const ModelConfig *c = xf->cfg;
+    u32 T = R->T, hd = c->head_dim, qd = c->n_head * hd, kvd = c->n_head_kv * hd;
+    u32 m = kind == XQ_QKV ? qd + 2 * kvd : qd + kvd;
+    R->q = xf_rows(&xf->s.q, T); R->k = xf_rows(&xf->s.k, T); R->v = xf_rows(&xf->s.v, T); R->sqk = R->sv = 0;
+    Tensor v = R->v;
+    if (kind != XQ_SEPARATE && xf_qkv_views(xf, T, m, &R->q, &R->k, &R->v)) {
+        R->sqk = m;
+        if (kind == XQ_QKV) R->sv = m; else R->v = v;
+    }
+    if (!c->qk_norm) { R->qr = R->q; R->kr = R->k; }
+    R->qh = xf_heads(&R->q, hd, T); R->kh = xf_heads(&R->k, hd, T); R->qrh = xf_heads(&R->qr, hd, T); R->krh = xf_heads(&R->kr, hd, T);
+}
+
 /* q, k, v = W . h: with the RoPE/KV-store epilogue (and the norm prologue) one product does the
    rest of the attention input; otherwise plain products into q, k, v. */
 static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
     const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
     XfLayer *L = &xf->w.layers[il]; XfKv *C = &xf->s.kv[il]; i32 l = (i32)il;
+    u32 qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim;
+    if (R->multi && !P.qkv_rope) xf_qkv_rows(xf, R, P.qkv);
     if (P.qkv_rope) {
         f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
         const Tensor *bq = c->qkv_bias ? &L->bq : 0, *bk = c->qkv_bias ? &L->bk : 0, *bv = c->qkv_bias ? &L->bv : 0;
@@ -449,14 +482,15 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
                        c->n_head, c->n_head_kv, c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, 0);
         if (P.qkv != XQ_QKV)
             op_matmul_rope(vk, &L->wv, in, nw, c->eps, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->n_head, c->n_head_kv,
-                           c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, (u32)(R->q.nelem + R->k.nelem));
+                           c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, qd + kvd);
         xf_done(xf);
     } else if (P.qkv == XQ_QKV) {
-        Tensor qkv = xf->s.qkv;
+        Tensor qkv = xf_rows(&xf->s.qkv, R->T);
         xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
     } else {
         if (P.qkv == XQ_QK) {
-            Tensor qk = xf->s.qkv; qk.ne[0] = R->q.nelem + R->k.nelem; qk.nelem = qk.ne[0]; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+            Tensor qk = xf->s.qkv;   /* (qd + kvd, T): q|k rows */
+            qk.ne[0] = qd + kvd; qk.ne[1] = R->T; qk.nelem = (u64)(qd + kvd) * R->T; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
             xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqk, &R->h, &qk); xf_done(xf);
         } else {
             xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &R->q, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wq, &R->h, &R->q); xf_done(xf);
@@ -483,17 +517,18 @@ static void xf_rope_kv(Xf *xf, XfRec *R, u32 il) {
         vk_barrier(vk);
     }
     f32 base, fscale; model_layer_rope(c, il, &base, &fscale);
-    Tensor kc_new = xf_cache_rows(&C->k, R->p0, R->T), vc_new = xf_cache_rows(&C->v, R->p0, R->T);
+    u32 nr = MIN(R->T, xf->n_ctx - R->p0);     /* (the debug tools' view of the new rows: slot 0's for a batched step) */
+    Tensor kc_new = xf_cache_rows(&C->k, R->p0, nr), vc_new = xf_cache_rows(&C->v, R->p0, nr);
     if (P->norm_in_rope) {  /* the q/k norms, RoPE of q and k, and the K/V cache stores, in one dispatch */
         xf_op(xf, "qk_norm_rope_kv", XT_ATTN, "rope", l, &R->qp, &R->q, &R->k, &R->v);
         op_rope_kv_norm(vk, &R->qh, &R->kh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, &L->q_norm, &L->k_norm, c->eps,
-                        c->rope_dim, base, fscale, c->rope_neox);
+                        c->rope_dim, base, fscale, c->rope_neox, R->sqk, R->sv);
         xf_done(xf);
     } else if (P->rope_kv) {   /* RoPE of q and k, and the K/V cache stores, in one dispatch */
         bool b = P->bias_in_rope;
         xf_op(xf, "rope_kv", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->kr, &R->v);
         op_rope_kv(vk, &R->qrh, &R->krh, &R->v, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->rope_dim, base, fscale,
-                   c->rope_neox, b ? &L->bq : 0, b ? &L->bk : 0, b ? &L->bv : 0);
+                   c->rope_neox, b ? &L->bq : 0, b ? &L->bk : 0, b ? &L->bv : 0, R->sqk, R->sv);
         xf_done(xf);
     } else {
         xf_op(xf, "rope_q", XT_ATTN, "rope", l, &R->qp, &R->qr, &R->pos, 0);
@@ -513,13 +548,14 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
     XfKv *C = &xf->s.kv[il];
     u32 window = model_layer_is_swa(c, il) ? c->swa_window : 0;
-    Tensor kc_seen = xf_cache_rows(&C->k, 0, R->p0 + R->T), vc_seen = xf_cache_rows(&C->v, 0, R->p0 + R->T);
+    u32 seen = MIN(R->p0 + R->T, xf->n_ctx);
+    Tensor kc_seen = xf_cache_rows(&C->k, 0, seen), vc_seen = xf_cache_rows(&C->v, 0, seen);
     xf_op(xf, "attention", XT_ATTN, "attn", (i32)il, &R->att, &R->qp, &kc_seen, &vc_seen);
-    if (R->T > 1 && R->P->attn_flash)
+    if (R->ph == PH_PREFILL && R->P->attn_flash)
         op_attention_flash(vk, &R->qph, &C->k, &C->v, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     else if (xf->s.attn_part.nbytes)
         op_attention_split(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.attn_part, &R->atth,
-                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
+                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE);
     else
         op_attention(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.scores, &R->atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
@@ -581,7 +617,7 @@ static void xf_gate_up(Xf *xf, XfRec *R, u32 il) {
     const ModelConfig *c = xf->cfg; const XfBlockPath P = xf_block_path(R->P, il); Vk *vk = xf->vk;
     XfLayer *L = &xf->w.layers[il]; i32 l = (i32)il;
     if (P.ffn == XF_GLU_RES_NORM) {     /* the attention residual, the FFN norm, gate, up and the activation in one dispatch */
-        Tensor xn = R->x.offset == xf->s.x.offset && R->x.block == xf->s.x.block ? R->x_alt : xf_rows(&xf->s.x, 1);
+        Tensor xn = R->x.offset == xf->s.x.offset && R->x.block == xf->s.x.block ? R->x_alt : xf_rows(&xf->s.x, R->T);
         xf_op(xf, "attn_residual_ffn_norm_gate_up", XT_FFN, "glu", l, &R->ff, &R->x, &R->o, 0);
         op_matmul_glu_res_norm(vk, &L->gu, &R->x, &R->o, &L->post_attn_norm, &xn, &L->ffn_norm, c->eps, &R->ff, c->gelu); xf_done(xf);
         R->x = xn;          /* the residual row lives in the other buffer from here */
@@ -626,7 +662,7 @@ static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
 static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     const ModelConfig *c = xf->cfg; Vk *vk = xf->vk;
     u32 T = R->T;
-    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, xf->one_row ? 1 : T), out_ids = R->out_ids;
+    Tensor x = R->x, hn = R->hn, logits = xf_rows(&xf->s.logits, xf->one_row && !R->multi ? 1 : T), out_ids = R->out_ids;
     Phase hph = R->ph;
     xf->r.head_last = false;
     if (last_only && T > 1) {
@@ -639,7 +675,7 @@ static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     }
     u32 rows = xf->r.head_last ? 1 : T;
     Tensor zl = c->final_softcap > 0 ? xf_rows(&xf->s.zl, rows) : logits, *head = &zl;   /* the LM head's output */
-    if (R->P->head_norm && rows == 1) {
+    if (R->P->head_norm && (rows == 1 || R->multi)) {
         xf_op(xf, "output_norm_lm_head", XT_LOGITS, "logits", -1, head, &x, 0, 0); op_matmul_norm(vk, &xf->w.output, &x, &xf->w.output_norm, c->eps, head); xf_done(xf);
     } else {
         xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->w.output_norm, &hn, c->eps); xf_done(xf);
@@ -659,10 +695,10 @@ static void xf_output(Xf *xf, XfRec *R, bool last_only) {
 /* The forward pass for T tokens at positions p0..p0+T-1 into the open command buffer: the ids from
    `ids`, the positions from `pos`, the argmax rows into `out_ids`. Each op is bracketed by xf_op
    (site name, trace category, injection class, layer, output, activation inputs) and xf_done. */
-static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool last_only) {
-    const XfPath *path = &xf->path[T == 1 ? PH_DECODE : PH_PREFILL];
-    XfPath unfused = xf_path_unfused(path);
-    XfRec R = xf_rec_views(xf, xf_fused(xf) ? path : &unfused, ids, pos, out_ids, T, p0);
+static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool last_only, bool multi) {
+    XfPath path = xf->path[T == 1 || multi ? PH_DECODE : PH_PREFILL];
+    XfPath unfused = xf_path_unfused(&path);
+    XfRec R = xf_rec_views(xf, xf_fused(xf) ? &path : &unfused, ids, pos, out_ids, T, p0, multi);
     xf_rec_start(xf, T, p0);
     xf_embed(xf, &R);
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
@@ -689,66 +725,65 @@ bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e) {
 
 u64 xf_prefill_replays;
 
-bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e) {
-    if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
-    if (xf->one_row && T > 1 && (!last_only || logits))
-        return err_set(e, EXIT_USAGE, "every logits row of a %u-token batch wanted, but this context keeps one row "
-                       "(opened for generation: XfOpts.last_row)", T);
-    if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
-    for (u32 i = 0; i < T; i++)
-        if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
-            return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], xf->cfg->n_vocab);
-    xf_chain_stop(xf);                  /* (a chained step still in flight would read ids and pos after this) */
+/* The ids of T rows and their rows table (ops.h) into the device. */
+static void xf_upload_rows(Xf *xf, const i32 *tokens, u32 T, const u32 *pos, const u32 *slot, u32 p0, u32 slot0) {
     Tensor idv = xf_rows(&xf->s.ids, T);
     vk_upload(xf->vk, &idv, tokens);
-    u32 pos[2] = { p0, T };
-    vk_upload(xf->vk, &xf->s.pos, pos);
-    f64 t0 = xf_debug.profile ? now_sec() : 0;
-    if (T == 1 && !xf->d.step) {
-        /* decode: recorded once per context, replayed per token (only ids and pos change) */
-        if (!xf->r.dec.cmd) vk_rec_init(xf->vk, &xf->r.dec);
-        if (!xf->r.dec.ready) {
-            bool ts = xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
-            if (ts && !xf->r.dec_ts) xf->r.dec_ts = vk_ts_pool(xf->vk, 2);
-            vk_rec_begin(xf->vk, &xf->r.dec);
-            if (ts) { vk_ts_reset(xf->vk, xf->r.dec_ts, 2); vk_ts_write(xf->vk, xf->r.dec_ts, 0); }
-            xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, 1, p0, false);
-            if (ts) vk_ts_write(xf->vk, xf->r.dec_ts, 1);
-            vk_rec_end(xf->vk, &xf->r.dec);
-        }
-        xf->r.n_dispatch_last = xf->r.dec.n_dispatch;
-        vk_rec_submit(xf->vk, &xf->r.dec);
-    } else if (!xf->d.step) {
-        /* prefill: as decode, the recording does not depend on p0 (positions come from pos), so a
-           batch of the last batch's size replays it (a prompt's full batches, bench repetitions) */
-        if (!xf->r.pre.cmd) vk_rec_init(xf->vk, &xf->r.pre);
-        if (!xf->r.pre.ready || xf->r.pre_t != T || xf->r.pre_last != last_only) {
-            vk_rec_begin(xf->vk, &xf->r.pre);
-            xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only);
-            vk_rec_end(xf->vk, &xf->r.pre);
-            xf->r.pre_t = T; xf->r.pre_last = last_only; xf->r.pre_head_last = xf->r.head_last;
-        } else {
-            xf_prefill_replays++;
-            xf->r.head_last = xf->r.pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
-        }
-        xf->r.n_dispatch_last = xf->r.pre.n_dispatch;
-        vk_rec_submit(xf->vk, &xf->r.pre);
-    } else {
+    u32 *rt = xf->s.host_rows;
+    op_rows_fill(rt, T, p0, slot0);
+    for (u32 t = 0; pos && t < T; t++) { rt[2 + 2 * t] = pos[t]; rt[3 + 2 * t] = slot[t]; }
+    Tensor pv = xf->s.pos;
+    pv.ne[0] = pv.nelem = op_rows_words(T); pv.nbytes = 4 * pv.nelem;
+    vk_upload(xf->vk, &pv, rt);
+}
+
+/* Records (or replays) and submits T rows: decode (T = 1, one sequence) recorded once per context,
+   a prefill batch kept while its size and last_only stay, a batched step kept per row count
+   (xf->r.multi[T - 1]); with a debug tool that steps op by op, recorded anew each time. The
+   recordings do not depend on positions or slots (the rows table holds them). */
+static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi) {
+    if (xf->d.step) {
         vk_begin(xf->vk);
-        xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only);
+        xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only, multi);
         xf->r.n_dispatch_last = xf->d.rec_dispatch;
         vk_submit_wait(xf->vk);
+        return;
     }
-    if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);
+    VkRec *rec = multi ? &xf->r.multi[T - 1] : T == 1 ? &xf->r.dec : &xf->r.pre;
+    bool keep = rec->ready && (multi || T == 1 || (xf->r.pre_t == T && xf->r.pre_last == last_only));
+    if (!rec->cmd) vk_rec_init(xf->vk, rec);
+    if (!keep) {
+        bool ts = T == 1 && !multi && xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
+        if (ts && !xf->r.dec_ts) xf->r.dec_ts = vk_ts_pool(xf->vk, 2);
+        vk_rec_begin(xf->vk, rec);
+        if (ts) { vk_ts_reset(xf->vk, xf->r.dec_ts, 2); vk_ts_write(xf->vk, xf->r.dec_ts, 0); }
+        xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only, multi);
+        if (ts) vk_ts_write(xf->vk, xf->r.dec_ts, 1);
+        vk_rec_end(xf->vk, rec);
+        if (rec == &xf->r.pre) { xf->r.pre_t = T; xf->r.pre_last = last_only; xf->r.pre_head_last = xf->r.head_last; }
+    } else if (rec == &xf->r.pre) {
+        xf_prefill_replays++;
+        xf->r.head_last = xf->r.pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
+    }
+    if (multi || T == 1) xf->r.head_last = false;
+    xf->r.n_dispatch_last = rec->n_dispatch;
+    vk_rec_submit(xf->vk, rec);
+}
+
+/* The T rows' logits (when wanted) and argmax ids, checked for NaN/Inf; what names a row in an
+   error: its position (one sequence from p0) or, for a batched step, its row. */
+static bool xf_read_out(Xf *xf, u32 T, u32 p0, bool multi, f32 *logits, u32 *ids, Err *e) {
+    const char *what = multi ? "row" : "position";
+    u32 at = multi ? 0 : p0;
     if (logits) {
         Tensor l = xf_rows(&xf->s.logits, T);
         vk_download(xf->vk, &l, logits);
         u64 nv = xf->cfg->n_vocab;
         for (u64 i = 0; i < nv * T; i++)
             if (!isfinite(logits[i]))
-                return err_set(e, EXIT_NUMERIC, "non-finite logit (%s) at position %llu, token %llu: a numeric fault; "
+                return err_set(e, EXIT_NUMERIC, "non-finite logit (%s) at %s %llu, token %llu: a numeric fault; "
                                "run again with --check-nan to find the first op that produced it",
-                               isnan(logits[i]) ? "NaN" : "Inf", (unsigned long long)(p0 + i / nv), (unsigned long long)(i % nv));
+                               isnan(logits[i]) ? "NaN" : "Inf", what, (unsigned long long)(at + i / nv), (unsigned long long)(i % nv));
     }
     if (ids) {
         Tensor oi = xf_rows(&xf->s.out_ids, T);
@@ -756,11 +791,49 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *l
         for (u32 t = 0; t < T; t++) {
             ids[t] = xf->s.host_ids[2 * t];
             if (xf->s.host_ids[2 * t + 1])
-                return err_set(e, EXIT_NUMERIC, "the logits at position %u hold a NaN or an Inf (flagged by the argmax kernel): "
-                               "a numeric fault; run again with --check-nan to find the first op that produced it", p0 + t);
+                return err_set(e, EXIT_NUMERIC, "the logits at %s %u hold a NaN or an Inf (flagged by the argmax kernel): "
+                               "a numeric fault; run again with --check-nan to find the first op that produced it", what, at + t);
         }
     }
     return true;
+}
+
+static bool xf_check_tokens(const Xf *xf, const i32 *tokens, u32 T, Err *e) {
+    for (u32 i = 0; i < T; i++)
+        if (tokens[i] < 0 || (u32)tokens[i] >= xf->cfg->n_vocab)
+            return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", tokens[i], xf->cfg->n_vocab);
+    return true;
+}
+
+bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, u32 slot, bool last_only, f32 *logits, u32 *ids, Err *e) {
+    if (T == 0 || T > xf->t_max) return err_set(e, EXIT_USAGE, "batch of %u tokens (1..%u)", T, xf->t_max);
+    if (xf->one_row && T > 1 && (!last_only || logits))
+        return err_set(e, EXIT_USAGE, "every logits row of a %u-token batch wanted, but this context keeps one row "
+                       "(opened for generation: XfOpts.last_row)", T);
+    if ((u64)p0 + T > xf->n_ctx) return err_set(e, EXIT_USAGE, "positions %u..%u exceed the context of %u tokens", p0, p0 + T - 1, xf->n_ctx);
+    if (slot >= xf->n_seq) return err_set(e, EXIT_USAGE, "sequence slot %u of %u", slot, xf->n_seq);
+    if (!xf_check_tokens(xf, tokens, T, e)) return false;
+    xf_chain_stop(xf);                  /* (a chained step still in flight would read ids and pos after this) */
+    xf_upload_rows(xf, tokens, T, 0, 0, p0, slot);
+    f64 t0 = xf_debug.profile ? now_sec() : 0;
+    xf_submit(xf, T, p0, last_only, false);
+    if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);
+    return xf_read_out(xf, T, p0, false, logits, ids, e);
+}
+
+bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 *slot, f32 *logits, u32 *ids, Err *e) {
+    if (n == 0 || n > xf->n_seq) return err_set(e, EXIT_USAGE, "batched step of %u rows (1..%u sequences)", n, xf->n_seq);
+    for (u32 t = 0; t < n; t++) {
+        if (pos[t] >= xf->n_ctx) return err_set(e, EXIT_USAGE, "row %u: position %u is past the context of %u tokens", t, pos[t], xf->n_ctx);
+        if (slot[t] >= xf->n_seq) return err_set(e, EXIT_USAGE, "row %u: sequence slot %u of %u", t, slot[t], xf->n_seq);
+    }
+    if (!xf_check_tokens(xf, tokens, n, e)) return false;
+    xf_chain_stop(xf);
+    xf_upload_rows(xf, tokens, n, pos, slot, 0, 0);
+    f64 t0 = xf_debug.profile ? now_sec() : 0;
+    xf_submit(xf, n, 0, false, true);
+    if (xf_debug.profile) xf_profile_after(xf, n, now_sec() - t0);
+    return xf_read_out(xf, n, 0, true, logits, ids, e);
 }
 
 /* ---- greedy decode with steps in flight ---- */
@@ -786,13 +859,14 @@ static void xf_chain_submit(Xf *xf) {
         for (u32 j = 0; j < K; j++) {
             if (j) vk_barrier(xf->vk);
             Tensor id = j ? xf_chain_id(xf, i, j - 1) : xf_chain_id(xf, i ^ 1, K - 1);
-            xf_record(xf, &id, &xf->s.chain_pos[i][j], &xf->s.chain_out[i][j], 1, xf->r.chain_p + j, false);
+            xf_record(xf, &id, &xf->s.chain_pos[i][j], &xf->s.chain_out[i][j], 1, xf->r.chain_p + j, false, false);
         }
         vk_rec_end(xf->vk, r);
     }
     for (u32 j = 0; j < K; j++) {
-        u32 pos[2] = { MIN(xf->r.chain_p + j, xf->n_ctx - 1), 1 };
-        vk_upload(xf->vk, &xf->s.chain_pos[i][j], pos);
+        u32 rt[4];
+        op_rows_fill(rt, 1, MIN(xf->r.chain_p + j, xf->n_ctx - 1), xf->r.chain_slot);
+        vk_upload(xf->vk, &xf->s.chain_pos[i][j], rt);
     }
     vk_rec_submit_async(xf->vk, r);
     xf->r.n_dispatch_last = r->n_dispatch / K;
@@ -801,11 +875,13 @@ static void xf_chain_submit(Xf *xf) {
     xf->r.chain_next ^= 1;
 }
 
-bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e) {
+bool xf_chain_start(Xf *xf, i32 token, u32 p0, u32 slot, Err *e) {
     if (!xf_chain_ok(xf)) return err_set(e, EXIT_USAGE, "chained decode with a debug tool active");
     if (token < 0 || (u32)token >= xf->cfg->n_vocab) return err_set(e, EXIT_USAGE, "token id %d out of range (vocabulary of %u)", token, xf->cfg->n_vocab);
     if (p0 >= xf->n_ctx) return err_set(e, EXIT_USAGE, "position %u is past the context of %u tokens", p0, xf->n_ctx);
+    if (slot >= xf->n_seq) return err_set(e, EXIT_USAGE, "sequence slot %u of %u", slot, xf->n_seq);
     xf_chain_stop(xf);
+    xf->r.chain_slot = slot;
     Tensor id = xf_chain_id(xf, xf->r.chain_next ^ 1, EDGE_CHAIN_STEPS - 1);   /* the first step's input */
     u32 t = (u32)token;
     vk_upload(xf->vk, &id, &t);

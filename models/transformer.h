@@ -14,9 +14,12 @@
      xf_plan(&xf, vk, model, n_ctx, t_max, act, opts, on_tensor, ctx, err)   the plan only (planning arenas, nothing
                                                       allocated or uploaded); every tensor to on_tensor; then xf_free
      xf_free(&xf)
-     xf_forward(&xf, tokens, T, p0, last_only, logits, ids)   evaluate T tokens at positions p0.. (T <= t_max):
-                                                      logits (n_vocab*T floats) and/or ids (argmax per row), either may be NULL;
-                                                      last_only: only the last row's logits are wanted (xf_last_logits)
+     xf_forward(&xf, tokens, T, p0, slot, last_only, logits, ids)   evaluate T tokens of sequence slot at positions p0..
+                                                      (T <= t_max): logits (n_vocab*T floats) and/or ids (argmax per row), either
+                                                      may be NULL; last_only: only the last row's logits are wanted (xf_last_logits)
+     xf_decode_rows(&xf, tokens, n, pos, slot, logits, ids)  one batched decode step: row t is token t of sequence slot[t] at pos[t]
+                                                      (n <= n_seq, one row per sequence): the prefill products over the rows
+                                                      (each weight read once for all), attention per row over its slot's cache
      xf_path_print(&xf)                               the kernel-path plan of both phases (edge paths)
    Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
      xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
@@ -149,14 +152,14 @@ typedef struct XfWeights {      /* uploaded once per model: read-only afterwards
     XfLayer *layers;            /* (n_layer) */
 } XfWeights;
 
-typedef struct XfKv { Tensor k, v; } XfKv;   /* one layer's cache: kv dtype (n_head_kv*hd, n_ctx) */
+typedef struct XfKv { Tensor k, v; } XfKv;   /* one layer's cache: kv dtype (n_head_kv*hd, n_ctx, n_seq) */
 
 typedef struct XfState {        /* per context: the KV cache and the activations of a batch of up to t_max tokens */
     DevArena arena;
     u64     plan;               /* planned bytes of the arena */
     XfKv   *kv;                 /* (n_layer) */
     Tensor  ids;                /* u32 (t_max) input tokens */
-    Tensor  pos;                /* u32 (2): [p0, T] */
+    Tensor  pos;                /* u32 (op_rows_words(t_max)): the rows table (kernels/ops.h) */
     Tensor  x;                  /* f32 (n_embd, t_max) residual stream */
     Tensor  x2;                 /* f32 (n_embd) decode with f16 activations (Gemma): the residual row's
                                    other copy, since gate/up takes the attention residual in its prologue */
@@ -181,9 +184,10 @@ typedef struct XfState {        /* per context: the KV cache and the activations
                                    products (s: op_matmul_split_max) with Xf.one_row; else they use the logits */
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
     Tensor  argmax_part;        /* u32 (3 G, t_max | 1): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
-    Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (2) each chained step's [p0, 1], written by the host before its recording's submit */
+    Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (op_rows_words(1)) each chained step's rows table, written by the host before its recording's submit */
     Tensor  chain_out[2][EDGE_CHAIN_STEPS];   /* u32 (2, 1) each chained step's [id, flag]: its argmax writes it, the next step's embedding reads its id */
     u32    *host_ids;           /* (2, t_max) id and NaN/Inf flag per row, read back */
+    u32    *host_rows;          /* (op_rows_words(t_max)) the rows table being uploaded */
 } XfState;
 
 typedef struct XfRecs {         /* command buffers recorded once and replayed, and what they were recorded for */
@@ -193,12 +197,14 @@ typedef struct XfRecs {         /* command buffers recorded once and replayed, a
     u32     chain_next;         /* the recording the next chained submit goes to */
     u32     chain_n;            /* chained steps in flight or done and not yet returned (0 .. 2 x EDGE_CHAIN_STEPS) */
     u32     chain_p;            /* the position of the next chained step to submit */
+    u32     chain_slot;         /* the sequence slot the chain decodes */
     bool    chain_read;         /* the oldest recording has been waited for and its ids read back (chain_ids) */
     u32     chain_ret;          /* steps of it returned by xf_chain_next */
     u32     chain_ids[EDGE_CHAIN_STEPS][2];   /* the oldest recording's [id, flag] per step, once waited for */
     bool    time_decode;        /* edge bench: timestamps at the start and end of the decode recording */
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
     VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and last_only stay */
+    VkRec  *multi;              /* (n_seq) batched steps (xf_decode_rows) of 1 .. n_seq rows, each recorded at first use */
     u32     pre_t;
     bool    pre_last;           /* last_only of the prefill recording */
     bool    pre_head_last;      /* head_last of the prefill recording */
@@ -222,7 +228,8 @@ typedef struct XfDiag {         /* debug tools and profiling (all idle unless xf
 typedef struct XfOpts {
     DType   kv;                 /* KV cache dtype: DT_F32, or DT_F16 (needs storageBuffer16BitAccess) */
     bool    last_row;           /* generation: logits of a batch's last row only (xf_forward's last_only,
-                                   or T = 1), so the logits buffers hold one row */
+                                   or T = 1), so the logits buffers hold one row (one per sequence: n_seq) */
+    u32     n_seq;              /* sequences decoded together (xf_decode_rows; 0: 1): KV cache slots, logits rows */
 } XfOpts;
 
 typedef struct Xf {
@@ -233,6 +240,7 @@ typedef struct Xf {
     DType   act;                /* activation dtype of the kernel path */
     DType   kv;                 /* KV cache dtype */
     u32     n_ctx, t_max;
+    u32     n_seq;              /* KV cache slots (XfOpts.n_seq) */
     bool    one_row;            /* the logits buffers hold one row (XfOpts.last_row where the head's last-row
                                    views stay aligned for every batch size: xf_one_row) */
     XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
@@ -247,7 +255,8 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, co
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */
-bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, bool last_only, f32 *logits, u32 *ids, Err *e);
+bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, u32 slot, bool last_only, f32 *logits, u32 *ids, Err *e);
+bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 *slot, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);
 f64  xf_decode_gpu_ns(Xf *xf);
 /* Greedy decode with steps in flight (the GPU path without debug tools: xf_chain_ok). Two command
@@ -263,7 +272,7 @@ f64  xf_decode_gpu_ns(Xf *xf);
    (a step queued past the last one wanted writes only its own KV row, which the next step at that
    position overwrites; steps past the context's end run at its last position, and are never returned). */
 bool xf_chain_ok(const Xf *xf);
-bool xf_chain_start(Xf *xf, i32 token, u32 p0, Err *e);
+bool xf_chain_start(Xf *xf, i32 token, u32 p0, u32 slot, Err *e);
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);
 void xf_chain_stop(Xf *xf);
 void xf_path_print(const Xf *xf);

@@ -518,7 +518,7 @@ static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
     Tensor ids = xf_rows(&xf->s.ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
     xf_chain_write(d, &xf->s.pos, "(host: positions)");
-    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, xf->one_row);   /* a one-row context records the LM head for the last row only */
+    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, xf->one_row, false);   /* a one-row context records the LM head for the last row only */
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;
     xf->d.desc = old; xf->d.on = dbg; xf->d.step = step;
 }
@@ -537,7 +537,7 @@ bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act
     memset(xf, 0, sizeof *xf);
     memset(d, 0, sizeof *d);
     if (T == 0 || T > t_max || t_max > n_ctx) return false;
-    xf_setup(xf, vk, m, n_ctx, t_max, act, act);
+    xf_setup(xf, vk, m, n_ctx, t_max, act, act, 1);
     xf_alloc(xf);
     xf_describe_run(xf, T, d);
     return d->chain_errors == 0;

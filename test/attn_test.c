@@ -109,7 +109,7 @@ static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bo
     u64 n = (u64)hd * nh * T;
     DevArena a; Err e;
     REQUIRE(vk_arena_init(vk, &a, "rope", n * 8 + 4096, &e));
-    u64 nx[3] = { hd, nh, T }, np[1] = { 2 };
+    u64 nx[3] = { hd, nh, T }, np[1] = { op_rows_words(T) };
     u64 nf[1] = { n_rot / 2 };
     Tensor tx = vk_tensor(&a, "x", at, 3, nx), ty = vk_tensor(&a, "y", at, 3, nx), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf);
@@ -119,8 +119,7 @@ static void check_rope(DType at, u32 hd, u32 nh, u32 T, u32 T_run, u32 n_rot, bo
     vk_upload(vk, &tf, ff);
     for (u64 i = 0; i < n; i++) { x[i] = trng_normal() * (i % 11 == 0 ? 100.0f : 1.0f); y0[i] = 12345.0f; }
     round_to(at, x, n);
-    u32 pos[2] = { p0, T_run };
-    up_as(vk, &tx, x); up_as(vk, &ty, y0); vk_upload(vk, &tp, pos);
+    up_as(vk, &tx, x); up_as(vk, &ty, y0); op_rows_upload(vk, &tp, T_run, p0, 0);
     vk_begin(vk); op_rope(vk, &tx, &tp, &tf, &ty, n_rot, base, fs, neox); vk_submit_wait(vk);
     down_as(vk, &ty, y);
     /* f32 angles: theta carries a relative error of a few f32 ulps, so the tolerance grows
@@ -173,15 +172,14 @@ TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
         if (!dtype_ok(vk, at) || !dtype_ok(vk, ct)) continue;
         DevArena a; Err e;
         REQUIRE(vk_arena_init(vk, &a, "kv", (u64)kvd * (T + n_ctx) * 4 + 4096, &e));
-        u64 nk[2] = { kvd, T }, nc[2] = { kvd, n_ctx }, np[1] = { 2 };
+        u64 nk[2] = { kvd, T }, nc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(T) };
         Tensor tk = vk_tensor(&a, "k", at, 2, nk), tc = vk_tensor(&a, "cache", ct, 2, nc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
         f32 *k = malloc(kvd * T * 4), *c0 = malloc(kvd * n_ctx * 4), *c = malloc(kvd * n_ctx * 4);
         trng_seed(51 + v);
         for (u32 i = 0; i < kvd * T; i++) k[i] = trng_normal() * 10;
         for (u32 i = 0; i < kvd * n_ctx; i++) c0[i] = -7.0f;
         round_to(at, k, kvd * T);
-        u32 pos[2] = { 9, 4 };   /* 4 of the 5 rows: 9..12 */
-        up_as(vk, &tk, k); up_as(vk, &tc, c0); vk_upload(vk, &tp, pos);
+        up_as(vk, &tk, k); up_as(vk, &tc, c0); op_rows_upload(vk, &tp, 4, 9, 0);   /* 4 of the 5 rows: 9..12 */
         vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
         down_as(vk, &tc, c);
         u32 bad = 0;
@@ -218,7 +216,7 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     REQUIRE(vk_arena_init(vk, &a, "attn", (nq * 2 + nc * 2 + ns + npart) * 4 + 8192, &e));
     u64 shpart[4] = { op_attn_part_row(hd), op_attn_chunks(n_ctx), nh, pq };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
-    u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { 2 };
+    u64 shq[3] = { hd, nh, T }, shc[2] = { kvd, n_ctx }, shs[3] = { n_ctx, nh, T }, shp[1] = { op_rows_words(T) };
     Tensor tq = vk_tensor(&a, "q", c->at, 3, shq), tkc = vk_tensor(&a, "kc", c->ct, 2, shc), tvc = vk_tensor(&a, "vc", c->ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", c->at, 3, shq);
     f32 *q = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4), *o = malloc(nq * 4);
@@ -227,10 +225,9 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     for (u64 i = 0; i < nq; i++) q[i] = trng_normal() * c->qscale;
     for (u64 i = 0; i < nc; i++) { kc[i] = trng_normal(); vc[i] = trng_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
     round_to(c->at, q, nq); round_to(c->ct, kc, nc); round_to(c->ct, vc, nc);
-    u32 pos[2] = { c->p0, T };
-    up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); vk_upload(vk, &tp, pos);
+    up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); op_rows_upload(vk, &tp, T, c->p0, 0);
     vk_begin(vk);
-    if (c->split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window);
+    if (c->split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window, T == 1);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
     vk_submit_wait(vk);
     down_as(vk, &to, o);
@@ -513,7 +510,7 @@ TEST(forward_ops_have_f32_and_f16_kernels_and_refuse_bad_shapes) {
     bool died = EXPECT_DIE(&code, op_attention(vk, &q, &kc, &vc, &pos, &s, &o, 6, 4, 0.125f, 0, 0));
     CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "multiple of n_head_kv"), "%s", die_trap_msg);
     died = EXPECT_DIE(&code, op_rope(vk, &q, &q, &q, &o, 64, 10000, 1, false));     /* pos of the wrong type */
-    CHECKF(died && strstr(die_trap_msg, "pos must be u32"), "%s", die_trap_msg);
+    CHECKF(died && strstr(die_trap_msg, "pos must be a u32 rows table"), "%s", die_trap_msg);
     u64 s100[2] = { 100, 1 };
     Tensor l = vk_tensor(&a, "logits", DT_F32, 2, s100), ids = vk_tensor(&a, "ids", DT_U32, 1, s100 + 1);
     died = EXPECT_DIE(&code, op_topk(vk, &l, &ids, &ids, 65));
@@ -538,7 +535,7 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         u32 hd = cs[ci].hd, nh = cs[ci].nh, nkv = cs[ci].nkv, T = cs[ci].T, kvd = hd * nkv, nc = cs[ci].n_ctx;
         DevArena a; Err e;
         REQUIRE(vk_arena_init(vk, &a, "rope_kv", ((u64)hd * nh * T * 4 + (u64)kvd * T * 5 + (u64)kvd * nc * 4 + hd + (u64)hd * nh + 2 * kvd) * 4 + 24 * 256, &e));
-        u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { 2 }, sf[1] = { cs[ci].n_rot / 2 };
+        u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { op_rows_words(T) }, sf[1] = { cs[ci].n_rot / 2 };
         Tensor q = vk_tensor(&a, "q", at, 3, sq), k = vk_tensor(&a, "k", at, 3, sk), v = vk_tensor(&a, "v", at, 3, sk);
         Tensor qo1 = vk_tensor(&a, "qo1", at, 3, sq), qo2 = vk_tensor(&a, "qo2", at, 3, sq), kp = vk_tensor(&a, "kp", at, 3, sk);
         Tensor kc1 = vk_tensor(&a, "kc1", at, 2, sc), vc1 = vk_tensor(&a, "vc1", at, 2, sc);
@@ -558,8 +555,7 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         up_as(vk, &kc1, buf + nq + 2 * nk); up_as(vk, &kc2, buf + nq + 2 * nk);       /* old cache contents must survive */
         up_as(vk, &vc1, buf + nq + 2 * nk); up_as(vk, &vc2, buf + nq + 2 * nk);
         vk_upload(vk, &ff, buf + nq + 2 * nk + ncache);
-        u32 pv[2] = { cs[ci].p0, T };
-        vk_upload(vk, &pos, pv);
+        op_rows_upload(vk, &pos, T, cs[ci].p0, 0);
         vk_begin(vk);
         if (bias) {
             Tensor q2 = qs, k2 = ks, v2b = vs;    /* (n, T) rows for add_bias */
@@ -575,7 +571,7 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         vk_barrier(vk);
         op_kv_store(vk, &kp2, &pos, &kc1);
         op_rope_kv(vk, &q, &k, &v, &pos, &ff, &qo2, &kc2, &vc2, cs[ci].n_rot, 10000.0f, 0.5f, cs[ci].neox,
-                   bias ? &bq : 0, bias ? &bk : 0, bias ? &bv : 0);
+                   bias ? &bq : 0, bias ? &bk : 0, bias ? &bv : 0, 0, 0);
         vk_submit_wait(vk);
         const Tensor *pa[3][2] = { { &qo1, &qo2 }, { &kc1, &kc2 }, { &vc1, &vc2 } };
         for (int t = 0; t < 3; t++) {
@@ -625,7 +621,7 @@ static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct,
     const f32 eps = 1e-6f, scales[4] = { 1.0f, 1e-4f, 30.0f, 1e20f };
     DevArena a; Err e;
     if (!vk_arena_init(vk, &a, "rope_kv_norm", (nq * 2 + nk * 2 + ncache * 2 + 2 * hd + hd) * 4 + 16 * 256, &e)) { CHECKF(0, "%s", e.msg); return 1e30; }
-    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { 2 }, sf[1] = { c->n_rot / 2 }, sw[1] = { hd };
+    u64 sq[3] = { hd, nh, T }, sk[3] = { hd, nkv, T }, sc[2] = { kvd, nc }, sp[1] = { op_rows_words(T) }, sf[1] = { c->n_rot / 2 }, sw[1] = { hd };
     Tensor q = vk_tensor(&a, "q", DT_F32, 3, sq), k = vk_tensor(&a, "k", DT_F32, 3, sk), v = vk_tensor(&a, "v", DT_F32, 3, sk);
     Tensor qo = vk_tensor(&a, "qo", at, 3, sq), kc = vk_tensor(&a, "kc", ct, 2, sc), vc = vk_tensor(&a, "vc", ct, 2, sc);
     Tensor pos = vk_tensor(&a, "pos", DT_U32, 1, sp), ff = vk_tensor(&a, "ff", DT_F32, 1, sf);
@@ -643,10 +639,9 @@ static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct,
     round_to(ct, c0, ncache);
     vk_upload(vk, &q, xq); vk_upload(vk, &k, xk); vk_upload(vk, &v, xv); up_as(vk, &kc, c0); up_as(vk, &vc, c0);
     vk_upload(vk, &qn, wq); vk_upload(vk, &kn, wk); vk_upload(vk, &ff, fv);
-    u32 pv[2] = { c->p0, T };
-    vk_upload(vk, &pos, pv);
+    op_rows_upload(vk, &pos, T, c->p0, 0);
     vk_begin(vk);
-    op_rope_kv_norm(vk, &q, &k, &v, &pos, &ff, &qo, &kc, &vc, &qn, &kn, eps, c->n_rot, 10000.0f, 0.5f, c->neox);
+    op_rope_kv_norm(vk, &q, &k, &v, &pos, &ff, &qo, &kc, &vc, &qn, &kn, eps, c->n_rot, 10000.0f, 0.5f, c->neox, 0, 0);
     vk_submit_wait(vk);
     down_as(vk, &qo, got); down_as(vk, &kc, got + nq); down_as(vk, &vc, got + nq + ncache);
     f64 tq = tol_for(at), tc = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5, worst = 0;

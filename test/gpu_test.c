@@ -104,7 +104,7 @@ static void gput_logits_gen(const GpuPath *p, bool chunked, u32 batch, DType kv,
                 TEST_OPTION(max_binding, opt_int((i64)limit));    /* EDGE_MAX_BINDING for this eng_open only */
             }
             Engine g;
-            bool opened = eng_open_gen(&g, &m, ENG_GPU, n_ids, p->act, kv, batch, last_row, &e);
+            bool opened = eng_open_gen(&g, &m, ENG_GPU, n_ids, p->act, kv, batch, last_row, 1, &e);
             edge_opt.max_binding = max_binding;
             if (!opened) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_pop_to(&a, pos); continue; }
             if (chunked) {
