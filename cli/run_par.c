@@ -38,6 +38,7 @@ typedef struct RunPar {
     RunSlot *slot;
     u32      n;
     u32      index;                     /* prompts read */
+    u64      line;                      /* input lines read */
     u32      head;                      /* text modes: the prompt to write next */
     u32      prefill;                   /* the slot being prefilled (n: none) */
     bool     eof;
@@ -142,7 +143,8 @@ static bool run_par_request(Run *r, RunSlot *s, u64 len, char *msg, u32 cap, con
 /* Reads, templates and tokenizes the next record into a free slot and starts its prefill. */
 static void run_par_admit_one(Run *r, RunPar *P, RunSlot *s) {
     u64 len; bool over;
-    if (!run_next(r, &s->line, &len, &over)) { P->eof = true; return; }
+    if (!run_next(r, &P->line, &len, &over)) { P->eof = true; return; }
+    s->line = P->line;
     u32 index = ++P->index;
     memset(&s->res, 0, sizeof s->res);
     s->index = index; s->state = RS_DONE; s->kept = 0; s->out.n = s->out.printed = 0;

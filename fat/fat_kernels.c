@@ -679,7 +679,7 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
     if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
-    else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1);
+    else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
     fat_down(vk, &to, o);

@@ -159,12 +159,13 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
         if softcap > 0: s = softcap*tanh(s/softcap); softmax; out = sum p_j v_j. GQA: head h
         uses kv head h / (n_head / n_head_kv). */
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode);
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode, u32 keys);
      /* op_attention spread over the GPU: each (head, chunk of 32 keys, query) a workgroup
         (attn_split), then one merge per (head, query) (attn_merge), a barrier between. part: f32
         scratch (head_dim + 4, op_attn_chunks(n_ctx), n_head, Q): with Q < T the queries go in
         groups of Q (a dispatch pair each). Only where op_attention_split_fits. decode: the decode
-        variants (a token per row, also for a batched step's rows), else the prefill ones. */
+        variants (a token per row, also for a batched step's rows), else the prefill ones. keys: no
+        query is at position keys or later (the grid covers their chunks only; 0: n_ctx). */
 bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim a multiple of 8, <= 256, head_dim / 8 divides 128; n_ctx <= 32768 */
 u32 op_attn_chunks(u64 n_ctx);                            /* key chunks of 32 over n_ctx */
 u32 op_attn_part_row(u32 head_dim);   /* floats per chunk in part: m, sum, 2 zeros, acc[head_dim] (16-byte aligned for attn_merge) */

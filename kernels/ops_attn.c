@@ -194,12 +194,12 @@ bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
 }
 
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
-                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode) {
+                        const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode, u32 keys) {
     const char *n = "attention_split";
     u64 hd, T, n_ctx;
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim must be a multiple of 8 with head_dim / 8 dividing 128, and n_ctx be at most 32768");
-    u32 nc = op_attn_chunks(n_ctx);
+    u32 nc = op_attn_chunks(keys ? MIN(keys, n_ctx) : n_ctx);   /* (the grid: chunks of the keys any query may have) */
     u64 per_q = (u64)op_attn_part_row((u32)hd) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 4, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");

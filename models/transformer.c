@@ -142,7 +142,7 @@ static void xf_alloc(Xf *xf) {
 
 static void xf_debug_init(Xf *xf);
 static void xf_debug_free(Xf *xf);
-static void xf_profile_after(Xf *xf, u32 T, f64 wall_s);
+static void xf_profile_after(Xf *xf, Phase ph, u32 T, f64 wall_s);
 
 static void xf_upload_weight(Vk *vk, const Tensor *t, const GgufTensor *g) { if (g) vk_upload(vk, t, g->data); }
 
@@ -157,6 +157,7 @@ static void xf_setup(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType
     xf->s.host_ids = calloc(2 * (u64)t_max, sizeof(u32));
     xf->s.host_rows = calloc(op_rows_words(t_max), sizeof(u32));
     xf->r.multi = calloc(xf->n_seq, sizeof *xf->r.multi);
+    xf->r.multi_keys = calloc(xf->n_seq, sizeof *xf->r.multi_keys);
     arena_init(&xf->w.names, "tensor names", 64 + (u64)xf->cfg->n_layer * 16 * 64 + 4096);
     vk_arena_plan(vk, &xf->w.arena, "weights");
     vk_arena_plan(vk, &xf->s.arena, "state");
@@ -227,7 +228,7 @@ void xf_free(Xf *xf) {
     if (xf->s.arena.vk) vk_arena_free(&xf->s.arena);
     xf_debug_free(xf);
     for (u32 i = 0; xf->r.multi && i < xf->n_seq; i++) if (xf->r.multi[i].cmd) vk_rec_free(xf->vk, &xf->r.multi[i]);
-    free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids); free(xf->s.host_rows); free(xf->r.multi);
+    free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids); free(xf->s.host_rows); free(xf->r.multi); free(xf->r.multi_keys);
     for (int ph = 0; ph < PH_COUNT; ph++) free(xf->path[ph].layer);
     if (xf->w.names.base) arena_free(&xf->w.names);
     memset(xf, 0, sizeof *xf);
@@ -284,7 +285,7 @@ static bool xf_qkv_views(const Xf *xf, u32 T, u64 m, Tensor *q, Tensor *k, Tenso
 static void xf_op(Xf *xf, const char *name, u32 cat, const char *cls, i32 layer, const Tensor *out,
                   const Tensor *in0, const Tensor *in1, const Tensor *in2);
 static void xf_done(Xf *xf);
-static void xf_rec_start(Xf *xf, u32 T, u32 p0);
+static void xf_rec_start(Xf *xf, Phase ph, u32 T, u32 p0);
 
 /* Fused kernels (rope_kv ...) run unless a debug tool inspects or poisons each op's output
    (--check-nan, --trace of values, EDGE_INJECT_NAN): those see the unfused ops, one output each. */
@@ -555,7 +556,7 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
         op_attention_flash(vk, &R->qph, &C->k, &C->v, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     else if (xf->s.attn_part.nbytes)
         op_attention_split(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.attn_part, &R->atth,
-                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE);
+                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE, R->multi ? xf->r.keys : 0);
     else
         op_attention(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.scores, &R->atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
@@ -699,7 +700,7 @@ static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor
     XfPath path = xf->path[T == 1 || multi ? PH_DECODE : PH_PREFILL];
     XfPath unfused = xf_path_unfused(&path);
     XfRec R = xf_rec_views(xf, xf_fused(xf) ? &path : &unfused, ids, pos, out_ids, T, p0, multi);
-    xf_rec_start(xf, T, p0);
+    xf_rec_start(xf, R.ph, T, p0);
     xf_embed(xf, &R);
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
         xf_attn_block(xf, &R, il);
@@ -739,9 +740,10 @@ static void xf_upload_rows(Xf *xf, const i32 *tokens, u32 T, const u32 *pos, con
 
 /* Records (or replays) and submits T rows: decode (T = 1, one sequence) recorded once per context,
    a prefill batch kept while its size and last_only stay, a batched step kept per row count
-   (xf->r.multi[T - 1]); with a debug tool that steps op by op, recorded anew each time. The
+   (xf->r.multi[T - 1]) while its attention grid's key bound (keys) stays; with a debug tool that steps op by op, recorded anew each time. The
    recordings do not depend on positions or slots (the rows table holds them). */
-static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi) {
+static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi, u32 keys) {
+    xf->r.keys = keys;
     if (xf->d.step) {
         vk_begin(xf->vk);
         xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, p0, last_only, multi);
@@ -750,7 +752,7 @@ static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi) {
         return;
     }
     VkRec *rec = multi ? &xf->r.multi[T - 1] : T == 1 ? &xf->r.dec : &xf->r.pre;
-    bool keep = rec->ready && (multi || T == 1 || (xf->r.pre_t == T && xf->r.pre_last == last_only));
+    bool keep = rec->ready && (multi ? xf->r.multi_keys[T - 1] == keys : T == 1 || (xf->r.pre_t == T && xf->r.pre_last == last_only));
     if (!rec->cmd) vk_rec_init(xf->vk, rec);
     if (!keep) {
         bool ts = T == 1 && !multi && xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
@@ -761,6 +763,7 @@ static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi) {
         if (ts) vk_ts_write(xf->vk, xf->r.dec_ts, 1);
         vk_rec_end(xf->vk, rec);
         if (rec == &xf->r.pre) { xf->r.pre_t = T; xf->r.pre_last = last_only; xf->r.pre_head_last = xf->r.head_last; }
+        if (multi) xf->r.multi_keys[T - 1] = keys;
     } else if (rec == &xf->r.pre) {
         xf_prefill_replays++;
         xf->r.head_last = xf->r.pre_head_last;   /* which logits rows this recording computes (a decode recording since may have changed it) */
@@ -816,8 +819,8 @@ bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, u32 slot, bool last_on
     xf_chain_stop(xf);                  /* (a chained step still in flight would read ids and pos after this) */
     xf_upload_rows(xf, tokens, T, 0, 0, p0, slot);
     f64 t0 = xf_debug.profile ? now_sec() : 0;
-    xf_submit(xf, T, p0, last_only, false);
-    if (xf_debug.profile) xf_profile_after(xf, T, now_sec() - t0);
+    xf_submit(xf, T, p0, last_only, false, 0);
+    if (xf_debug.profile) xf_profile_after(xf, T == 1 ? PH_DECODE : PH_PREFILL, T, now_sec() - t0);
     return xf_read_out(xf, T, p0, false, logits, ids, e);
 }
 
@@ -830,9 +833,13 @@ bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 
     if (!xf_check_tokens(xf, tokens, n, e)) return false;
     xf_chain_stop(xf);
     xf_upload_rows(xf, tokens, n, pos, slot, 0, 0);
+    /* the attention grid covers the keys of the furthest row, in powers of two from 64 (a recording each) */
+    u32 keys = 64, far = 0;
+    for (u32 t = 0; t < n; t++) far = MAX(far, pos[t] + 1);
+    while (keys < far) keys *= 2;
     f64 t0 = xf_debug.profile ? now_sec() : 0;
-    xf_submit(xf, n, 0, false, true);
-    if (xf_debug.profile) xf_profile_after(xf, n, now_sec() - t0);
+    xf_submit(xf, n, 0, false, true, MIN(keys, xf->n_ctx));
+    if (xf_debug.profile) xf_profile_after(xf, PH_DECODE, n, now_sec() - t0);
     return xf_read_out(xf, n, 0, true, logits, ids, e);
 }
 

@@ -205,6 +205,8 @@ typedef struct XfRecs {         /* command buffers recorded once and replayed, a
     VkQueryPool dec_ts;         /* (2) the last replayed decode step's start and end (time_decode) */
     VkRec   pre;                /* the last prefill batch (T > 1), replayed while T and last_only stay */
     VkRec  *multi;              /* (n_seq) batched steps (xf_decode_rows) of 1 .. n_seq rows, each recorded at first use */
+    u32    *multi_keys;         /* (n_seq) the key bound each was recorded with: its attention grid covers positions below it */
+    u32     keys;               /* the key bound of the recording being made (0: n_ctx) */
     u32     pre_t;
     bool    pre_last;           /* last_only of the prefill recording */
     bool    pre_head_last;      /* head_last of the prefill recording */

@@ -224,14 +224,14 @@ static void xf_debug_free(Xf *xf) {
 }
 
 /* ---- the hooks around every op ------------------------------------------------------ */
-static void xf_rec_start(Xf *xf, u32 T, u32 p0) {
+static void xf_rec_start(Xf *xf, Phase ph, u32 T, u32 p0) {
     if (!xf->d.on) return;
-    xf->d.rec_ph = T == 1 ? PH_DECODE : PH_PREFILL;
+    xf->d.rec_ph = ph;
     xf->d.rec_p0 = p0; xf->d.rec_T = T;
     xf->d.rec_ops = xf->d.rec_dispatch = 0;
     xf->d.injected = false;
     if (xf_debug.profile && !xf->vk->describe) {
-        XfProfPhase *p = &xf->d.prof[T == 1];
+        XfProfPhase *p = &xf->d.prof[ph == PH_DECODE];
         if (p->pool) { vk_ts_reset(xf->vk, p->pool, p->n_ops + 1); vk_ts_write(xf->vk, p->pool, 0); }
     }
 }
@@ -412,8 +412,8 @@ static void xf_done(Xf *xf) {
 }
 
 /* ---- --profile ---------------------------------------------------------------------- */
-static void xf_profile_after(Xf *xf, u32 T, f64 wall_s) {
-    XfProfPhase *p = &xf->d.prof[T == 1];
+static void xf_profile_after(Xf *xf, Phase ph, u32 T, f64 wall_s) {
+    XfProfPhase *p = &xf->d.prof[ph == PH_DECODE];
     p->tokens += T; p->submits++; p->dispatches += xf->r.n_dispatch_last; p->wall_s += wall_s;
     if (!p->pool) return;
     u64 ticks[p->n_ops + 1];

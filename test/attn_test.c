@@ -227,7 +227,7 @@ static f64 check_attention(const AttnCase *c, f64 score_ulps, u64 seed) {
     round_to(c->at, q, nq); round_to(c->ct, kc, nc); round_to(c->ct, vc, nc);
     up_as(vk, &tq, q); up_as(vk, &tkc, kc); up_as(vk, &tvc, vc); op_rows_upload(vk, &tp, T, c->p0, 0);
     vk_begin(vk);
-    if (c->split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window, T == 1);
+    if (c->split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, nh, c->nkv, c->scale, c->softcap, c->window, T == 1, 0);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, nh, c->nkv, c->scale, c->softcap, c->window);
     vk_submit_wait(vk);
     down_as(vk, &to, o);
