@@ -93,7 +93,7 @@ void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache
 }
 
 /* rope_kv.wgsl's push constants (its Params), both entries */
-typedef struct RopeKvPush { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; f32 eps; u32 sqk, sv; } RopeKvPush;
+typedef struct RopeKvPush { u32 head_dim, n_head, n_head_kv, t_cap, n_rot; f32 log2_base, freq_scale; u32 neox, n_ctx, bias; f32 eps; u32 sq, sk, sv; } RopeKvPush;
 
 /* The shape checks rope_kv and rope_kv_norm share: q (head_dim, n_head, T), k and v (head_dim,
    n_head_kv, T), qo like q, caches (head_dim * n_head_kv, n_ctx) of one dtype; the push constants. */
@@ -115,7 +115,7 @@ static RopeKvPush rope_kv_shapes(const char *n, const Tensor *q, const Tensor *k
     need(base > 0, n, q, "frequency base must be positive");
     need(ff->dtype == DT_F32 && ff->nelem == n_rot / 2, n, ff, "frequency factors must be f32 (n_rot / 2)");
     return (RopeKvPush){ (u32)hd, (u32)nh, (u32)nkv, (u32)T, n_rot, (f32)log2((f64)base), freq_scale, neox ? 1u : 0u, (u32)kc->ne[1], 0, 0,
-                         sqk ? sqk : (u32)(hd * nh), sv ? sv : (u32)kvd };
+                         sqk ? sqk : (u32)(hd * nh), sqk ? sqk : (u32)kvd, sv ? sv : (u32)kvd };
 }
 
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,

@@ -28,7 +28,7 @@ alias C = f32;
 override QMAX: f32 = 3.4028234e38;   // q outputs are clamped to +-QMAX, cache values to +-CMAX
 override CMAX: f32 = 3.4028234e38;   // (65504 in f16: a too-large value saturates instead of becoming inf)
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32, n_ctx: u32, bias: u32, eps: f32,   // eps: rope_kv_norm
-                sqk: u32, sv: u32 }   // elements from a row of q and k / of v to the next (their widths when contiguous)
+                sq: u32, sk: u32, sv: u32 }   // elements from a row of q / k / v to the next (their widths when contiguous)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
 @group(0) @binding(1) var<storage, read> k: array<A>;             // (head_dim, n_head_kv, T)
@@ -57,8 +57,8 @@ fn vb(x: f32, i: u32) -> f32 { if (p.bias == 0u) { return x; } return f32(A(clam
 
 // Where row t of q, k or v starts past where it would if the rows were contiguous (a batched step's
 // q|k|v rows lie side by side in one buffer: ops.h op_rope_kv's sqk, sv).
-fn q_skip(t: u32) -> u32 { return t * (p.sqk - p.head_dim * p.n_head); }
-fn k_skip(t: u32) -> u32 { return t * (p.sqk - p.head_dim * p.n_head_kv); }
+fn q_skip(t: u32) -> u32 { return t * (p.sq - p.head_dim * p.n_head); }
+fn k_skip(t: u32) -> u32 { return t * (p.sk - p.head_dim * p.n_head_kv); }
 fn v_skip(t: u32) -> u32 { return t * (p.sv - p.head_dim * p.n_head_kv); }
 
 // Element offsets (a, b) of pair i of a head starting at rb, and the rotated values of (xa, xb)

@@ -44,21 +44,21 @@ TEST(run_no_special_keeps_template_markers_only) {
 static void run_test_stream(bool answer_only, ChatFamily fam, const char *const *pieces, const char *want) {
     Run *r = (Run *)calloc(1, sizeof(Run));
     r->o.answer_only = answer_only; r->m.cfg.chat = fam;
-    r->text_cap = 1024; r->text = (char *)malloc(r->text_cap);
+    r->out.cap = 1024; r->out.buf = (char *)malloc(r->out.cap);
     RunReq q; memset(&q, 0, sizeof q);
     FILE *f = tmpfile();
     fflush(stdout);
     int saved = dup(1);
     dup2(fileno(f), 1);
-    for (const char *const *p = pieces; *p; p++) run_emit(r, &q, *p, strlen(*p), true);
-    run_stream(r, r->text_n, true);
+    for (const char *const *p = pieces; *p; p++) run_emit(r, &r->out, &q, *p, strlen(*p), true);
+    run_stream(r, &r->out, r->out.n, true);
     dup2(saved, 1); close(saved);
     char got[1024] = {0};
     rewind(f);
     size_t n = fread(got, 1, sizeof got - 1, f);
     fclose(f);
     CHECKF(n == strlen(want) && !memcmp(got, want, n), "answer_only %d %s: streamed '%s', want '%s'", answer_only, chat_family_name(fam), got, want);
-    free(r->text); free(r);
+    free(r->out.buf); free(r);
 }
 
 TEST(run_answer_only_streams_the_answer) {
