@@ -10,7 +10,12 @@
    of the per-repetition tok/s, device memory allocated vs planned, dispatches per decode token,
    and the decode roofline: weight bytes read per token / decode time.
 
-   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [--act f32|f16] [--json] [--allow-unlisted] */
+   With -np N (as llama-batched-bench's -npl): each repetition prefills the prompt into N sequences
+   one after the other, then decodes them together (-n batched steps of N rows, edge run -np's
+   eng_step); reported: the aggregate tok/s of prefill and decode (N x tokens / time) and the decode
+   latency per step (what each sequence waits per token).
+
+   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [-np N] [--act f32|f16] [--json] [--allow-unlisted] */
 #include <time.h>
 
 
@@ -18,14 +23,15 @@ static int bench_cmp(const void *a, const void *b) { f64 x = *(const f64 *)a, y 
 
 static int bench_usage(const char *why) {
     errf("edge bench: %s\n"
-         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [--act f32|f16] [--json] [--allow-unlisted]\n"
+         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [-np N] [--act f32|f16] [--json] [--allow-unlisted]\n"
          "  -p N     prompt tokens per repetition (default 512; 0 skips prefill)\n"
          "  -n N     generated tokens per repetition (default 128)\n"
          "  -r N     repetitions (default 5)\n"
          "  -b N     prefill batch in tokens (default min(-p, 512); generation's default is 64): the batch\n"
          "           sizes the logits, activation and attention-score buffers (see edge plan --batch)\n"
+         "  -np N    N sequences decoded together (1..%u, default 1): aggregate tok/s and the latency per step\n"
          "  --act    GPU activation path (default f16 when the device has f16 arithmetic, else f32)\n"
-         "  --json   one JSON object on stdout instead of the table\n", why);
+         "  --json   one JSON object on stdout instead of the table\n", why, EDGE_MAX_SEQ);
     return EXIT_USAGE;
 }
 
@@ -35,17 +41,18 @@ static bool bench_uint(const char *s, u32 lo, u32 hi, u32 *out) {
     *out = (u32)v; return true;
 }
 
-typedef struct BenchOpts { const char *path, *act_s; u32 n_p, n_g, reps, batch; bool json, allow_unlisted; } BenchOpts;
+typedef struct BenchOpts { const char *path, *act_s; u32 n_p, n_g, reps, batch, np; bool json, allow_unlisted; } BenchOpts;
 
 /* The command line into o; EXIT_OK to go on, else the exit code (help: -1). */
 static int bench_parse(BenchOpts *o, int argc, char **argv) {
-    *o = (BenchOpts){ .n_p = 512, .n_g = 128, .reps = 5 };
+    *o = (BenchOpts){ .n_p = 512, .n_g = 128, .reps = 5, .np = 1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) o->json = true;
         else if (!strcmp(a, "--allow-unlisted")) o->allow_unlisted = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { bench_usage("help"); return -1; }
-        else if (i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-r") || !strcmp(a, "-b") || !strcmp(a, "--act"))) {
+        else if (i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-r") || !strcmp(a, "-b") || !strcmp(a, "--act") ||
+                               !strcmp(a, "-np"))) {
             const char *v = argv[++i];
             if (!strcmp(a, "-m")) o->path = v;
             else if (!strcmp(a, "--act")) o->act_s = v;
@@ -53,6 +60,7 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
             else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_POS, &o->n_g)) return bench_usage("-n wants 1 or more tokens");
             else if (!strcmp(a, "-r") && !bench_uint(v, 1, 1000, &o->reps)) return bench_usage("-r wants 1..1000");
             else if (!strcmp(a, "-b") && !bench_uint(v, 1, 4096, &o->batch)) return bench_usage("-b wants 1..4096");
+            else if (!strcmp(a, "-np") && !bench_uint(v, 1, EDGE_MAX_SEQ, &o->np)) return bench_usage("-np wants 1..EDGE_MAX_SEQ sequences");
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return bench_usage(w); }
     }
     if (o->act_s && strcmp(o->act_s, "f32") && strcmp(o->act_s, "f16")) return bench_usage("--act is f32 or f16");
@@ -86,6 +94,29 @@ static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u
     return true;
 }
 
+/* One repetition of -np N: the prompt into each sequence, then -n batched steps of all of them. */
+static bool bench_repetition_np(Engine *g, const BenchOpts *o, const i32 *prompt, u32 r, BenchRun *b, Err *e) {
+    u32 n = o->np, seqs[EDGE_MAX_SEQ];
+    i32 tok[EDGE_MAX_SEQ], ids[EDGE_MAX_SEQ];
+    f64 t0 = now_sec();
+    for (u32 s = 0; s < n; s++) {
+        seqs[s] = s;
+        eng_select(g, s);
+        eng_reset(g);
+        tok[s] = 1 % (i32)g->n_vocab;
+        if (o->n_p) { if (!eng_feed(g, prompt, o->n_p, 0, e)) return false; tok[s] = eng_last_argmax(g); }
+    }
+    f64 t1 = now_sec();
+    if (r == 0) b->ttft = t1 - b->t_start;
+    for (u32 step = 0; step < o->n_g; step++) {
+        if (!eng_step(g, n, seqs, tok, ids, 0, e)) return false;
+        memcpy(tok, ids, n * sizeof(i32));
+    }
+    f64 t2 = now_sec();
+    if (r > 0) { b->pp[r - 1] = o->n_p ? (f64)n * o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (f64)n * o->n_g / (t2 - t1); }
+    return true;
+}
+
 /* One more repetition, not counted: each decode step's GPU time read back after it (a query read per
    token would perturb the timed runs), to set against the wall time per token. */
 static bool bench_gpu_steps(Engine *g, const BenchOpts *o, const i32 *prompt, BenchRun *b, Err *e) {
@@ -108,20 +139,21 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2];
     /* a decode step's GPU time (median, timed alone) beside the wall time per token of the chained steps */
     f64 gpu_us = b->n_gpu ? b->gpu[b->n_gpu / 2] * 1e-3 : 0, wall_us = tg_med > 0 ? 1e6 / tg_med : 0;
+    f64 step_ms = tg_med > 0 ? 1e3 * o->np / tg_med : 0;        /* a decode step of all -np sequences: each one's latency per token */
     /* weight bytes a decode token reads: every matrix once (the embedding table: one row) */
     EngInfo gi = eng_info(g);
     u32 nv = m->cfg.n_vocab;
     u64 wbytes = gi.weight_bytes - gi.embd_bytes / nv * (nv - 1);
     if (m->cfg.tied_output) wbytes += gi.embd_bytes - gi.embd_bytes / nv;
-    f64 gbs = (f64)wbytes * tg_med / 1e9;
+    f64 gbs = (f64)wbytes * tg_med / o->np / 1e9;          /* (weights once per step) */
     u64 dev_alloc = gi.alloc_bytes, plan = gi.plan_bytes, tensors = gi.weight_bytes + gi.state_bytes;
     const char *actn = gi.act == DT_F16 ? "f16" : "f32", *file = o->path ? o->path : "(embedded)";
     if (o->json) {
         out("{\"model\":\"%s\",\"file\":\"%s\",\"device\":\"%s\",\"act\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"reps\":%u,"
             "\"load_s\":%.4f,\"ttft_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
-            "\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
+            "\"np\":%u,\"tg_step_ms\":%.4f,\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
             m->cfg.name, file, gi.device, actn, o->n_p, o->n_g, reps, b->t_loaded - b->t_start, b->ttft,
-            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], gpu_us, wall_us, gi.dispatches,
+            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], o->np, step_ms, gpu_us, wall_us, gi.dispatches,
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors, (unsigned long long)wbytes, gbs);
         return;
     }
@@ -134,9 +166,10 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     out("| %-24s | %-6s | %-8s | %14s | %19s |\n", "------------------------", "------", "--------", "--------------", "-------------------");
     char tn[32];
     if (o->n_p) { fmt_buf(tn, sizeof tn, "pp%u", o->n_p); out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, pp_med, pps[0], pps[reps - 1]); }
-    fmt_buf(tn, sizeof tn, "tg%u", o->n_g);
+    if (o->np > 1) fmt_buf(tn, sizeof tn, "tg%u x%u", o->n_g, o->np); else fmt_buf(tn, sizeof tn, "tg%u", o->n_g);
     out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, tg_med, tgs[0], tgs[reps - 1]);
-    out("decode: %u dispatches per token, %.1f MB of weights per token, %.1f GB/s effective\n", gi.dispatches, (f64)wbytes / 1e6, gbs);
+    if (o->np > 1) out("decode: %u sequences together, %.3f ms per step (each sequence's latency per token), %.1f GB/s of weights\n", o->np, step_ms, gbs);
+    else out("decode: %u dispatches per token, %.1f MB of weights per token, %.1f GB/s effective\n", gi.dispatches, (f64)wbytes / 1e6, gbs);
     if (gpu_us > 0) out("decode step: %.1f us of GPU time (a step timed alone), %.1f us wall per token (greedy steps queued back to back)\n", gpu_us, wall_us);
 }
 
@@ -155,7 +188,7 @@ static int bench_cmd(int argc, char **argv) {
     DType act = !o.act_s ? DT_COUNT : !strcmp(o.act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
     u32 batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
-    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, 1, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, o.np, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     b.t_loaded = now_sec();
     eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
     i32 *prompt = push_array(&a, i32, o.n_p ? o.n_p : 1);
@@ -165,10 +198,10 @@ static int bench_cmd(int argc, char **argv) {
     b.pp = push_array(&a, f64, o.reps); b.tg = push_array(&a, f64, o.reps); b.gpu = push_array(&a, f64, o.n_g);
     bool ok = true;
     for (u32 r = 0; r <= o.reps && ok; r++) {           /* r == 0: the cold run, not counted */
-        ok = bench_repetition(&g, &o, prompt, r, &b, &e);
+        ok = o.np > 1 ? bench_repetition_np(&g, &o, prompt, r, &b, &e) : bench_repetition(&g, &o, prompt, r, &b, &e);
         if (!o.json && isatty(2)) errf("\redge bench: repetition %u/%u", r, o.reps);
     }
-    if (ok && eng_info(&g).timestamps) ok = bench_gpu_steps(&g, &o, prompt, &b, &e);
+    if (ok && eng_info(&g).timestamps && o.np == 1) ok = bench_gpu_steps(&g, &o, prompt, &b, &e);
     if (!o.json && isatty(2)) errf("\n");
     if (ok) bench_report(&o, &m, &g, &b);
     else errf("edge: %s\n", e.msg);

@@ -7,20 +7,21 @@
 static int plan_usage(const char *why) {
     errf("edge plan: %s\n"
          "usage: edge plan (-m MODEL.gguf | --config NAME [--type PRESET] [--layers N]) [-c CTX] [--act f32|f16]\n"
-         "                 [--cache-type f32|f16] [--batch N] [--allow-unlisted]\n"
+         "                 [--cache-type f32|f16] [--batch N] [-np N] [--allow-unlisted]\n"
          "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
          "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
          "  --config plans a listed config from its shapes alone (no file; --type: an `edge gen-model` preset, default Q4_K_M).\n"
          "  CTX defaults to the model's context limit, at most " STR(PLAN_DEFAULT_CTX) "; -c goes up to the limit. --batch: prefill batch in tokens\n"
          "  (default 64; edge bench uses min(-p, 512)). --cache-type: the KV cache (default: as --act, as edge run).\n"
-         "  The plan is edge run's: one logits row. Exit 3 when it does not fit.\n", why);
+         "  -np N: N sequences decoded together (edge run -np), each with a context of CTX: the KV cache per sequence and in all.\n"
+         "  The plan is edge run's: one logits row (per sequence). Exit 3 when it does not fit.\n", why);
     return EXIT_USAGE;
 }
 
 static int plan_cmd(int argc, char **argv) {
     const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = "f32", *kv_s = 0;
     u64 ctx = 0, layers = 0;
-    u32 batch = EDGE_PREFILL_BATCH;
+    u32 batch = EDGE_PREFILL_BATCH, np = 1;
     bool allow = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -36,6 +37,7 @@ static int plan_cmd(int argc, char **argv) {
         else if (!strcmp(a, "--cache-type")) kv_s = v;
         else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_POS) return plan_usage("-c wants 1 or more tokens (at most the model's limit)"); }
         else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); batch = (u32)b; }
+        else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > EDGE_MAX_SEQ) return plan_usage("-np wants 1..EDGE_MAX_SEQ (64) sequences"); np = (u32)b; }
         else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
     }
@@ -64,7 +66,7 @@ static int plan_cmd(int argc, char **argv) {
     else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
         DType kv = !kv_s ? DT_COUNT : !strcmp(kv_s, "f16") ? DT_F16 : DT_F32;
-        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, kv, batch, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
+        if (!plan_compute_eng(&p, &g, &m, n_ctx, act, kv, batch, np, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;
         eng_close(&g);
     }

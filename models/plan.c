@@ -53,26 +53,29 @@ static bool plan_heap(const Vk *vk, u32 *heap, u64 *size) {
 
 static void plan_mib(char *buf, int n, u64 b) { fmt_buf(buf, n, "%.2f MiB", (f64)b / 1048576.0); }
 
-/* The KV cache by layer kind, per sequence and in all (one sequence: edge runs prompts one at a time). */
+/* The KV cache by layer kind (per sequence), per sequence and in all (edge run -np N holds N). */
 static void plan_print_kv(const Plan *p, DType kv) {
     static const char *const kind[2] = { "global", "sliding" };
     char a[32];
-    out("\nKV cache (%s, context %u, 1 sequence):\n", dtype_name[kv], p->n_ctx);
+    u32 n = MAX(p->n_seq, 1u);
+    out("\nKV cache (%s, context %u, %u sequence%s):\n", dtype_name[kv], p->n_ctx, n, n == 1 ? "" : "s");
     for (u32 s = 0; s < 2; s++) {
         if (!p->kv_layers[s]) continue;
-        plan_mib(a, sizeof a, p->kv_kind[s]);
-        out("  %-8s %3u layers x %6u positions %14llu bytes (%s)\n", kind[s], p->kv_layers[s], p->kv_pos[s],
-            (unsigned long long)p->kv_kind[s], a);
+        plan_mib(a, sizeof a, p->kv_kind[s] / n);
+        out("  %-8s %3u layers x %6u positions %14llu bytes (%s) per sequence\n", kind[s], p->kv_layers[s], p->kv_pos[s],
+            (unsigned long long)(p->kv_kind[s] / n), a);
     }
+    plan_mib(a, sizeof a, p->kv / n);
+    out("  per sequence %40llu bytes (%s)\n", (unsigned long long)(p->kv / n), a);
     plan_mib(a, sizeof a, p->kv);
-    out("  per sequence %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
     out("  in all       %40llu bytes (%s)\n", (unsigned long long)p->kv, a);
 }
 
 bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 batch_tokens, const XfOpts *o, bool print, Err *e) {
     memset(p, 0, sizeof *p);
     p->n_ctx = n_ctx;
-    p->t_max = MIN(n_ctx, MAX(batch_tokens, 1u));  /* as eng_open_batch */
+    p->n_seq = o && o->n_seq ? o->n_seq : 1;
+    p->t_max = MAX(MIN(n_ctx, MAX(batch_tokens, 1u)), p->n_seq);  /* as eng_open_gen */
     PlanWalk w = { .p = p, .print = print };
     Xf xf;
     if (print) {
@@ -91,7 +94,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     p->pad_s = p->plan_s - p->kv - p->act;
     u64 names = xf.w.names.cap, layers = (u64)m->cfg.n_layer * sizeof(XfLayer);
     xf_free(&xf);
-    u64 logits = (u64)m->cfg.n_vocab * 4, batch = one_row ? 0 : (u64)m->cfg.n_vocab * p->t_max * 4;
+    u64 logits = (u64)m->cfg.n_vocab * 4, batch = (u64)m->cfg.n_vocab * (one_row ? (p->n_seq > 1 ? p->n_seq : 0) : p->t_max) * 4;
     u64 staging = vk->caps.unified ? 0 : EDGE_VK_STAGING_BYTES;
     p->host = names + layers + logits + batch + staging;
     p->fits = false;
@@ -112,7 +115,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     plan_print_kv(p, o ? o->kv : act);
     out("\nhost (besides the mapped model file):\n");
     out("  logits (last row)     %12llu bytes\n", (unsigned long long)logits);
-    out("  logits (batch)        %12llu bytes%s\n", (unsigned long long)batch, one_row ? " (generation: one row)" : "");
+    out("  logits (batch)        %12llu bytes%s\n", (unsigned long long)batch, !one_row ? "" : p->n_seq > 1 ? " (a row per sequence)" : " (generation: one row)");
     out("  tensor names arena    %12llu bytes\n", (unsigned long long)names);
     out("  layer table           %12llu bytes\n", (unsigned long long)layers);
     out("  staging buffer        %12llu bytes%s\n", (unsigned long long)staging, staging ? " (host-visible, non-unified device)" : " (unified memory: none)");
@@ -130,7 +133,7 @@ bool plan_compute(Plan *p, Vk *vk, const Model *m, u32 n_ctx, DType act, u32 bat
     return true;
 }
 
-bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, DType kv, u32 batch, bool print, Err *e) {
-    XfOpts o = { .kv = kv != DT_COUNT ? kv : eng_kv_default(&g->vk.caps, act), .last_row = true };   /* as eng_open_gen for edge run */
+bool plan_compute_eng(Plan *p, Engine *g, const Model *m, u32 n_ctx, DType act, DType kv, u32 batch, u32 n_seq, bool print, Err *e) {
+    XfOpts o = { .kv = kv != DT_COUNT ? kv : eng_kv_default(&g->vk.caps, act), .last_row = true, .n_seq = n_seq };   /* as eng_open_gen for edge run */
     return plan_compute(p, &g->vk, m, n_ctx, act, batch, &o, print, e);
 }
