@@ -12,14 +12,15 @@ static int plan_usage(const char *why) {
          "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
          "  --config plans a listed config from its shapes alone (no file; --type: an `edge gen-model` preset, default Q4_K_M).\n"
          "  CTX defaults to the model's context limit, at most " STR(PLAN_DEFAULT_CTX) "; -c goes up to the limit. --batch: prefill batch in tokens\n"
-         "  (default 64; edge bench uses min(-p, 512)). --cache-type: the KV cache (default: as --act, as edge run).\n"
+         "  (default 64; edge bench uses min(-p, 512)). --act: default f16 where the device has shaderFloat16, as edge run.\n"
+         "  --cache-type: the KV cache (default: as --act, as edge run).\n"
          "  -np N: N sequences decoded together (edge run -np), each with a context of CTX: the KV cache per sequence and in all.\n"
          "  The plan is edge run's: one logits row (per sequence). Exit 3 when it does not fit.\n", why);
     return EXIT_USAGE;
 }
 
 static int plan_cmd(int argc, char **argv) {
-    const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = "f32", *kv_s = 0;
+    const char *path = 0, *cfg = 0, *type = "Q4_K_M", *act_s = 0, *kv_s = 0;
     u64 ctx = 0, layers = 0;
     u32 batch = EDGE_PREFILL_BATCH, np = 1;
     bool allow = false;
@@ -41,10 +42,9 @@ static int plan_cmd(int argc, char **argv) {
         else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
     }
-    if (strcmp(act_s, "f32") && strcmp(act_s, "f16")) return plan_usage("--act is f32 or f16");
+    if (act_s && strcmp(act_s, "f32") && strcmp(act_s, "f16")) return plan_usage("--act is f32 or f16");
     if (kv_s && strcmp(kv_s, "f32") && strcmp(kv_s, "f16")) return plan_usage("--cache-type is f32 or f16");
     if (path && cfg) return plan_usage("-m and --config exclude each other");
-    DType act = !strcmp(act_s, "f16") ? DT_F16 : DT_F32;
     Arena a;
     arena_init(&a, "plan", (u64)EDGE_HOST_ARENA_MIB << 20);
     Model m;
@@ -66,6 +66,7 @@ static int plan_cmd(int argc, char **argv) {
     else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
         DType kv = !kv_s ? DT_COUNT : !strcmp(kv_s, "f16") ? DT_F16 : DT_F32;
+        DType act = act_s ? (!strcmp(act_s, "f16") ? DT_F16 : DT_F32) : eng_caps(&g).f16_arith ? DT_F16 : DT_F32;   /* as edge run */
         if (!plan_compute_eng(&p, &g, &m, n_ctx, act, kv, batch, np, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;
         eng_close(&g);

@@ -498,7 +498,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
     DType at = k->d->atype, ct = k->d->otype;
     bool norm = k->d->op == OP_ROPE_KV_NORM;
     DType xt = norm ? DT_F32 : at;                      /* q and k */
-    const u32 T = 3, n_ctx = 40, p0 = 38;               /* the last token's row lies past the context */
+    const u32 T = 3, n_ctx = 40, p0 = 38;               /* the last token's position lies past the cache's rows: it wraps to row 0 (a ring) */
     const f32 base = 500000.0f;
     u64 nq = (u64)hd * nh * T, kvd = (u64)hd * nkv, nk = kvd * T, ncache = kvd * n_ctx, nall = nq + 2 * ncache;
     DevArena a;
@@ -532,8 +532,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
         u32 heads = which ? nkv : nh;
         const f32 *x = which ? kk : q;
         for (u32 t = 0; t < T; t++) for (u32 h = 0; h < heads; h++) {
-            if (which && p0 + t >= n_ctx) continue;
-            u64 o = ((u64)t * heads + h) * hd, dst = which ? nq + (u64)(p0 + t) * kvd + (u64)h * hd : o;
+            u64 o = ((u64)t * heads + h) * hd, dst = which ? nq + (u64)((p0 + t) % n_ctx) * kvd + (u64)h * hd : o;
             const f32 *xh = x + o;
             if (norm) {
                 f64 ss = 0;
@@ -544,8 +543,8 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
             fat_rope_want(xh, hd, n_rot, neox, p0 + t, base, ff, tol, want + dst, mag + dst);
         }
     }
-    for (u32 t = 0; t < T && p0 + t < n_ctx; t++) for (u64 i = 0; i < kvd; i++) {
-        u64 dst = nq + ncache + (u64)(p0 + t) * kvd + i;
+    for (u32 t = 0; t < T; t++) for (u64 i = 0; i < kvd; i++) {
+        u64 dst = nq + ncache + (u64)((p0 + t) % n_ctx) * kvd + i;
         want[dst] = v[(u64)t * kvd + i]; mag[dst] = fabs(v[(u64)t * kvd + i]) + 1e-30;
     }
     char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u p0=%u", hd, n_rot, neox ? "neox" : "norm", nh, nkv, p0);

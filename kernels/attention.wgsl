@@ -1,6 +1,7 @@
 // attention.wgsl — causal multi-head attention over the KV cache, one workgroup per
 // (head, query). Each query t has its position qp and sequence slot in the rows table (pos:
-// common/rows.wgsl); its keys are rows slot * n_ctx + j of the caches (n_ctx rows per slot), j over lo..qp, with
+// common/rows.wgsl); its keys are rows slot * n_ctx + j % n_ctx of the caches (n_ctx rows per slot: a ring
+// where a sliding-window layer's cache holds fewer rows than the context), j over lo..qp, with
 // lo = qp - window + 1 when window > 0 (else 0), so masked keys are never touched and
 // no -inf enters the softmax. Three passes inside the workgroup, with the f32 `scores`
 // scratch (n_ctx, n_head, T) in global memory (shared memory stays 2 KiB at any context):
@@ -23,7 +24,8 @@
 //                              head_dim a multiple of 8 with head_dim / 8 dividing 128)
 //   attention                  only where the split does not fit (more than 1024 chunks of keys, or a
 //                              head_dim the split's vectors do not divide); only then is `scores` allocated
-// Bounds: keys run to min(position, n_ctx - 1), queries stop at the token count and the grid,
+// Bounds: keys run to the position (the host keeps positions inside the context) and are read at
+// their row modulo the cache's rows, queries stop at the token count and the grid,
 // heads at n_head, chunks at the grid (<= 1024 = wc's length, checked by the host with the
 // cache, scratch and part sizes in ops_attn.c). So the robustness transform is off:
 //! norobust
@@ -123,18 +125,18 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let hk = h / (p.n_head / p.n_head_kv);
     let qp = qa.y;
     let kr0 = qa.z;                                 // the slot's first cache row
-    let hi = min(qp, p.n_ctx - 1u);
+    let hi = qp;
     var lo = 0u;
     if (p.window > 0u && qp + 1u > p.window) { lo = qp + 1u - p.window; }
     let qb = (t * p.n_head + h) * d_n;
-    let sb = (t * p.n_head + h) * p.n_ctx;
+    let sb = (t * p.n_head + h) * p.n_ctx - lo;     // (scores of keys lo..hi at 0..hi - lo: at most n_ctx)
     if (l < d_n) { qs[l] = f32(q[qb + l]) * p.scale; }
     workgroupBarrier();
 
     // 1. scores
     var m = -F32_MAX;
     for (var j = lo + l; j <= hi; j = j + 256u) {
-        let kb = (kr0 + j) * kvd + hk * d_n;
+        let kb = (kr0 + j % p.n_ctx) * kvd + hk * d_n;
         var s = 0.0;
         for (var d = 0u; d < d_n; d = d + 1u) { s = s + qs[d] * f32(kc[kb + d]); }
         s = clampn(s, F32_MAX);
@@ -161,7 +163,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     var acc = 0.0;
     if (g < groups) {
         let vb = hk * d_n + d;
-        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * f32(vc[(kr0 + j) * kvd + vb]); }
+        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * f32(vc[(kr0 + j % p.n_ctx) * kvd + vb]); }
     }
     part[l] = acc;
     workgroupBarrier();
@@ -196,23 +198,27 @@ var<workgroup> es: array<f32, 32>;
 var<workgroup> accs: array<vec4<f32>, 128>;
 var<workgroup> wc: array<f32, 1024>;
 
-// keys lo..hi of the query at position p0
+// keys lo..hi of the query at position p0 (the host keeps positions inside the context)
 fn key_range(p0: u32) -> vec2<u32> {
-    let hi = min(p0, p.n_ctx - 1u);
+    let hi = p0;
     var lo = 0u;
     if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
     return vec2<u32>(lo, hi);
 }
 
-// attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key's cache row j0, its
-// key count nk); nk = 0 when it has nothing to do (past the query's keys, the token count or the heads)
+// attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key j0, its key count nk);
+// nk = 0 when it has nothing to do (past the query's keys, the token count or the heads). The slot's
+// first cache row goes to sbase (key j is row sbase + j % n_ctx: key_row).
+var<private> sbase: u32;
+fn key_row(j: u32) -> u32 { return sbase + j % p.n_ctx; }
 fn split_chunk(l: u32, wid: vec3<u32>) -> vec2<u32> {
     let t = wid.z + p.q0;
     let qa = query_at(l, t);
+    sbase = qa.z;
     let kr = key_range(qa.y);
     let j0 = kr.x + 32u * wid.y;
-    if (t >= qa.x || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(qa.z + j0, 0u); }
-    return vec2<u32>(qa.z + j0, min(32u, kr.y + 1u - j0));
+    if (t >= qa.x || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(j0, 0u); }
+    return vec2<u32>(j0, min(32u, kr.y + 1u - j0));
 }
 
 // The chunk's scores from each invocation's quarter a of a key's dot product (invocation l: key
@@ -262,7 +268,7 @@ fn split_geo(l: u32, wid: vec3<u32>, nw: vec3<u32>, t: u32, ck: vec2<u32>, vd: u
     let hk = h / (p.n_head / p.n_head_kv);
     let kk = l / 4u;
     let ng = 128u / dq;
-    return SplitGeo(ck.x, ck.y, d_n, dq, kvd, hk, t * p.n_head + h, kk, l % 4u, (ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq,
+    return SplitGeo(ck.x, ck.y, d_n, dq, kvd, hk, t * p.n_head + h, kk, l % 4u, key_row(ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq,
                     ng, l / dq, l % dq, ((wid.z * p.n_head + h) * nw.y + wid.y) * (d_n + 4u));
 }
 // q of this query and head, scaled, into qs (every invocation; a barrier follows)
@@ -283,7 +289,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var vr4: array<vec4<f32>, 8>;
     if (PRE != 0u) {
         for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr4[i] = vec4<f32>(kc4[s.kb + s.qd + 4u * i]); } }
-        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vec4<f32>(vc4[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vec4<f32>(vc4[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); } }
     }
     split_load_q(l, s);
     workgroupBarrier();
@@ -309,12 +315,12 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             let key = s.g + s.ng * i;
             if (key < s.nk) {
                 var vv = vr4[i % 8u];
-                if (i >= 8u) { vv = vec4<f32>(vc4[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); }
+                if (i >= 8u) { vv = vec4<f32>(vc4[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); }
                 acc = acc + es[key] * vv;
             }
         }
     } else {
-        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vec4<f32>(vc4[(s.j0 + i) * s.kvd + s.hk * s.dq + s.dv]); }
+        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vec4<f32>(vc4[key_row(s.j0 + i) * s.kvd + s.hk * s.dq + s.dv]); }
     }
     accs[l] = acc;
     workgroupBarrier();
@@ -351,7 +357,7 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     var kr8: array<vec4<u32>, 8>;
     var vr8: array<vec4<u32>, 8>;
     for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr8[i] = kc8[s.kb + s.qd + 4u * i]; } }
-    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]; } }
+    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]; } }
     split_load_q(l, s);
     workgroupBarrier();
     var a = 0.0;
@@ -501,7 +507,7 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let q4 = l / 32u;
         var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4 (and q4 + 8, q4 + 12 when qb = 16)
         if (kj <= jhi) {
-            let kb = (kr0 + kj) * kvd4 + hk * d4;
+            let kb = (kr0 + kj % p.n_ctx) * kvd4 + hk * d4;
             for (var e = 0u; e < d4; e = e + 1u) {
                 let kv = vec4<f32>(kc4[kb + e]);
                 a.x = a.x + dot(qf[q4 * d4 + e], kv);
@@ -542,7 +548,7 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
         for (var j = 0u; j < nk; j = j + 1u) {
-            let vv = vec4<f32>(vc4[(kr0 + j0 + j) * kvd4 + hk * d4 + ov]);
+            let vv = vec4<f32>(vc4[(kr0 + (j0 + j) % p.n_ctx) * kvd4 + hk * d4 + ov]);
             for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();

@@ -1,6 +1,6 @@
 // kv_store.wgsl — copies row t of k (kv_dim, T) into the cache (kv_dim, n_ctx, n_seq) at its slot's
-// row for its position (the rows table: common/rows.wgsl). A is the activation dtype, C the cache
-// dtype; positions past n_ctx are dropped.
+// row for its position (the rows table: common/rows.wgsl): row position % n_ctx, so a sliding-window
+// layer's cache of fewer rows than the context is a ring. A is the activation dtype, C the cache dtype.
 //! variant kv_store_f32_f32c kv_store
 //! variant kv_store_f32_f16c kv_store alias:C=f16 OUT_MAX=65504
 //! variant kv_store_f16_f32c kv_store alias:A=f16
@@ -24,7 +24,7 @@ fn kv_store(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups
     let idx = g.x + g.y * nw.x * 256u;
     if (idx >= p.kv_dim * p.t_cap) { return; }
     let t = idx / p.kv_dim;
-    if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
-    let row = row_slot(t) * p.n_ctx + row_pos(t);
+    if (t >= rows_n()) { return; }
+    let row = row_slot(t) * p.n_ctx + row_pos(t) % p.n_ctx;
     cache[row * p.kv_dim + idx % p.kv_dim] = C(clampn(f32(k[idx]), OUT_MAX));
 }

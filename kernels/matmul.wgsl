@@ -793,7 +793,7 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
 // rounds both sums to A as the matvec's store would, adds the biases (rounded to A, as add_bias),
 // rotates q and k (theta = p0 * freq_scale * base^(-2i / n_rot) / ff[i]) and stores q into y,
 // k and v into the caches' row for the token's slot and position p0 (row zr = wid.z of the rows table,
-// common/rows.wgsl; left alone when p0 >= n_ctx or the row is past the table's).
+// common/rows.wgsl; row p0 % n_ctx of its slot; left alone when the row is past the table's).
 @group(0) @binding(3) var<storage, read> rpos: array<u32>;          // the rows table
 @group(0) @binding(4) var<storage, read> rff: array<f32>;           // (n_rot / 2) frequency factors
 @group(0) @binding(5) var<storage, read_write> kc: array<C>;        // (head_dim * n_head_kv, n_ctx, n_seq)
@@ -857,9 +857,8 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
     var b = f32(O(clampn(red[l + lanes], YMAX)));
     a = with_bias(a, e.ba); b = with_bias(b, e.bb);
     if (g0 >= nq + kvd) {                                       // v: no rotation
-        if (p0 >= p.n_ctx) { return; }
         let v0 = g0 - nq - kvd; let v1 = g1 - nq - kvd;
-        let cr = e.slot * p.n_ctx + p0;
+        let cr = e.slot * p.n_ctx + p0 % p.n_ctx;               // (a ring where the cache has fewer rows than the context)
         vc[cr * kvd + v0] = C(clampn(a, CMAX));
         vc[cr * kvd + v1] = C(clampn(b, CMAX));
         return;
@@ -875,8 +874,7 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
         y[zr * nq + g1] = O(clampn(a * sn + b * c, YMAX));
         return;
     }
-    if (p0 >= p.n_ctx) { return; }                              // k -> the key cache row
-    let cr = e.slot * p.n_ctx + p0;
+    let cr = e.slot * p.n_ctx + p0 % p.n_ctx;                   // k -> the key cache row
     let k0 = g0 - nq; let k1 = g1 - nq;
     kc[cr * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
     kc[cr * kvd + k1] = C(clampn(a * sn + b * c, CMAX));

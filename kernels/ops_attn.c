@@ -175,8 +175,8 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     const char *n = "attention";
     u64 hd, T, n_ctx;
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
-    need(scores->dtype == DT_F32 && scores->ne[0] == n_ctx && scores->nelem >= n_ctx * n_head * T, n, scores,
-         "scores must be f32 (n_ctx, n_head, T_max) with T_max >= T");
+    need(scores->dtype == DT_F32 && scores->ne[0] >= n_ctx && scores->nelem >= n_ctx * n_head * T, n, scores,
+         "scores must be f32 (n_ctx, n_head, T_max) with T_max >= T (n_ctx: at least the cache's rows)");
     need(out->nelem == q->nelem && out->ne[0] == hd, n, out, "out must have q's shape");
     need(T <= 65535 && n_head <= 65535, n, q, "more than 65535 queries or heads");
     VkPipe *p = op_pipe(vk, OP_ATTENTION, PH_ANY, kc->dtype, q->dtype, out->dtype);

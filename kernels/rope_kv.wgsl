@@ -4,7 +4,8 @@
 // and v into the same row of the value cache. The same
 // rotation as rope.wgsl (NORM pairs (2i, 2i+1), NEOX (i, i + n_rot/2), theta_i = p * freq_scale
 // * base^(-2i/n_rot) / ff[i], dims >= n_rot pass through) and the same store as kv_store.wgsl
-// (rows t >= T and positions past n_ctx are left alone). A: activations, C: the caches.
+// (rows t >= T are left alone; position p goes to cache row p % n_ctx of its slot: a ring where a
+// sliding-window layer's cache holds fewer rows than the context). A: activations, C: the caches.
 // rope_kv: with bias != 0 (Qwen2), the projections' biases bq, bk, bv are added first, rounded to
 // A as the separate add_bias kernel (bias.wgsl) would. One invocation per q pair, then per k pair,
 // then per v element.
@@ -68,7 +69,7 @@ fn pair_at(rb: u32, i: u32) -> vec2<u32> {
     if (p.neox != 0u) { return vec2<u32>(rb + i, rb + i + p.n_rot / 2u); }
     return vec2<u32>(rb + 2u * i, rb + 2u * i + 1u);
 }
-fn cache_base(t: u32) -> u32 { return (row_slot(t) * p.n_ctx + row_pos(t)) * p.head_dim * p.n_head_kv; }
+fn cache_base(t: u32) -> u32 { return (row_slot(t) * p.n_ctx + row_pos(t) % p.n_ctx) * p.head_dim * p.n_head_kv; }
 fn rotate(xa: f32, xb: f32, i: u32, qp: u32) -> vec2<f32> {
     if (2u * i >= p.n_rot) { return vec2<f32>(xa, xb); }
     let inv_freq = exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base);
@@ -103,7 +104,7 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
         let i = idx % half_d;
         let row = idx / half_d;                   // t * n_head_kv + head
         let t = row / p.n_head_kv;
-        if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
+        if (t >= rows_n()) { return; }
         let ab = pair_at(row * p.head_dim, i);
         let ks = k_skip(t);
         let r = rotate(kb(f32(k[ks + ab.x]), ab.x % kvd), kb(f32(k[ks + ab.y]), ab.y % kvd), i, row_pos(t));
@@ -115,7 +116,7 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
     idx = idx - nk;
     if (idx < kvd * p.t_cap) {                    // v element -> the same value cache row
         let t = idx / kvd;
-        if (t >= rows_n() || row_pos(t) >= p.n_ctx) { return; }
+        if (t >= rows_n()) { return; }
         vc[cache_base(t) + idx % kvd] = C(clampn(vb(f32(v[v_skip(t) + idx]), idx % kvd), CMAX));
     }
 }
@@ -166,7 +167,7 @@ fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let isk = row >= nqr;
     let r = select(row, row - nqr, isk);
     let t = r / select(p.n_head, p.n_head_kv, isk);
-    if (t >= n_tok || (isk && row_pos(t) >= p.n_ctx)) { return; }
+    if (t >= n_tok) { return; }
     let rb = r * p.head_dim;                       // the head's first element in q or k (and v)
     let cb = cache_base(t) - t * p.head_dim * p.n_head_kv;   // k's row t (offset t * kvd) goes to its cache row
     let inv = head_inv_rms(l, isk, rb, t);

@@ -50,6 +50,15 @@ static bool xf_one_row(const Xf *xf) {
    one per sequence for a batched decode step (xf_decode_rows). */
 static u32 xf_logits_rows(const Xf *xf) { return xf->one_row ? xf->n_seq : xf->t_max; }
 
+/* Cache rows per sequence of layer il: the context, or for a sliding-window layer a ring of its window
+   plus a batch less one (a prefill batch of T tokens writes its T rows while its first query still
+   reads the window before it: window + T - 1 positions, each at row position % rows). */
+static u32 xf_kv_rows(const Xf *xf, u32 il) {
+    const ModelConfig *c = xf->cfg;
+    if (!model_layer_is_swa(c, il) || !c->swa_window) return xf->n_ctx;
+    return (u32)MIN((u64)xf->n_ctx, (u64)c->swa_window + xf->t_max - 1);
+}
+
 /* The allocation sequence, run twice: on planning arenas, then on the real ones. */
 static void xf_alloc(Xf *xf) {
     arena_pop_to(&xf->w.names, 0);
@@ -75,7 +84,7 @@ static void xf_alloc(Xf *xf) {
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
         bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */
-        u64 kvs[3] = { kvd, xf->n_ctx, xf->n_seq };   /* n_seq slots of n_ctx rows (ops.h) */
+        u64 kvs[3] = { kvd, xf_kv_rows(xf, il), xf->n_seq };   /* n_seq slots (ops.h) */
         xf->s.kv[il].k = vk_tensor(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, 3, kvs);
         xf->s.kv[il].v = vk_tensor(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, 3, kvs);
     }
@@ -252,9 +261,12 @@ static Tensor xf_heads(const Tensor *t, u32 hd, u32 T) {
     return v;
 }
 
-/* Rows r0 .. r0+n-1 of a (kv_dim, n_ctx) cache: what the debug tools read, never more. */
+/* Rows r0 .. r0+n-1 of a (kv_dim, n_ctx) cache: what the debug tools read, never more (a ring's rows
+   0 .. n-1 when the positions run past its rows). */
 static Tensor xf_cache_rows(const Tensor *c, u32 r0, u32 n) {
     Tensor v = *c;
+    u32 rows = (u32)c->ne[1];
+    if ((u64)r0 + n > rows) { r0 = 0; n = MIN(n, rows); }
     u64 rb = dtype_bytes(c->dtype, c->ne[0]);
     v.ne[1] = n; v.nelem = c->ne[0] * n; v.nbytes = rb * n; v.offset = c->offset + rb * r0;
     return v;

@@ -164,7 +164,7 @@ TEST(kernel_rope_norm_and_neox_match_reference) {
 }
 
 /* ---- KV store ---------------------------------------------------------------------- */
-TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
+TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T_modulo_the_rows) {
     Vk *vk = test_vk();
     const u32 kvd = 96, T = 5, n_ctx = 16;
     for (int v = 0; v < 4; v++) {
@@ -179,12 +179,13 @@ TEST(kernel_kv_store_writes_rows_p0_to_p0_plus_T) {
         for (u32 i = 0; i < kvd * T; i++) k[i] = trng_normal() * 10;
         for (u32 i = 0; i < kvd * n_ctx; i++) c0[i] = -7.0f;
         round_to(at, k, kvd * T);
-        up_as(vk, &tk, k); up_as(vk, &tc, c0); op_rows_upload(vk, &tp, 4, 9, 0);   /* 4 of the 5 rows: 9..12 */
+        up_as(vk, &tk, k); up_as(vk, &tc, c0); op_rows_upload(vk, &tp, 4, 14, 0);   /* 4 of the 5 rows: positions 14..17 -> rows 14, 15, 0, 1 */
         vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
         down_as(vk, &tc, c);
         u32 bad = 0;
         for (u32 r = 0; r < n_ctx; r++) for (u32 d = 0; d < kvd; d++) {
-            f32 want = r >= 9 && r < 13 ? k[(r - 9) * kvd + d] : -7.0f;
+            u32 t = (r + n_ctx - 14) % n_ctx;   /* the row's token, when it is one of the 4 */
+            f32 want = t < 4 ? k[t * kvd + d] : -7.0f;
             if (ct == DT_F16) want = f16_round(want);
             bad += c[r * kvd + d] != want;
         }
@@ -526,7 +527,7 @@ TEST(kernel_rope_kv_equals_separate_ops) {
     struct { u32 hd, nh, nkv, T, p0, n_ctx, n_rot; bool neox; } cs[] = {
         { 64, 8, 2, 1, 37, 64, 64, false },    /* decode, NORM */
         { 64, 8, 2, 5, 10, 64, 64, true },     /* prefill, NEOX */
-        { 128, 4, 4, 3, 62, 64, 32, true },    /* partial rotation; rows past n_ctx are dropped */
+        { 128, 4, 4, 3, 62, 64, 32, true },    /* partial rotation; the last row wraps to row 0 (a ring) */
         { 8, 8, 4, 2, 0, 16, 8, false },       /* stories260K heads */
     };
     for (u32 ci = 0; ci < ARRAY_COUNT(cs); ci++) for (int v16 = 0; v16 < 2; v16++) for (int bias = 0; bias < 2; bias++) {
@@ -648,9 +649,8 @@ static f64 check_rope_kv_norm(Vk *vk, const RopeNormCase *c, DType at, DType ct,
     for (u64 i = 0; i < 2 * ncache; i++) { want[nq + i] = c0[i % ncache]; mag[nq + i] = -1; }   /* untouched rows: exact */
     for (u32 t = 0; t < T; t++) {
         for (u32 h = 0; h < nh; h++) { u64 o = ((u64)t * nh + h) * hd; rope_norm_ref(xq + o, wq, hd, c->n_rot, c->neox, c->p0 + t, eps, tq, want + o, mag + o); }
-        if (c->p0 + t >= nc) continue;
-        for (u32 h = 0; h < nkv; h++) {
-            u64 o = ((u64)t * nkv + h) * hd, dst = nq + (u64)(c->p0 + t) * kvd + (u64)h * hd;
+        for (u32 h = 0; h < nkv; h++) {   /* (a position past the cache's rows wraps: the ring) */
+            u64 o = ((u64)t * nkv + h) * hd, dst = nq + (u64)((c->p0 + t) % nc) * kvd + (u64)h * hd;
             rope_norm_ref(xk + o, wk, hd, c->n_rot, c->neox, c->p0 + t, eps, tc, want + dst, mag + dst);
             for (u32 d = 0; d < hd; d++) { want[dst + ncache + d] = xv[o + d]; mag[dst + ncache + d] = fabs(xv[o + d]) + 1e-30; }
         }
@@ -669,7 +669,7 @@ TEST(kernel_rope_kv_norm_matches_reference) {
     Vk *vk = test_vk();
     static const RopeNormCase cs[] = {
         { 128, 16, 8, 1, 37, 64, 128, true },    /* qwen3-1.7b heads, decode */
-        { 128, 8, 2, 5, 60, 64, 128, true },     /* prefill, GQA 4:1; the last row lies past n_ctx */
+        { 128, 8, 2, 5, 60, 64, 128, true },     /* prefill, GQA 4:1; the last row wraps to row 0 (a ring) */
         { 256, 4, 1, 3, 10, 32, 256, true },     /* gemma3 head 256 (two pairs per invocation) */
         { 64, 8, 4, 2, 0, 16, 32, false },       /* NORM pairs, partial rotation */
     };

@@ -32,7 +32,7 @@ for bad in "--type Q4_K_X" "--type Q4_K_M --token-embedding-type Q9_9" "--type Q
     [ $rc = 1 ] && grep -q "usage: edge gen-model" "$tmp/err" || { echo "gen-model $bad: rc $rc"; exit 1; }
 done
 "$EDGE_BIN" gen-model --help 2>&1 | grep -q "Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS" || { echo "--help lacks the presets"; exit 1; }
-"$EDGE_BIN" plan -m "$tmp/a.gguf" -c 128 > "$tmp/plan" || { echo "plan failed"; cat "$tmp/plan"; exit 1; }
+"$EDGE_BIN" plan -m "$tmp/a.gguf" -c 128 --act f32 > "$tmp/plan" || { echo "plan failed"; cat "$tmp/plan"; exit 1; }
 grep -q '^  blk.5.ffn_down.weight  *q6_k ' "$tmp/plan" || { echo "plan lacks blk.5.ffn_down.weight q6_k"; exit 1; }
 grep -q '^fits: yes' "$tmp/plan" || { echo "tiny plan does not fit"; exit 1; }
 python3 - "$tmp/plan" <<'PY' || exit 1
@@ -46,11 +46,12 @@ tot = int(re.search(r'^  total +(\d+) bytes', t, re.M).group(1))
 sw = sum(int(r[2]) for r in rows if r[3] == 'weights'); ss = sum(int(r[2]) for r in rows if r[3] == 'state')
 kvl = sum(int(r[2]) for r in rows if r[0] in ('k_cache', 'v_cache', 'k_cache_swa', 'v_cache_swa'))
 if not (tot == w + s and ss == kv + act and kvl == kv and ss + ps == s and sw <= w): sys.exit("plan totals do not add up")
-if kv != 2 * 6 * 128 * 128 * 4: sys.exit("KV %d" % kv)
-# by layer kind: tiny-gemma3 has 5 sliding layers and 1 global (config/models.def), K and V of 128 x 128 f32 each
+# by layer kind: tiny-gemma3 has 5 sliding layers (window 16) and 1 global (config/models.def), K and V rows of 128
+# f32; the global layer holds the 128 positions, the sliding ones a ring of 16 + 64 (the batch) - 1 = 79
+if kv != 2 * 128 * 128 * 4 + 5 * 2 * 79 * 128 * 4: sys.exit("KV %d" % kv)
 g = re.search(r'^  global +1 layers x +128 positions +(\d+) bytes', t, re.M)
-s = re.search(r'^  sliding +5 layers x +128 positions +(\d+) bytes', t, re.M)
-if not g or not s or int(g.group(1)) != 2 * 128 * 128 * 4 or int(s.group(1)) != 5 * 2 * 128 * 128 * 4: sys.exit("KV by layer kind")
+s = re.search(r'^  sliding +5 layers x +79 positions +(\d+) bytes', t, re.M)
+if not g or not s or int(g.group(1)) != 2 * 128 * 128 * 4 or int(s.group(1)) != 5 * 2 * 79 * 128 * 4: sys.exit("KV by layer kind")
 if not re.search(r'^  per sequence +%d bytes' % kv, t, re.M) or not re.search(r'^  in all +%d bytes' % kv, t, re.M): sys.exit("KV per sequence / in all")
 PY
 "$EDGE_BIN" plan --config gemma-2-2b-it --type Q4_K_M -c 4096 | grep -q 'gemma-2-2b-it' || { echo "plan --config failed"; exit 1; }
@@ -62,6 +63,24 @@ grep -q "logits  *f32  *\[128256, 1\]" "$tmp/plan" || { echo "plan: the logits a
 rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 16384 > "$tmp/plan" 2>&1 || rc=$?
 [ $rc = 0 ] || [ $rc = 3 ] || { echo "plan -c 16384: rc $rc: $(head -3 "$tmp/plan")"; exit 1; }
 grep -q 'context 16384' "$tmp/plan" || { echo "plan -c 16384 does not plan 16384 positions"; exit 1; }
+# sliding-window layers keep a ring of window + batch - 1 positions: gemma-3-1b at 32768 (f16): 4 global layers x
+# 32768 + 22 sliding x (512 + 64 - 1) positions, x 2 (K, V) x 256 (1 kv head x 256) x 2 bytes <= 150 MiB (issue 34)
+"$EDGE_BIN" plan --config gemma-3-1b-it --type Q4_K_M -c 32768 --cache-type f16 > "$tmp/plan" 2>&1 || true
+python3 - "$tmp/plan" <<'PY' || exit 1
+import re, sys
+t = open(sys.argv[1]).read()
+g = re.search(r'^  global +4 layers x +32768 positions +(\d+) bytes', t, re.M)
+s = re.search(r'^  sliding +22 layers x +575 positions +(\d+) bytes', t, re.M)
+a = re.search(r'^  in all +(\d+) bytes', t, re.M)
+if not (g and s and a): sys.exit("plan gemma-3-1b -c 32768: no global / sliding / in-all lines:\n" + t[-800:])
+if int(g.group(1)) != 4 * 32768 * 2 * 256 * 2 or int(s.group(1)) != 22 * 575 * 2 * 256 * 2: sys.exit("gemma-3-1b KV by layer kind")
+if int(a.group(1)) > 150 << 20: sys.exit("gemma-3-1b KV over 150 MiB: %s" % a.group(1))
+PY
+# -np: the KV cache per sequence and in all
+"$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q4_K_M -c 2048 -np 4 --cache-type f16 > "$tmp/plan" 2>&1 || true
+kv1=$((2 * 16 * 512 * 2048 * 2))
+grep -q "KV cache (f16, context 2048, 4 sequences)" "$tmp/plan" && grep -Eq "^  per sequence +$kv1 bytes" "$tmp/plan" &&
+    grep -Eq "^  in all +$((4 * kv1)) bytes" "$tmp/plan" || { echo "plan -np 4: $(grep -A4 'KV cache (' "$tmp/plan")"; exit 1; }
 rc=0; "$EDGE_BIN" plan --config gemma-3-1b-it --type Q8_0 -c 40000 > /dev/null 2> "$tmp/err" || rc=$?
 [ $rc = 1 ] && grep -q -- "-c 40000 exceeds the context limit of 32768 tokens for 'gemma-3-1b-it'" "$tmp/err" || { echo "plan -c 40000: rc $rc: $(cat "$tmp/err")"; exit 1; }
 exit 0
