@@ -58,6 +58,7 @@ typedef struct RunOpts {
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
     DType       kv;                 /* KV cache (K and V alike); DT_COUNT: eng_kv_default */
     u32         np;                 /* -np: prompts decoded together (line, nul, jsonl input; 1: one at a time) */
+    bool        no_cache_prompt;    /* --no-cache-prompt: never reuse a shared system prefix's KV cache */
 } RunOpts;
 
 /* One prompt and its settings (a JSON line may override the command line's). */
@@ -75,6 +76,7 @@ typedef struct RunReq {
 
 typedef struct RunResult {
     u32     n_prompt, n_gen;
+    u32     n_prefix, n_reused;     /* the prompt's system prefix (tokens, 0: none) and the prompt tokens taken from a cache */
     RunStop stop;
     f64     prefill_ms, decode_ms;
     char    err[512];
@@ -92,6 +94,16 @@ typedef struct RunText {
     char *buf;
     u64   cap, n, printed;
 } RunText;
+
+/* The system prefix of the last system text seen (run_prefix): the tokens a template renders before
+   the user's text; a new value of gen each time it changes (the slots that hold it name its gen). */
+typedef struct RunPrefix {
+    char     *system;               /* its system text (NULL: the template's default) */
+    ChatThink think;
+    bool      valid;
+    u32       n, gen;
+    i32      *toks;                 /* (n) */
+} RunPrefix;
 
 typedef struct Run {
     RunOpts    o;
@@ -119,6 +131,7 @@ typedef struct Run {
     bool       pipe_closed;
     char       date[CHAT_DATE_MAX];     /* llama3's "Today Date": --chat-date or today at start */
     RunReader  rd;
+    RunPrefix  pre;
 } Run;
 
 static volatile sig_atomic_t run_interrupted;
@@ -179,6 +192,7 @@ void run_print_help(void) {
         "  --chat                  keep one multi-turn conversation across inputs (default: each prompt starts empty)\n"
         "  --truncate              keep the end of a prompt that does not fit (default: report it and go on)\n"
         "  --no-special            never parse control-token text (e.g. <|im_end|>) inside prompts\n"
+        "  --no-cache-prompt       prefill each prompt's system prefix anew (default: computed once, its KV cache reused)\n"
         "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
         "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
         "  --cache-type f32|f16    GPU KV cache, keys and values alike (default: as --act)\n"
@@ -271,6 +285,7 @@ static bool run_parse_switch(RunOpts *o, const char *a) {
     else if (!strcmp(a, "--no-special")) o->no_special = true;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
+    else if (!strcmp(a, "--no-cache-prompt")) o->no_cache_prompt = true;
     else return false;
     return true;
 }
@@ -399,6 +414,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
 
 /* ---- set-up and tear-down ---------------------------------------------------------------- */
 static void run_close(Run *r) {
+    free(r->pre.system); free(r->pre.toks);
     if (r->g_up) eng_close(&r->g);
     if (r->m_up) model_close(&r->m);
     arena_free(&r->scratch);
@@ -565,8 +581,45 @@ static bool run_tokenize(Run *r, ChatFamily fam, const ChatOpts *co, ChatTurn *t
     return true;
 }
 
+/* The system prefix of a request (RunPrefix): the longest common start of the tokens of two
+   renderings that differ only in the user's text, for chat families with a system text (--system,
+   the jsonl field, or the template's default), when it is at least RUN_PREFIX_MIN tokens; else 0.
+   Kept for the last system text. Uses r->rend and r->toks as scratch (before run_prepare). */
+#define RUN_PREFIX_MIN 8
+static u32 run_prefix(Run *r, const RunReq *q) {
+    RunPrefix *P = &r->pre;
+    ChatFamily fam = run_family(r);
+    if (fam == CHAT_NONE || r->o.chat) return 0;
+    bool same = P->valid && P->think == q->think && (P->system ? q->system && !strcmp(P->system, q->system) : !q->system);
+    if (same) return P->n;
+    free(P->system); free(P->toks);
+    u32 gen = P->gen + 1;
+    memset(P, 0, sizeof *P);
+    P->gen = gen;
+    P->system = q->system ? strdup(q->system) : 0; P->think = q->think; P->valid = true;
+    ChatOpts co = { .add_generation_prompt = true, .think = q->think, .date = r->date };
+    i32 *probe[2] = { 0, 0 };
+    u32 n[2] = { 0, 0 };
+    char err[64];
+    for (int i = 0; i < 2; i++) {
+        ChatTurn turns[2]; u32 nt = 0;
+        if (q->system) turns[nt++] = (ChatTurn){ "system", q->system };
+        turns[nt++] = (ChatTurn){ "user", i ? "B" : "A" };
+        u64 n_rend = chat_render_turns(fam, turns, nt, &co, r->rend, r->rend_cap);
+        if (n_rend >= r->rend_cap || !run_tokenize(r, fam, &co, turns, nt, n_rend, &n[i], err, sizeof err)) break;
+        probe[i] = malloc((n[i] + 1) * sizeof(i32));
+        memcpy(probe[i], r->toks, n[i] * sizeof(i32));
+    }
+    u32 k = 0;
+    while (probe[0] && probe[1] && k < n[0] && k < n[1] && probe[0][k] == probe[1][k]) k++;
+    if (k >= RUN_PREFIX_MIN) { P->n = k; P->toks = probe[0]; probe[0] = 0; }
+    free(probe[0]); free(probe[1]);
+    return P->n;
+}
+
 /* UTF-8 check, template, tokens, context fit. Returns false with res->err on failure. */
 static bool run_prepare(Run *r, const RunReq *q, u32 index, RunResult *res, u32 *n_tok) {
+    u32 n_prefix = run_prefix(r, q);
     u64 n_clean;
     u32 bad = run_clean_utf8(r, q->text, q->len, &n_clean);
     if (bad) errf("edge: prompt %u: %u invalid UTF-8 byte%s replaced with U+FFFD\n", index, bad, bad == 1 ? "" : "s");
@@ -617,6 +670,8 @@ static bool run_prepare(Run *r, const RunReq *q, u32 index, RunResult *res, u32 
         res->n_prompt = n;
     }
     *n_tok = n;
+    /* the system prefix, when the prompt starts with it (a truncated prompt may not) */
+    res->n_prefix = n_prefix && n > n_prefix && !memcmp(r->toks, r->pre.toks, n_prefix * sizeof(i32)) ? n_prefix : 0;
     return true;
 }
 
@@ -667,17 +722,34 @@ static void run_fault(Run *r, int code) {
     if (code == EXIT_DEVICE || (code == EXIT_NUMERIC && r->worst != EXIT_DEVICE)) r->worst = code;
 }
 
+/* Can a sequence whose context holds `held` tokens matching the prompt's, at position pos, give the
+   prompt its system prefix of P tokens? Not with --no-cache-prompt, and not once a sliding-window
+   layer's ring has wrapped (its rows of the prefix's last positions would be overwritten). */
+static bool run_prefix_held(const Run *r, u32 held, u32 pos, u32 P) {
+    return P && !r->o.no_cache_prompt && held >= P && pos >= P && pos <= eng_kv_ring(&r->g);
+}
+
+/* Prefills r->toks[from .. n) of the selected sequence: a prompt with a system prefix of P tokens in
+   two parts, up to P and from P, reused or not, so that reusing it computes what prefilling it does. */
+static bool run_feed(Run *r, u32 from, u32 P, u32 n, Err *e) {
+    if (from < P && !eng_feed(&r->g, r->toks + from, P - from, 0, e)) return false;
+    from = MAX(from, P);
+    return eng_feed(&r->g, r->toks + from, n - from, 0, e);
+}
+
 /* A failure ends the prompt with res->stop = error and, for a device or numeric fault, run_fault. */
 static void run_generate(Run *r, const RunReq *q, u32 n, RunResult *res, bool stream) {
     Engine *g = &r->g;
     u32 nv = r->m.cfg.n_vocab;
     Err e = {0};
     r->out.n = r->out.printed = 0;
-    u32 reuse = 0;
+    u32 reuse = 0, P = res->n_prefix;
     if (r->o.chat && r->n_kv < n && r->n_kv == eng_pos(g) && !memcmp(r->kv, r->toks, r->n_kv * sizeof(i32))) reuse = r->n_kv;
+    else if (run_prefix_held(r, r->n_kv, eng_pos(g), P) && !memcmp(r->kv, r->toks, P * sizeof(i32)) && eng_truncate(g, P, &e)) reuse = P;
     else { eng_reset(g); r->n_kv = 0; }
+    res->n_reused = reuse;
     f64 t0 = run_now_ms();
-    if (!eng_feed(g, r->toks + reuse, n - reuse, 0, &e)) {
+    if (!run_feed(r, reuse, P, n, &e)) {
         res->stop = RUN_STOP_ERROR; fmt_buf(res->err, sizeof res->err, "%s", e.msg);
         run_fault(r, e.code);
         eng_reset(g); r->n_kv = 0;
@@ -770,8 +842,8 @@ static void run_report(Run *r, u32 index, const RunResult *res) {
     if (res->stop == RUN_STOP_CONTEXT && !r->o.quiet)
         errf("edge: prompt %u: the context of %u tokens is full after %u generated tokens\n", index, r->n_ctx, res->n_gen);
     if (r->o.verbose)
-        errf("edge: prompt %u: %u prompt tokens in %.2f ms (%.1f tok/s), %u generated in %.2f ms (%.1f tok/s), stop %s, rss %llu KiB\n",
-             index, res->n_prompt, res->prefill_ms, res->prefill_ms > 0 ? res->n_prompt * 1e3 / res->prefill_ms : 0.0,
+        errf("edge: prompt %u: %u prompt tokens (%u reused) in %.2f ms (%.1f tok/s), %u generated in %.2f ms (%.1f tok/s), stop %s, rss %llu KiB\n",
+             index, res->n_prompt, res->n_reused, res->prefill_ms, res->prefill_ms > 0 ? res->n_prompt * 1e3 / res->prefill_ms : 0.0,
              res->n_gen, res->decode_ms, res->decode_ms > 0 ? res->n_gen * 1e3 / res->decode_ms : 0.0,
              run_stop_names[res->stop], (unsigned long long)run_rss_kib());
 }
@@ -917,9 +989,9 @@ static void run_json_result(Run *r, const JsonVal *id, u64 line, const RunResult
         json_put(&w, ",\"reasoning\":", 13);
         json_write_str(&w, t->buf + sp.reason_at, sp.reason_n);
     } else json_write_str(&w, t->buf, t->n);
-    json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
+    json_putf(&w, ",\"tokens\":%u,\"stop_reason\":\"%s\",\"prompt_tokens\":%u,\"prompt_reused\":%u,\"prefill_ms\":%.3f,\"prefill_tok_s\":%.1f,"
                   "\"decode_ms\":%.3f,\"decode_tok_s\":%.1f}\n",
-              res->n_gen, run_stop_names[res->stop], res->n_prompt, res->prefill_ms,
+              res->n_gen, run_stop_names[res->stop], res->n_prompt, res->n_reused, res->prefill_ms,
               res->prefill_ms > 0 ? res->n_prompt * 1e3 / res->prefill_ms : 0.0, res->decode_ms,
               res->decode_ms > 0 ? res->n_gen * 1e3 / res->decode_ms : 0.0);
     run_write(r, r->jout, MIN(w.n, w.cap));

@@ -31,6 +31,7 @@ typedef struct RunSlot {
     TokDecoder dec;
     i32        next;                    /* the picked token, not yet in the context */
     u32        fed, n_prompt;           /* RS_PREFILL: prompt tokens fed, of n_prompt */
+    u32        pre_gen, pre_n;          /* the system prefix (r->pre's gen) whose pre_n tokens this slot's cache holds (0: none) */
     f64        t0, t1;                  /* prefill start, decode start (ms) */
 } RunSlot;
 
@@ -140,6 +141,24 @@ static bool run_par_request(Run *r, RunSlot *s, u64 len, char *msg, u32 cap, con
     return true;
 }
 
+/* The prompt's system prefix from a cache (run_prefix_held): this slot's own (kept by truncating its
+   context), else another slot's (its rows copied); the tokens reused, 0 when none holds it. */
+static u32 run_par_reuse(Run *r, RunPar *P, RunSlot *s) {
+    u32 n = s->res.n_prefix, seq = (u32)(s - P->slot);
+    Err e = {0};
+    bool mine = s->pre_gen == r->pre.gen && run_prefix_held(r, s->pre_n, eng_pos(&r->g), n);
+    s->pre_n = 0;
+    if (mine && eng_truncate(&r->g, n, &e)) { s->pre_n = n; return n; }
+    for (u32 i = 0; i < P->n; i++) {
+        RunSlot *h = &P->slot[i];
+        if (h == s || h->pre_gen != r->pre.gen || !run_prefix_held(r, h->pre_n, eng_seq_pos(&r->g, i), n)) continue;
+        if (!eng_copy_prefix(&r->g, i, seq, n, &e)) break;
+        s->pre_n = n; s->pre_gen = r->pre.gen;
+        return n;
+    }
+    return 0;
+}
+
 /* Reads, templates and tokenizes the next record into a free slot and starts its prefill. */
 static void run_par_admit_one(Run *r, RunPar *P, RunSlot *s) {
     u64 len; bool over;
@@ -169,12 +188,14 @@ static void run_par_admit_one(Run *r, RunPar *P, RunSlot *s) {
     temp_end(t);
     u32 seq = (u32)(s - P->slot);
     eng_select(&r->g, seq);
-    eng_reset(&r->g);
+    s->fed = run_par_reuse(r, P, s);
+    if (!s->fed) eng_reset(&r->g);
+    s->res.n_reused = s->fed;
     samp_reset(&s->samp, &s->q.sp);
     for (u32 i = n > s->samp.max_hist ? n - s->samp.max_hist : 0; i < n; i++) samp_accept(&s->samp, r->toks[i]);
     tok_decoder_init(&s->dec);
     s->dec.at_start = false;            /* a continuation keeps the first piece's leading space */
-    s->state = RS_PREFILL; s->fed = 0; s->n_prompt = n; s->t0 = run_now_ms();
+    s->state = RS_PREFILL; s->n_prompt = n; s->t0 = run_now_ms();
     P->prefill = seq;
 }
 
@@ -192,12 +213,14 @@ static void run_par_admit(Run *r, RunPar *P) {
 /* The admitted prompt's next batch (all of it when nothing decodes); at its end the first pick. */
 static void run_par_prefill(Run *r, RunPar *P, bool others) {
     RunSlot *s = &P->slot[P->prefill];
-    u32 seq = P->prefill, left = s->n_prompt - s->fed;
+    u32 seq = P->prefill, left = s->n_prompt - s->fed, pre = s->res.n_prefix;
     u32 chunk = others ? MIN(left, (u32)EDGE_PREFILL_BATCH) : left;
+    if (s->fed < pre) chunk = MIN(chunk, pre - s->fed);        /* (run_feed's split: up to the system prefix, then on) */
     Err e = {0};
     eng_select(&r->g, seq);
     if (!eng_feed(&r->g, r->toks + s->fed, chunk, 0, &e)) { run_par_fail(r, P, s, e.msg, e.code); return; }
     s->fed += chunk;
+    if (pre && s->fed == pre) { s->pre_n = pre; s->pre_gen = r->pre.gen; }   /* it holds the prefix now */
     if (s->fed < s->n_prompt) return;
     P->prefill = P->n;
     s->res.prefill_ms = run_now_ms() - s->t0;

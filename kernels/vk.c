@@ -1085,6 +1085,18 @@ void vk_fill_words(Vk *vk, const Tensor *t, u32 word, u64 bytes) {
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &post, 0, 0, 0, 0);
 }
 
+void vk_copy_bytes(Vk *vk, const Tensor *src, const Tensor *dst, u64 bytes) {
+    if (vk->describe || !bytes) return;
+    if (bytes > src->nbytes || bytes > dst->nbytes) die(EXIT_USAGE, "edge: vk_copy_bytes: %llu bytes from '%s' (%llu) to '%s' (%llu)",
+                                                         (unsigned long long)bytes, src->name, (unsigned long long)src->nbytes, dst->name, (unsigned long long)dst->nbytes);
+    VkMemoryBarrier pre = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT };
+    vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &pre, 0, 0, 0, 0);
+    VkBufferCopy c = { src->offset, dst->offset, bytes };
+    vkCmdCopyBuffer(vk->cur_cmd, src->arena->blocks[src->block].buf, dst->arena->blocks[dst->block].buf, 1, &c);
+    VkMemoryBarrier post = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, 0, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT };
+    vkCmdPipelineBarrier(vk->cur_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &post, 0, 0, 0, 0);
+}
+
 /* ---- edge info ------------------------------------------------------------------- */
 void vk_print_info(const Vk *vk) {
     const VkPhysicalDeviceProperties *p = &vk->props;

@@ -269,5 +269,6 @@ void  vk_ts_write(Vk *vk, VkQueryPool q, u32 i);           /* recorded: after al
 void  vk_ts_read(Vk *vk, VkQueryPool q, u32 n, u64 *ticks);/* after the submit: n raw ticks */
 void  vk_fill_word(Vk *vk, const Tensor *t, u32 word);      /* recorded: the first 4 bytes of t := word */
 void  vk_fill_words(Vk *vk, const Tensor *t, u32 word, u64 bytes);   /* recorded: the first `bytes` of t (whole words) := word */
+void  vk_copy_bytes(Vk *vk, const Tensor *src, const Tensor *dst, u64 bytes);   /* recorded: the first `bytes` of src into dst (device to device) */
 
 #endif

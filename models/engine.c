@@ -144,6 +144,41 @@ void eng_select(Engine *g, u32 seq) {
     g->pos = g->seq_pos[seq];
 }
 
+bool eng_copy_prefix(Engine *g, u32 src, u32 dst, u32 n, Err *e) {
+    if (src >= g->n_seq || dst >= g->n_seq || src == dst || n > eng_seq_pos(g, src) || n > g->n_ctx)
+        return err_set(e, EXIT_USAGE, "prefix of %u tokens from sequence %u (at %u) to %u of %u", n, src, src < g->n_seq ? eng_seq_pos(g, src) : 0, dst, g->n_seq);
+    eng_decode_end(g);
+    if (g->backend == ENG_REF) {
+        RefState *a = &g->refs[src], *b = &g->refs[dst];
+        u64 kvd = (u64)g->m->cfg.n_head_kv * g->m->cfg.head_dim;
+        for (u32 il = 0; il < g->m->cfg.n_layer; il++) {
+            u64 o = (u64)il * g->n_ctx * kvd;
+            memcpy(b->k_cache + o, a->k_cache + o, (u64)n * kvd * sizeof(f32));
+            memcpy(b->v_cache + o, a->v_cache + o, (u64)n * kvd * sizeof(f32));
+        }
+        b->n_past = n;
+    } else if (!xf_kv_copy(&g->xf, src, dst, n, e)) return false;
+    g->seq_pos[g->cur] = g->pos;
+    g->seq_pos[dst] = n;
+    g->pos = g->seq_pos[g->cur];
+    return true;
+}
+
+u32 eng_kv_ring(const Engine *g) {
+    u32 rows = g->n_ctx;
+    if (g->backend == ENG_GPU && g->xf_up)
+        for (u32 il = 0; il < g->m->cfg.n_layer; il++) rows = MIN(rows, (u32)g->xf.s.kv[il].k.ne[1]);
+    return rows;
+}
+
+bool eng_truncate(Engine *g, u32 n, Err *e) {
+    if (n > g->pos) return err_set(e, EXIT_USAGE, "truncate to %u tokens, but the context holds %u", n, g->pos);
+    eng_decode_end(g);
+    g->pos = n;
+    if (g->backend == ENG_REF) g->refs[g->cur].n_past = n;
+    return true;
+}
+
 /* One decode step for n sequences: the reference one sequence after the other, the GPU in one
    batched step (xf_decode_rows). */
 bool eng_step(Engine *g, u32 n, const u32 *seqs, const i32 *tokens, i32 *ids, f32 *logits, Err *e) {

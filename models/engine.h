@@ -30,6 +30,11 @@
      eng_decode_end(&g)                              drops the chained steps in flight (eng_feed and eng_reset do too)
      eng_set_chain(&g, on)                           chained decode on or off (tests compare both)
      eng_select(&g, seq)                             the sequence eng_feed / eng_decode / eng_reset / eng_pos work on (0..n_seq-1)
+     eng_copy_prefix(&g, src, dst, n, err)           sequence dst's context := the first n tokens of src's (their KV cache
+                                                     rows copied on the device: a shared prefix computed once)
+     eng_truncate(&g, n, err)                        the selected sequence keeps its first n tokens
+     eng_kv_ring(&g)                                 positions a sequence can reach before a sliding-window layer's ring of
+                                                     cache rows wraps (the context when no layer has one)
      eng_step(&g, n, seqs, tokens, ids, logits, err) one decode step of n sequences at once (token t of sequence seqs[t] at its
                                                      position; each sequence at most once): the greedy ids (ids, may be NULL)
                                                      and every row's logits (logits: n x n_vocab floats, may be NULL); the
@@ -101,6 +106,9 @@ void eng_decode_end(Engine *g);
 void eng_set_chain(Engine *g, bool on);
 void eng_select(Engine *g, u32 seq);
 bool eng_step(Engine *g, u32 n, const u32 *seqs, const i32 *tokens, i32 *ids, f32 *logits, Err *e);
+bool eng_copy_prefix(Engine *g, u32 src, u32 dst, u32 n, Err *e);
+bool eng_truncate(Engine *g, u32 n, Err *e);
+u32  eng_kv_ring(const Engine *g);
 EngInfo eng_info(const Engine *g);
 void eng_time_decode(Engine *g, bool on);
 f64  eng_decode_gpu_ns(Engine *g);

@@ -855,6 +855,26 @@ bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 
     return xf_read_out(xf, n, 0, true, logits, ids, e);
 }
 
+/* Copies the cache rows of positions 0 .. n-1 of sequence slot src into slot dst, every layer's keys
+   and values (a ring's rows: all of them once n reaches its length): a shared prefix computed once. */
+bool xf_kv_copy(Xf *xf, u32 src, u32 dst, u32 n, Err *e) {
+    if (src >= xf->n_seq || dst >= xf->n_seq || src == dst || n > xf->n_ctx)
+        return err_set(e, EXIT_USAGE, "KV copy of %u positions from slot %u to %u (%u slots, context %u)", n, src, dst, xf->n_seq, xf->n_ctx);
+    xf_chain_stop(xf);
+    vk_begin(xf->vk);
+    for (u32 il = 0; il < xf->cfg->n_layer; il++) {
+        const Tensor *c[2] = { &xf->s.kv[il].k, &xf->s.kv[il].v };
+        for (int i = 0; i < 2; i++) {
+            u64 rows = c[i]->ne[1], rb = dtype_bytes(c[i]->dtype, c[i]->ne[0]);
+            Tensor a = xf_cache_rows(c[i], 0, (u32)rows), b = a;      /* slot 0's rows, moved to each slot */
+            a.offset += src * rows * rb; b.offset += dst * rows * rb;
+            vk_copy_bytes(xf->vk, &a, &b, MIN((u64)n, rows) * rb);
+        }
+    }
+    vk_submit_wait(xf->vk);
+    return true;
+}
+
 /* ---- greedy decode with steps in flight ---- */
 bool xf_chain_ok(const Xf *xf) {
     return !xf->d.step && !xf->d.on && !xf_debug.trace && !xf_debug.check_nan && !xf_debug.profile && !xf_debug.inject;

@@ -273,6 +273,7 @@ f64  xf_decode_gpu_ns(Xf *xf);
    waits and reads back all of the recording's ids. xf_chain_stop waits for what is left and drops it
    (a step queued past the last one wanted writes only its own KV row, which the next step at that
    position overwrites; steps past the context's end run at its last position, and are never returned). */
+bool xf_kv_copy(Xf *xf, u32 src, u32 dst, u32 n, Err *e);   /* slot src's cache rows of positions 0..n-1 into slot dst */
 bool xf_chain_ok(const Xf *xf);
 bool xf_chain_start(Xf *xf, i32 token, u32 p0, u32 slot, Err *e);
 bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e);

@@ -455,8 +455,12 @@ TEST(plan_totals_equal_what_xf_init_allocates) {
                    (unsigned long long)p.plan_s, (unsigned long long)gent_blocks(&xf.w.arena), (unsigned long long)gent_blocks(&xf.s.arena));
             CHECKF(xf.w.arena.used == p.weights && xf.s.arena.used == p.kv + p.act, "%s: tensor bytes differ", nm);
             CHECKF(!split || xf.w.arena.n_blocks + xf.s.arena.n_blocks > 2, "%s: %u + %u blocks", nm, xf.w.arena.n_blocks, xf.s.arena.n_blocks);
-            /* the KV cache: 2 x layers x kv_dim x ctx x 4 bytes */
-            CHECK(p.kv == 2ull * m.cfg.n_layer * m.cfg.n_head_kv * m.cfg.head_dim * ctx * 4);
+            /* the KV cache: 2 x kv_dim x 4 bytes x (ctx positions per global layer, a ring of window + batch - 1 per
+               sliding-window layer) */
+            u64 pos = 0;
+            for (u32 il = 0; il < m.cfg.n_layer; il++)
+                pos += model_layer_is_swa(&m.cfg, il) && m.cfg.swa_window ? MIN(ctx, m.cfg.swa_window + MIN(ctx, EDGE_PREFILL_BATCH) - 1) : ctx;
+            CHECKF(p.kv == 2ull * m.cfg.n_head_kv * m.cfg.head_dim * pos * 4, "%s: KV %llu", nm, (unsigned long long)p.kv);
             xf_free(&xf);
             model_close(&m);
             arena_free(&a);
