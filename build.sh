@@ -195,8 +195,10 @@ echo "== tint: $T/root/usr/bin/tint"
 # A line '//! variant-each NAME ENTRY [WORD...]' is a variant line made once per weight type of
 # config/dtypes.def (role WEIGHT), read here through the C preprocessor: in NAME, ENTRY and the
 # WORDs, {t} is the type's name (q4_k), {WT} its DType value, {blk} / {bytes} its block, {w} the
-# WGSL type of its weight binding, {mv} its decode entry (lanes ANY: matvec, K: matvec_k) and {h}
-# the suffix of its f16-activation decode entries (K: _h). Such a file must declare
+# WGSL type of its weight binding, {mv} its decode entry (lanes ANY: matvec, K or B: matvec_k) and
+# {h} the suffix of its f16-activation decode entries (K or B: _h). A line '//! variant-lanes ...' is
+# the same, made only for the weight types whose lanes are K or B (the fused decode entries, which
+# run on those lanes only). Such a file must declare
 # 'const WT_<ID> = <DType value>u;' for every weight type (checked here), so that its code names
 # the same ids as the table.
 # A line '//! include common/NAME.wgsl' appends that shared snippet (kernels/common/, helpers that
@@ -212,8 +214,8 @@ variant_each() {
     while read -r _ id nm role blk by lanes w; do
         if [ "$role" = WEIGHT ]; then
             grep -q "^const WT_$id = ${n}u;" "$1" || { echo "build.sh: $1 has no line 'const WT_$id = ${n}u;' (config/dtypes.def)" >&2; exit 1; }
-            mv=matvec; h=""; [ "$lanes" = K ] && { mv=matvec_k; h=_h; }
-            grep '^//! variant-each ' "$1" | sed -e 's/^\/\/! variant-each /\/\/! variant /' -e "s/{t}/$nm/g" -e "s/{WT}/$n/g" \
+            mv=matvec; h=""; kinds=each; [ "$lanes" != ANY ] && { mv=matvec_k; h=_h; kinds='each\|lanes'; }
+            grep "^//! variant-\($kinds\) " "$1" | sed -e 's/^\/\/! variant-[a-z]* /\/\/! variant /' -e "s/{t}/$nm/g" -e "s/{WT}/$n/g" \
                 -e "s/{blk}/$blk/g" -e "s/{bytes}/$by/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g"
         fi
         n=$((n+1))
@@ -228,7 +230,7 @@ for src in kernels/*.wgsl; do
     base=$(basename "$src" .wgsl)
     if grep -q '^//! variant' "$src"; then
         vlines=$(grep '^//! variant ' "$src" || true)
-        if grep -q '^//! variant-each ' "$src"; then vlines="$vlines"$'\n'"$(variant_each "$src")" || exit 1; fi
+        if grep -q '^//! variant-\(each\|lanes\) ' "$src"; then vlines="$vlines"$'\n'"$(variant_each "$src")" || exit 1; fi
         grep -v '^$' <<< "$vlines" | while read -r _ _ name ep words; do
             ov=""; al=""
             for wd in $words; do

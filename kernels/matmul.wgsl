@@ -60,32 +60,20 @@ enable f16;
 //! variant-each matmul_{t}_a16_y16     matmul            WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
 //! variant-each matmul_split_{t}_a32   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w}
 //! variant-each matmul_split_{t}_a16   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w} alias:A=f16
-//! variant matvec_rope_q4_k_a32_c32 matvec_k_rope WT=7
-//! variant matvec_rope_q4_k_a32_c16 matvec_k_rope WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q4_k_a16_c32 matvec_k_rope_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q4_k_a16_c16 matvec_k_rope_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_rope_q6_k_a32_c32 matvec_k_rope WT=8
-//! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q6_k_a16_c32 matvec_k_rope_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q6_k_a16_c16 matvec_k_rope_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_rope_norm_q4_k_a32_c32 matvec_k_rope_norm WT=7
-//! variant matvec_rope_norm_q4_k_a32_c16 matvec_k_rope_norm WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q4_k_a16_c16 matvec_k_rope_norm_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_glu_norm_q4_k_a32_y32 matvec_k_glu_norm WT=7
-//! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q6_k_a32_c32 matvec_k_rope_norm WT=8
-//! variant matvec_rope_norm_q6_k_a32_c16 matvec_k_rope_norm WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
-//! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_norm_q8_q4_k_a16_y16 matvec_k_glu_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q4_k_a16_y16 matvec_k_glu_res_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q6_k_a16_y16 matvec_k_glu_res_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q8_q4_k_a16_y16 matvec_k_glu_res_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_norm_q8_q4_k_a16_y32 matvec_k_norm_q WT=7 alias:A=f16
-//! variant matvec_norm_q8_q6_k_a16_y32 matvec_k_norm_q WT=8 alias:A=f16
+//! variant-lanes matvec_rope_{t}_a32_c32 matvec_k_rope WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_rope_{t}_a32_c16 matvec_k_rope WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_{t}_a16_c32 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_{t}_a16_c16 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a32_c32 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_rope_norm_{t}_a32_c16 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
 
 alias W = u32;
 alias A = f32;
@@ -592,11 +580,13 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
         let sl = 16u * (k & 1u);
         let scw = select(sc03, sc47, k >= 2u);
         let mnw = select(mn03, mn47, k >= 2u);
-        let q = wword(ow + 4u + c + 8u * k);
+        let q = wword(ow + q4k_qs() + c + 8u * k);
         let a = xa[2u * k];
         let b = xa[2u * k + 1u];
-        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
-                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
+        var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
+        if (WT == WT_Q5_K) { let qh = wword(ow + 4u + c); ql = ql | q5k_hb(qh, 2u * k); qu = qu | q5k_hb(qh, 2u * k + 1u); }
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(ql), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes(qu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
     }
     return acc;
 }
@@ -636,17 +626,125 @@ fn q6k_lane(bi: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     return d * acc;
 }
 
+// The lane shape of the weight type (its lanes column in config/dtypes.def): the k-quant lanes
+// (Q4_K, Q5_K, Q6_K; is_q4k: Q4_K's layout, Q5_K with its fifth bits) or the group lanes (is_b).
+fn is_b() -> bool { return WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K; }
+fn is_q4k() -> bool { return WT == WT_Q4_K || WT == WT_Q5_K; }
+fn q4k_words() -> u32 { return select(36u, 44u, WT == WT_Q5_K); }   // words per super-block (144, 176 bytes)
+fn q4k_qs() -> u32 { return select(4u, 12u, WT == WT_Q5_K); }       // word of qs[128] (Q5_K: after qh[32])
+// Q5_K: the fifth bits of a qs word's 4 elements of sub-block j (qh word = the same positions l) at bit 4 of each byte
+fn q5k_hb(qh: u32, j: u32) -> u32 { return ((qh >> j) & 0x01010101u) << 4u; }
+// The units of 256 elements a lane loop takes (a group-lane row may end inside one: bgrp_in guards
+// a lane's group g, 8 per unit)
+fn n_units() -> u32 { if (is_b()) { return (p.k + 255u) / 256u; } return p.k / 256u; }
+fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
+
+// ---- the group lanes (lanes B in config/dtypes.def: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS) -------
+// A row is taken in groups of 32 elements (a block; IQ4_XS: a sub-block), 8 per unit of 256, lane c
+// of a unit taking group c whole, so its scale is decoded once per 32 weights. A type is its case in
+// bgrp: the group's scale d, minimum m and 32 quants as bytes u (word j: elements 4j .. 4j + 3),
+// x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
+// int8 (b_lane_q). Blocks of 18, 22 and 34 bytes start at even bytes: span8 reads them as words.
+struct BGrp { d: f32, m: f32, u: array<u32, 8> }
+// words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
+// last load is the word holding bytes o + 4n - 2, o + 4n - 1: inside the block, unused when aligned)
+fn span8(o: u32, n: u32) -> array<u32, 8> {
+    let sh = (o & 2u) * 8u;
+    let i = o >> 2u;
+    var a: array<u32, 9>;
+    for (var j = 0u; j < n; j = j + 1u) { a[j] = wword(i + j); }
+    a[n] = wword((o + 4u * n - 2u) >> 2u);
+    var r: array<u32, 8>;
+    for (var j = 0u; j < n; j = j + 1u) { r[j] = select((a[j] >> sh) | (a[j + 1u] << (32u - sh)), a[j], sh == 0u); }
+    return r;
+}
+// Q5_0 / Q5_1: bits 0..3 of h as bit 4 of the 4 bytes
+fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u; }
+// IQ4_NL / IQ4_XS: 4 nibbles (one per byte) to kvalues_iq4nl + 128, by bytes (KV_IQ4NL packed in 4 words)
+fn kv4(q: u32) -> u32 {
+    let n = vec4<u32>(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
+    let b2 = (n & vec4<u32>(4u)) != vec4<u32>(0u);
+    let lo = select(vec4<u32>(0x3f2d1801u), vec4<u32>(0x766a5d4fu), b2);   // 1 24 45 63 | 79 93 106 118
+    let hi = select(vec4<u32>(0xa6998d81u), vec4<u32>(0xf1d9c5b5u), b2);   // 129 141 153 166 | 181 197 217 241
+    let v = (select(lo, hi, (n & vec4<u32>(8u)) != vec4<u32>(0u)) >> ((n & vec4<u32>(3u)) * 8u)) & vec4<u32>(0xffu);
+    return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
+}
+fn bgrp_off() -> f32 {
+    if (WT == WT_Q4_0) { return 8.0; }
+    if (WT == WT_Q5_0) { return 16.0; }
+    if (WT == WT_Q4_1 || WT == WT_Q5_1) { return 0.0; }
+    return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4)
+}
+fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1; }
+// group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
+fn bgrp(row: u32, g: u32) -> BGrp {
+    var r = BGrp(0.0, 0.0, array<u32, 8>());
+    let rb = row * row_bytes(p.k);
+    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32]
+        let o = rb + g * 34u;
+        r.d = f16v(rd16(o));
+        let q = span8(o + 2u, 8u);
+        for (var j = 0u; j < 8u; j = j + 1u) { r.u[j] = q[j] ^ 0x80808080u; }
+        return r;
+    }
+    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]
+        let o = rb + g / 8u * 136u;
+        let ib = g % 8u;
+        let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
+        r.d = f16v(rd16(o)) * f32(i32(ls) - 32);
+        let qw = (o + 8u + 16u * ib) / 4u;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let q = wword(qw + j);
+            r.u[j] = kv4(q & 0x0f0f0f0fu); r.u[j + 4u] = kv4((q >> 4u) & 0x0f0f0f0fu);
+        }
+        return r;
+    }
+    // the 32-element 4-bit blocks: f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
+    let o = rb + g * BB;
+    let one = bgrp_min();
+    let five = WT == WT_Q5_0 || WT == WT_Q5_1;
+    r.d = f16v(rd16(o));
+    if (one) { r.m = f16v(rd16(o + 2u)); }
+    let ho = o + select(2u, 4u, one);
+    var qh = 0u;
+    if (five) { qh = rd32(ho); }
+    let q = span8(ho + select(0u, 4u, five), 4u);
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        var lo = q[j] & 0x0f0f0f0fu;
+        var hi = (q[j] >> 4u) & 0x0f0f0f0fu;
+        if (five) { lo = lo | hb4(qh >> (4u * j)); hi = hi | hb4(qh >> (16u + 4u * j)); }
+        if (WT == WT_IQ4_NL) { lo = kv4(lo); hi = kv4(hi); }
+        r.u[j] = lo; r.u[j + 4u] = hi;
+    }
+    return r;
+}
+// the f32 group lane: group g, its activations in xa (sb_x)
+fn b_lane(row: u32, g: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    let r = bgrp(row, g);
+    var s = 0.0;
+    var sx = 0.0;
+    for (var j = 0u; j < 8u; j = j + 1u) {
+        s = s + dot(unpack_bytes_off(r.u[j], bgrp_off()), xa[j]);
+        if (bgrp_min()) { sx = sx + hsum(xa[j]); }
+    }
+    if (bgrp_min()) { return r.d * s + r.m * sx; }
+    return r.d * s;
+}
+
 // Activation j (0..7) of lane c of a super-block, as a vec4 offset from the super-block's first
 // activation: Q4_K word k takes elements 64k + 4c.. (j = 2k) and 64k + 32 + 4c.. (j = 2k + 1);
 // Q6_K quarter k takes 128 (k / 2) + 32 (k % 2) + 4c.. (j = 2k) and that + 64 (j = 2k + 1).
+// The group lanes (is_b): lane c takes group c of the unit, 8 vec4 from 8c.
 fn sb_x(c: u32, j: u32) -> u32 {
     let k = j / 2u;
-    if (WT == 7u) { return 16u * k + 8u * (j % 2u) + c; }
+    if (is_b()) { return 8u * c + j; }
+    if (is_q4k()) { return 16u * k + 8u * (j % 2u) + c; }
     return 32u * (k / 2u) + 8u * (k % 2u) + 16u * (j % 2u) + c;
 }
 fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    if (is_b()) { return b_lane(row, 8u * b + c, xa); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane((row * nsb + b) * 36u, c, xa); }    // 144-byte super-blocks = 36 words
+    if (is_q4k()) { return q4k_lane((row * nsb + b) * q4k_words(), c, xa); }
     return q6k_lane(row * nsb + b, c, xa);
 }
 
@@ -657,7 +755,8 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
         let i = lane_of(l);
         let c = i % 8u;
         let xv = z * p.k / 4u;
-        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
             s = s + lane_k(row, b, c, xa);
@@ -764,7 +863,8 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
             s = s + lane_k(row, b, c, xa);
@@ -943,13 +1043,21 @@ fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
         let sl = 16u * pi;
         var sl_ = 0.0; var sh_ = 0.0;
         for (var wi = 0u; wi < 2u; wi = wi + 1u) {
-            let q = wword(ow + 4u + 8u * k + cw + wi);
+            let q = wword(ow + q4k_qs() + 8u * k + cw + wi);
             let a = xa[4u * pi + wi];
             let b = xa[4u * pi + 2u + wi];
-            let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x4c004c00u) - one;
-            let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x4c004c00u) - one;
-            let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x4c004c00u) - one;
-            let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x4c004c00u) - one;
+            var l02 = q & 0x000f000fu; var l13 = (q >> 8u) & 0x000f000fu;
+            var h02 = (q >> 4u) & 0x000f000fu; var h13 = (q >> 12u) & 0x000f000fu;
+            if (WT == WT_Q5_K) {                // the fifth bits (16 + q / 64 stays exact for q < 64)
+                let qh = wword(ow + 4u + cw + wi);
+                let hl = q5k_hb(qh, 2u * k); let hh = q5k_hb(qh, 2u * k + 1u);
+                l02 = l02 | (hl & 0x00ff00ffu); l13 = l13 | ((hl >> 8u) & 0x00ff00ffu);
+                h02 = h02 | (hh & 0x00ff00ffu); h13 = h13 | ((hh >> 8u) & 0x00ff00ffu);
+            }
+            let lo02 = bitcast<vec2<f16>>(l02 | 0x4c004c00u) - one;
+            let lo13 = bitcast<vec2<f16>>(l13 | 0x4c004c00u) - one;
+            let hi02 = bitcast<vec2<f16>>(h02 | 0x4c004c00u) - one;
+            let hi13 = bitcast<vec2<f16>>(h13 | 0x4c004c00u) - one;
             let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
             let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
             sl_ = sl_ + (pl.x + pl.y);
@@ -995,17 +1103,40 @@ fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     }
     return d * acc;
 }
+// The f16-pair group lane: 0x4000 | u is the f16 2 + u / 512 exactly (u < 256), so minus 2 + off / 512
+// it is (u - off) 2^-9 (HB), |.| <= 1/4: two products with any f16 value stay finite. xa[j]: word j's
+// pairs (x0, x2), (x1, x3); xsum[j] their sum times HP.
+const HB = 0.001953125;                // 2^-9
+fn b_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    let r = bgrp(row, g);
+    let off = vec2<f16>(f16(2.0 + bgrp_off() * HB));
+    var s = 0.0;
+    var sx = 0.0;
+    for (var j = 0u; j < 8u; j = j + 1u) {
+        let u = r.u[j];
+        let e02 = bitcast<vec2<f16>>((u & 0x00ff00ffu) | 0x40004000u) - off;
+        let e13 = bitcast<vec2<f16>>(((u >> 8u) & 0x00ff00ffu) | 0x40004000u) - off;
+        let pr = vec2<f32>(fma(e13, bitcast<vec2<f16>>(xa[j].y), e02 * bitcast<vec2<f16>>(xa[j].x)));
+        s = s + (pr.x + pr.y);
+        if (bgrp_min()) { sx = sx + xsum[j]; }
+    }
+    if (bgrp_min()) { return r.d / HB * s + r.m / HP * sx; }
+    return r.d / HB * s;
+}
 // The f16-pair lanes' activations: vector j (0..3) of 8 halves of lane c, from the super-block's
 // first (q4k_lane_x: pair 2 (c / 4) + j / 2, low / high j % 2; q6k_lane_x: half c / 4, quarter j / 2
 // of the two, low / high j % 2), so the 4 lanes c' of a pair or quarter read 64 neighbouring bytes.
+// The group lanes: lane c's group, 4 vectors from 4c.
 fn xv8(c: u32, j: u32) -> u32 {
+    if (is_b()) { return 4u * c + j; }
     let v = 16u * (c / 4u) + c % 4u;
-    if (WT == 7u) { return v + 8u * (j / 2u) + 4u * (j % 2u); }
+    if (is_q4k()) { return v + 8u * (j / 2u) + 4u * (j % 2u); }
     return v + 4u * (j / 2u) + 8u * (j % 2u);
 }
 fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    if (is_b()) { return b_lane_x(row, 8u * b + c, xa, xsum); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane_x((row * nsb + b) * 36u, c, xa, xsum); }
+    if (is_q4k()) { return q4k_lane_x((row * nsb + b) * q4k_words(), c, xa, xsum); }
     return q6k_lane_x(row * nsb + b, c, xa);
 }
 
@@ -1015,9 +1146,9 @@ fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        let nsb = p.k / 256u;
         let xw = z * p.k / 8u;                       // x8 index of token z's row
-        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
             for (var j = 0u; j < 4u; j = j + 1u) {       // 4 loads of 8 halves (xv8)
                 let u = x8[xw + 32u * b + xv8(c, j)];
@@ -1035,8 +1166,8 @@ fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        let nsb = p.k / 256u;
-        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
             for (var j = 0u; j < 4u; j = j + 1u) {
                 let e = 64u * b + 2u * xv8(c, j);
@@ -1157,12 +1288,17 @@ fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
     let mnw = select(hd.mn03, hd.mn47, c4 >= 2u);
     let ja = xb + 16u * c4;                       // sub-block 2 c4; 2 c4 + 1 at ja + 8
     var da = 0i; var db = 0i;
-    let qv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u + 2u * c4), wvec(ow / 4u + 2u + 2u * c4));
+    let qs = (ow + q4k_qs()) / 4u;                // (a multiple of 4 words)
+    let qv = array<vec4<u32>, 2>(wvec(qs + 2u * c4), wvec(qs + 1u + 2u * c4));
     let xv = array<vec4<u32>, 4>(xq[ja / 4u], xq[ja / 4u + 1u], xq[ja / 4u + 2u], xq[ja / 4u + 3u]);
+    var hv = array<vec4<u32>, 2>(vec4<u32>(0u), vec4<u32>(0u));
+    if (WT == WT_Q5_K) { hv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u), wvec(ow / 4u + 2u)); }   // qh[32]
     for (var t = 0u; t < 8u; t = t + 1u) {
         let q = qv[t / 4u][t % 4u];
-        da = da + dot4I8Packed(q & 0x0f0f0f0fu, xv[t / 4u][t % 4u]);
-        db = db + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xv[2u + t / 4u][t % 4u]);
+        var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
+        if (WT == WT_Q5_K) { let qh = hv[t / 4u][t % 4u]; ql = ql | q5k_hb(qh, 2u * c4); qu = qu | q5k_hb(qh, 2u * c4 + 1u); }
+        da = da + dot4I8Packed(ql, xv[t / 4u][t % 4u]);
+        db = db + dot4I8Packed(qu, xv[2u + t / 4u][t % 4u]);
     }
     let ba = ja / 8u;
     return dm.x * (f32((scw >> sl) & 0xffu) * xqd[ba] * f32(da) + f32((scw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * f32(db))
@@ -1205,10 +1341,32 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
               + f32(i8v((sw1 >> 16u) & 0xffu)) * xqd[g / 2u + 3u] * f32(d3 - 32i * i32(xq16[g + 6u])));
 }
 
+// The int8 group lane: lane c4 takes groups 2 c4, 2 c4 + 1 of unit b (each one block of xq, xqd);
+// u ^ 0x80 is u - 128 as int8, so the product is dot(u - 128, q) + (128 - off) sum(q) (xq16).
+fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    var s = 0.0;
+    for (var h = 0u; h < 2u; h = h + 1u) {
+        let g = 8u * b + 2u * c4 + h;
+        if (!bgrp_in(g)) { continue; }
+        let r = bgrp(row, g);
+        let xa = xq[2u * g];
+        let xb = xq[2u * g + 1u];
+        var di = 0i;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            di = di + dot4I8Packed(r.u[j] ^ 0x80808080u, xa[j]) + dot4I8Packed(r.u[j + 4u] ^ 0x80808080u, xb[j]);
+        }
+        let sq = xq16[2u * g] + xq16[2u * g + 1u];
+        var v = r.d * (f32(di) + (128.0 - bgrp_off()) * sq);
+        if (bgrp_min()) { v = v + r.m * sq; }
+        s = s + xqd[g] * v;
+    }
+    return s;
+}
 // lane c4 of super-block b of row `row` (Q4_K or Q6_K) over the quantized row
 fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    if (is_b()) { return b_lane_q(row, b, c4); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane_q((row * nsb + b) * 36u, c4, 64u * b); }
+    if (is_q4k()) { return q4k_lane_q((row * nsb + b) * q4k_words(), c4, 64u * b); }
     return q6k_lane_q(row * nsb + b, c4, 64u * b);
 }
 
@@ -1217,7 +1375,7 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
     if (ok) {
         let i = lane_of(l);
-        for (var b = i / 4u; b < p.k / 256u; b = b + (1u << p.ll) / 4u) {
+        for (var b = i / 4u; b < n_units(); b = b + (1u << p.ll) / 4u) {
             s.x = s.x + lane_q(row, b, i % 4u);
             if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
         }

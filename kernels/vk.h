@@ -53,7 +53,7 @@ typedef enum DType {
 typedef enum DtRole { DR_WEIGHT, DR_DATA } DtRole;
 typedef enum DtBind { DB_F32, DB_F16, DB_WORDS, DB_I32 } DtBind;      /* what a binding of it holds */
 typedef enum DtUp { DU_COPY, DU_Q6K } DtUp;                            /* upload: as stored, or vk_q6k_units */
-typedef enum DtLanes { DL_ANY, DL_K } DtLanes;                         /* decode lanes (matmul.wgsl) */
+typedef enum DtLanes { DL_ANY, DL_K, DL_B } DtLanes;                   /* decode lanes (matmul.wgsl): none, k-quant, 32-element groups */
 typedef struct DTypeInfo {
     const char *name;           /* "q4_k" */
     DtRole role; i32 ggml;      /* ggml type id, -1 for DATA */
@@ -63,7 +63,10 @@ typedef struct DTypeInfo {
 } DTypeInfo;
 extern const DTypeInfo dtype_info[DT_COUNT];
 extern const char *const dtype_name[DT_COUNT];
-static inline bool dtype_klanes(DType t) { return t < DT_COUNT && dtype_info[t].lanes == DL_K; }   /* Q4_K, Q6_K: the fused decode entries */
+/* the decode lane families (f16 pairs, int8) and the fused decode entries: lanes K or B */
+static inline bool dtype_klanes(DType t) { return t < DT_COUNT && dtype_info[t].lanes != DL_ANY; }
+/* the cooperative-matrix prefill (matmul_cm.wgsl's variants): Q4_K, Q6_K */
+static inline bool dtype_coopmat(DType t) { return t == DT_Q4_K || t == DT_Q6_K; }
 
 typedef struct VkCaps {
     u32  api_version;

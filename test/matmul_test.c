@@ -104,7 +104,7 @@ static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32
 
 /* The tolerance of a path (see the header). */
 #define MT_TOL_PAIRS 5e-4
-static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && (wt == DT_Q4_K || wt == DT_Q6_K); }
+static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && dtype_klanes(wt); }
 static f64 mt_tol(DType wt, DType at, DType ot, Phase ph) { return ot == DT_F16 ? 1e-3 : mt_pairs(wt, at, ph) ? MT_TOL_PAIRS : 1e-5; }
 
 /* One random case: check the tolerances of the path. */
