@@ -70,9 +70,9 @@ enable f16;
 //! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm WT={WT} BLK={blk} BB={bytes}
 //! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
 //! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
 //! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
 
 alias W = u32;

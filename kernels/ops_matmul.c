@@ -349,13 +349,13 @@ u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the k
 static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off; }
 
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
-   (matvec_k_glu_norm_q)? Weights with decode lanes (config/dtypes.def K or B) but Q6_K, with f16
+   (matvec_k_glu_norm_q)? The weight types whose i8 column in config/dtypes.def is GLU, with f16
    activations (out: the glu output dtype): Q4_K as measured; Q5_K and the group-lane types (one f16
    scale per 32 weights: the int8 blocks' own shape) take Q4_K's choice, not measured on their own
-   yet; Q6_K keeps its f16-pair lanes there as before (its int8 entry is built and checked, not
-   chosen). The q/k/v product measured slower on int8 (docs/perf-log.md #85) and keeps its f16 lanes. */
+   yet; Q6_K (HEAD) keeps its f16-pair lanes there. The q/k/v product measured slower on int8
+   (docs/perf-log.md #85) and keeps its f16 lanes. */
 static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
-    return wq_q8_dev(vk) && dtype_klanes(W->dtype) && W->dtype != DT_Q6_K && out == DT_F16;
+    return wq_q8_dev(vk) && dtype_info[W->dtype].i8 == DI_GLU && out == DT_F16;
 }
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
