@@ -8,20 +8,23 @@
 // twin of its CPU loop in models/quant.c) and its row in config/dtypes.def: the generic families'
 // `//! variant-each` lines below are made once per row of the table by build.sh (and their
 // kernels.def rows by an X-macro over it), so adding a type adds no variant or kernels.def line.
-// The fused and k-lane entries (matvec_k*, _norm, _rope, _q; matmul_cm.wgsl) are Q4_K / Q6_K only
-// (lanes K in the table); ops_matmul.c and the path plan (models/transformer.c) take the generic
-// entries for every other type. Blocks of 18, 22, 34 and 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0,
-// Q3_K) start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32).
+// The decode lanes' entries (matvec_k*, _norm, _rope, _q) run every type whose lanes column is K
+// (Q4_K Q5_K Q6_K: super-block lanes) or B (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS: group lanes);
+// their `//! variant-lanes` (and for the int8 gate/up, `//! variant-i8glu`) lines are made per such
+// row. F32 F16 BF16 Q2_K Q3_K (lanes ANY) run the plain entries (matvec, matvec_glu) only;
+// matmul_cm.wgsl is Q4_K / Q6_K only. Blocks of 18, 22, 34 and 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0,
+// Q3_K) start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32, span8).
 // All indices are in u32 within one binding (a chunk of rows).
 // Entries by phase and lane family (ops_matmul.c picks the entry and the lanes per row, mv_lanes):
 //   get_rows                     embedding rows, dequantized and scaled
-//   matvec, matvec_glu           decode, every type but Q4_K / Q6_K: a lane takes 4 elements per pass (dq4)
-//   matvec_k*                    decode, Q4_K / Q6_K, A = f32: 8 lanes per super-block (q4k_lane, q6k_lane)
-//   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x; the
-//                                0x4c00 magic below), two products per f16 fma
+//   matvec, matvec_glu           decode, lanes ANY: a lane takes 4 elements per pass (dq4)
+//   matvec_k*                    decode, lanes K / B, A = f32: 8 lanes per 256 elements (q4k_lane, q6k_lane;
+//                                b_lane: a whole 32-element group per lane)
+//   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x, b_lane_x;
+//                                the 0x4c00 / 0x4000 magic below), two products per f16 fma
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
-//                                4 lanes per super-block; gate/up with its norm prologue (Q4_K) and the
-//                                output norm + LM head (Q4_K / Q6_K)
+//                                4 lanes per 256 elements; gate/up with its norm prologue (i8 GLU in
+//                                config/dtypes.def: all but Q6_K) and the output norm + LM head
 //   matmul                       prefill: 64-row x 64-token tiles; the matmul_split_* variants (KSPLIT)
 //                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
@@ -34,20 +37,23 @@
 //   shared bodies  what every family shares: mv_row / mv_out / rope_head (rows), mv_reduce(2), the
 //                  prologues (mv_norm_load, mv_norm_inv, mv_res_add) and epilogues (store*, glu_*_store,
 //                  rope_epilogue)
-//   lane families  dot_* loops over super-blocks and lane_k / lane_x / lane_q, which pick the weight
-//                  type's lane (f32: q4k_lane, q6k_lane; f16 pairs: *_lane_x; int8: *_lane_q)
-//   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), dq4 / dq4_block (the generic lanes)
-// A weight type with its own decode lanes adds a q?k_lane* function per family it runs on and a case
-// in that family's lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order); every entry
-// then runs it. A type without (lanes ANY in config/dtypes.def) is only its case in dq4 / dq4_block.
+//   lane families  dot_* loops over units of 256 elements and lane_k / lane_x / lane_q, which pick the
+//                  weight type's lane (f32: q4k_lane, q6k_lane, b_lane; f16 pairs: *_lane_x; int8: *_lane_q)
+//   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), bgrp (the group lanes: one case per
+//                  type), dq4 / dq4_block (prefill, get_rows and the plain decode lanes)
+// A group-lane type (B) is its case in bgrp (a 32-element group's scale, minimum and quants as bytes),
+// which all three families read; a k-quant layout adds a q?k_lane* function per family and a case in
+// lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order). Every entry then runs it. A type
+// without (lanes ANY) is only its case in dq4 / dq4_block.
 // `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
 // uses f16 (an f16 helper shared with an f32 entry would make that entry need it too).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
 // host checks the binding sizes against k, rows and t (ops_matmul.c); every decode reads inside its
-// block, and the one read that can pass a block's end (rd32's second word) is clamped to the binding. So the robustness
+// block, and the one read that can pass a block's end (rd32's second word) is clamped to the binding
+// (span8's last word holds bytes of the span itself). So the robustness
 // transform is off (measured on the H200: decode 4-10% faster):
 //! norobust
-// The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).
+// The A = f16 variants of the decode lanes' entries run the *_h entries (f16-pair lanes, below).
 enable f16;
 //! variant-each get_rows_{t}           get_rows          WT={WT} BLK={blk} BB={bytes} alias:W={w}
 //! variant-each matvec_{t}_a32_y32     {mv}              WT={WT} BLK={blk} BB={bytes} alias:W={w}
@@ -988,7 +994,7 @@ fn rope_head(v: Inv) -> RopeRow {
 @group(0) @binding(10) var<storage, read> rnw: array<vec4<f32>>;    // matvec_k_rope_norm: the norm weight (k)
 
 
-// ---- the *_h entries: Q4_K and Q6_K decode lanes on f16 pairs (the A = f16 variants) ----------
+// ---- the *_h entries: the decode lanes on f16 pairs (the A = f16 variants; b_lane_x above) ------
 // Each entry is its f32 namesake's body with the lanes below (separate entries: a function that
 // uses f16 makes every entry that reaches it need shaderFloat16). The f32 lanes are bound by the
 // integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
@@ -1220,8 +1226,8 @@ fn mv_res_norm_h(v: Inv) {
 
 
 // ---- the *_q entries: decode lanes on int8 activations (devices that accelerate 4x8-bit integer
-// dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, Q4_K) and the output norm + LM head
-// (matvec_k_norm_q, Q4_K / Q6_K). The prologue normalizes the residual row as the *_norm entries do
+// dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, i8 GLU types) and the output norm +
+// LM head (matvec_k_norm_q, every type with decode lanes; b_lane_q below for the group lanes). The prologue normalizes the residual row as the *_norm entries do
 // and quantizes it to int8 per block of 32: q = round(127 x / max|x|), the block's scale
 // max|x| / 127, and the sums of the q by 16 (the Q4_K minimum and Q6_K's -32 terms). Four lanes per
 // super-block: Q4_K lane c4 takes the 32 bytes of chunk c4 (sub-blocks 2 c4 and 2 c4 + 1, 64

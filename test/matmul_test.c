@@ -8,7 +8,7 @@
      f16 activations: <= 1e-5 against the reference on the f16-rounded x (f32 output),
                       <= 1e-3 with f16 output (its own rounding is 2^-11 of |y|),
                       and <= 1e-3 against the unrounded x.
-                      Q4_K / Q6_K decode (matvec_*_h, f16-pair lanes): <= 5e-4 with f32 output:
+                      decode of the types with decode lanes (matvec_*_h, f16-pair lanes): <= 5e-4 with f32 output:
                       each product is rounded to f16 and added to one other in f16 before f32,
                       at most 2^-10 of its |w x| (1e-3 of sum|w x| in the worst case, ~1e-4
                       measured); the same class as the f16 rounding of x itself.
