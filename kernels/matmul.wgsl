@@ -9,9 +9,9 @@
 // `//! variant-each` lines below are made once per row of the table by build.sh (and their
 // kernels.def rows by an X-macro over it), so adding a type adds no variant or kernels.def line.
 // The decode lanes' entries (matvec_k*, _norm, _rope, _q) run every type whose lanes column is K
-// (Q4_K Q5_K Q6_K: super-block lanes) or B (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS: group lanes);
+// (Q4_K Q5_K Q6_K: super-block lanes) or B (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS: group lanes);
 // their `//! variant-lanes` (and for the int8 gate/up, `//! variant-i8glu`) lines are made per such
-// row. F32 F16 BF16 Q2_K Q3_K (lanes ANY) run the plain entries (matvec, matvec_glu) only;
+// row. F32 F16 BF16 (lanes ANY) run the plain entries (matvec, matvec_glu) only;
 // matmul_cm.wgsl is Q4_K / Q6_K only. Blocks of 18, 22, 34 and 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0,
 // Q3_K) start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32, span8).
 // All indices are in u32 within one binding (a chunk of rows).
@@ -645,13 +645,14 @@ fn q5k_hb(qh: u32, j: u32) -> u32 { return ((qh >> j) & 0x01010101u) << 4u; }
 fn n_units() -> u32 { if (is_b()) { return (p.k + 255u) / 256u; } return p.k / 256u; }
 fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
 
-// ---- the group lanes (lanes B in config/dtypes.def: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS) -------
-// A row is taken in groups of 32 elements (a block; IQ4_XS: a sub-block), 8 per unit of 256, lane c
-// of a unit taking group c whole, so its scale is decoded once per 32 weights. A type is its case in
-// bgrp: the group's scale d, minimum m and 32 quants as bytes u (word j: elements 4j .. 4j + 3),
+// ---- the group lanes (lanes B in config/dtypes.def: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) ----
+// A row is taken in groups of 32 elements (a block; Q2_K Q3_K IQ4_XS: 32 elements of a super-block),
+// 8 per unit of 256, lane c of a unit taking group c whole, so its scales are decoded once per 16 or
+// 32 weights. A type is its case in bgrp: the group's 32 quants as bytes u (word j: elements 4j ..
+// 4j + 3) and per half (words 0..3, 4..7: Q2_K / Q3_K have a scale per 16) a scale d and minimum m,
 // x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
-// int8 (b_lane_q). Blocks of 18, 22 and 34 bytes start at even bytes: span8 reads them as words.
-struct BGrp { d: f32, m: f32, u: array<u32, 8> }
+// int8 (b_lane_q). Blocks of 18, 22, 34 and 110 bytes start at even bytes: span8 reads them as words.
+struct BGrp { d: vec2<f32>, m: vec2<f32>, u: array<u32, 8> }
 // words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
 // last load is the word holding bytes o + 4n - 2, o + 4n - 1: inside the block, unused when aligned)
 fn span8(o: u32, n: u32) -> array<u32, 8> {
@@ -678,17 +679,45 @@ fn kv4(q: u32) -> u32 {
 fn bgrp_off() -> f32 {
     if (WT == WT_Q4_0) { return 8.0; }
     if (WT == WT_Q5_0) { return 16.0; }
-    if (WT == WT_Q4_1 || WT == WT_Q5_1) { return 0.0; }
+    if (WT == WT_Q3_K) { return 4.0; }
+    if (WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K) { return 0.0; }
     return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4)
 }
-fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1; }
+fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K; }
+// Q2_K / Q3_K group gg (0..7) of the super-block at byte o: 128-element half n, shift j (2 bits each)
+fn bgrp_k23(o: u32, gg: u32) -> BGrp {
+    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
+    let n = gg / 4u;
+    let j = gg % 4u;
+    for (var h = 0u; h < 2u; h = h + 1u) {             // halves of 16: scale is = 8n + 2j + h
+        let is = 8u * n + 2u * j + h;
+        if (WT == WT_Q2_K) {                           // u8 scales[16] (4-bit scale, 4-bit min); u8 q[64]; f16 d, dmin
+            let sc = rd8(o + is);
+            r.d[h] = f16v(rd16(o + 80u)) * f32(sc & 0xfu);
+            r.m[h] = -(f16v(rd16(o + 82u)) * f32(sc >> 4u));
+            for (var w = 0u; w < 4u; w = w + 1u) { r.u[4u * h + w] = (wword((o + 16u + 32u * n + 16u * h) / 4u + w) >> (2u * j)) & 0x03030303u; }
+        } else {                                       // Q3_K: u8 hmask[32]; u8 q[64]; 12 scale bytes; f16 d; u = q + 4 hmask bit
+            let b = is % 4u;
+            let gs = is / 4u;
+            let sc = ((rd8(o + 96u + b + 4u * (gs & 1u)) >> (4u * (gs >> 1u))) & 0xfu) | (((rd8(o + 104u + b) >> (2u * gs)) & 3u) << 4u);
+            r.d[h] = f16v(rd16(o + 108u)) * f32(i32(sc) - 32);
+            let q = span8(o + 32u + 32u * n + 16u * h, 4u);
+            let hm = span8(o + 16u * h, 4u);
+            for (var w = 0u; w < 4u; w = w + 1u) {
+                r.u[4u * h + w] = ((q[w] >> (2u * j)) & 0x03030303u) | (((hm[w] >> (4u * n + j)) & 0x01010101u) << 2u);
+            }
+        }
+    }
+    return r;
+}
 // group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
 fn bgrp(row: u32, g: u32) -> BGrp {
-    var r = BGrp(0.0, 0.0, array<u32, 8>());
+    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
     let rb = row * row_bytes(p.k);
+    if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(rb + g / 8u * BB, g % 8u); }
     if (WT == WT_Q8_0) {                               // f16 d; i8 q[32]
         let o = rb + g * 34u;
-        r.d = f16v(rd16(o));
+        r.d = vec2<f32>(f16v(rd16(o)));
         let q = span8(o + 2u, 8u);
         for (var j = 0u; j < 8u; j = j + 1u) { r.u[j] = q[j] ^ 0x80808080u; }
         return r;
@@ -697,7 +726,7 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         let o = rb + g / 8u * 136u;
         let ib = g % 8u;
         let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
-        r.d = f16v(rd16(o)) * f32(i32(ls) - 32);
+        r.d = vec2<f32>(f16v(rd16(o)) * f32(i32(ls) - 32));
         let qw = (o + 8u + 16u * ib) / 4u;
         for (var j = 0u; j < 4u; j = j + 1u) {
             let q = wword(qw + j);
@@ -709,8 +738,8 @@ fn bgrp(row: u32, g: u32) -> BGrp {
     let o = rb + g * BB;
     let one = bgrp_min();
     let five = WT == WT_Q5_0 || WT == WT_Q5_1;
-    r.d = f16v(rd16(o));
-    if (one) { r.m = f16v(rd16(o + 2u)); }
+    r.d = vec2<f32>(f16v(rd16(o)));
+    if (one) { r.m = vec2<f32>(f16v(rd16(o + 2u))); }
     let ho = o + select(2u, 4u, one);
     var qh = 0u;
     if (five) { qh = rd32(ho); }
@@ -727,14 +756,14 @@ fn bgrp(row: u32, g: u32) -> BGrp {
 // the f32 group lane: group g, its activations in xa (sb_x)
 fn b_lane(row: u32, g: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let r = bgrp(row, g);
-    var s = 0.0;
-    var sx = 0.0;
+    var s = vec2<f32>(0.0);
+    var sx = vec2<f32>(0.0);
     for (var j = 0u; j < 8u; j = j + 1u) {
-        s = s + dot(unpack_bytes_off(r.u[j], bgrp_off()), xa[j]);
-        if (bgrp_min()) { sx = sx + hsum(xa[j]); }
+        s[j / 4u] = s[j / 4u] + dot(unpack_bytes_off(r.u[j], bgrp_off()), xa[j]);
+        if (bgrp_min()) { sx[j / 4u] = sx[j / 4u] + hsum(xa[j]); }
     }
-    if (bgrp_min()) { return r.d * s + r.m * sx; }
-    return r.d * s;
+    if (bgrp_min()) { return dot(r.d, s) + dot(r.m, sx); }
+    return dot(r.d, s);
 }
 
 // Activation j (0..7) of lane c of a super-block, as a vec4 offset from the super-block's first
@@ -1116,18 +1145,18 @@ const HB = 0.001953125;                // 2^-9
 fn b_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
     let r = bgrp(row, g);
     let off = vec2<f16>(f16(2.0 + bgrp_off() * HB));
-    var s = 0.0;
-    var sx = 0.0;
+    var s = vec2<f32>(0.0);
+    var sx = vec2<f32>(0.0);
     for (var j = 0u; j < 8u; j = j + 1u) {
         let u = r.u[j];
         let e02 = bitcast<vec2<f16>>((u & 0x00ff00ffu) | 0x40004000u) - off;
         let e13 = bitcast<vec2<f16>>(((u >> 8u) & 0x00ff00ffu) | 0x40004000u) - off;
         let pr = vec2<f32>(fma(e13, bitcast<vec2<f16>>(xa[j].y), e02 * bitcast<vec2<f16>>(xa[j].x)));
-        s = s + (pr.x + pr.y);
-        if (bgrp_min()) { sx = sx + xsum[j]; }
+        s[j / 4u] = s[j / 4u] + (pr.x + pr.y);
+        if (bgrp_min()) { sx[j / 4u] = sx[j / 4u] + xsum[j]; }
     }
-    if (bgrp_min()) { return r.d / HB * s + r.m / HP * sx; }
-    return r.d / HB * s;
+    if (bgrp_min()) { return dot(r.d, s) / HB + dot(r.m, sx) / HP; }
+    return dot(r.d, s) / HB;
 }
 // The f16-pair lanes' activations: vector j (0..3) of 8 halves of lane c, from the super-block's
 // first (q4k_lane_x: pair 2 (c / 4) + j / 2, low / high j % 2; q6k_lane_x: half c / 4, quarter j / 2
@@ -1348,7 +1377,7 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
 }
 
 // The int8 group lane: lane c4 takes groups 2 c4, 2 c4 + 1 of unit b (each one block of xq, xqd);
-// u ^ 0x80 is u - 128 as int8, so the product is dot(u - 128, q) + (128 - off) sum(q) (xq16).
+// u ^ 0x80 is u - 128 as int8, so each half's product is dot(u - 128, q) + (128 - off) sum(q) (xq16).
 fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
     var s = 0.0;
     for (var h = 0u; h < 2u; h = h + 1u) {
@@ -1357,13 +1386,15 @@ fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
         let r = bgrp(row, g);
         let xa = xq[2u * g];
         let xb = xq[2u * g + 1u];
-        var di = 0i;
+        var da = 0i;
+        var db = 0i;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            di = di + dot4I8Packed(r.u[j] ^ 0x80808080u, xa[j]) + dot4I8Packed(r.u[j + 4u] ^ 0x80808080u, xb[j]);
+            da = da + dot4I8Packed(r.u[j] ^ 0x80808080u, xa[j]);
+            db = db + dot4I8Packed(r.u[j + 4u] ^ 0x80808080u, xb[j]);
         }
-        let sq = xq16[2u * g] + xq16[2u * g + 1u];
-        var v = r.d * (f32(di) + (128.0 - bgrp_off()) * sq);
-        if (bgrp_min()) { v = v + r.m * sq; }
+        let sq = vec2<f32>(xq16[2u * g], xq16[2u * g + 1u]);   // the sums of the q of each half
+        var v = dot(r.d, vec2<f32>(f32(da), f32(db)) + (128.0 - bgrp_off()) * sq);
+        if (bgrp_min()) { v = v + dot(r.m, sq); }
         s = s + xqd[g] * v;
     }
     return s;

@@ -14,9 +14,9 @@
      decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
               product by mv_lanes (1..128, types with decode lanes at least 8: few long rows get many
               lanes). The lane family follows the dtypes and the device: the f32 lanes (every type;
-              the only ones of the types whose lanes column in config/dtypes.def is ANY: F32 F16 BF16
-              Q2_K Q3_K); for the types with decode lanes (K: Q4_K Q5_K Q6_K; B: Q8_0 Q4_0 Q4_1 Q5_0
-              Q5_1 IQ4_NL IQ4_XS) with f16 activations the f16-pair lanes (*_h); where the device
+              the only ones of the types whose lanes column in config/dtypes.def is ANY: F32 F16
+              BF16); for the types with decode lanes (K: Q4_K Q5_K Q6_K; B: Q8_0 Q4_0 Q4_1 Q5_0
+              Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) with f16 activations the f16-pair lanes (*_h); where the device
               accelerates int8 dot products (caps.idot) the int8 lanes (*_q) for the gate/up product
               with its norm prologue (all of them but Q6_K: wq_q8) and the output norm + LM head. The
               q/k/v product keeps its f16 lanes (docs/perf-log.md #85). The fused entries (norm
