@@ -1,6 +1,6 @@
 /* matmul_test.c — weight-type kernels against the CPU dequantizer and f64 references.
 
-   Every weight type (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K) x activation path (f32; f16 with
+   Every weight type of config/dtypes.def x activation path (f32; f16 with
    f32 output; f16 with f16 output) x phase (decode matvec, prefill tiled matmul), on
    seeded random valid blocks (random bytes, finite f16 scales in [1e-3, 1e-1]).
    Reference: dequant_row (models/quant.c) + f64 dot. Error measure: |y - ref| / sum|w x|.
