@@ -21,11 +21,11 @@
               with its norm prologue (all of them but Q6_K: wq_q8) and the output norm + LM head. The
               q/k/v product keeps its f16 lanes (docs/perf-log.md #85). The fused entries (norm
               prologues, RoPE epilogue, glu) run on every type with decode lanes.
-     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles) where
-              op_matmul_cm_fits and cm_view can bind X up to a whole tile of tokens. op_matmul_split
-              runs a product in 2 or 4 k slices (f32 partials in a caller's free scratch, then
-              splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill the compute units
-              better than the tiles alone.
+     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
+              weight type but F32) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
+              of tokens. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
+              free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
+              the compute units better than the tiles alone.
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
@@ -74,6 +74,7 @@ typedef struct WqPush {
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
+#define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */
 #define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
@@ -169,11 +170,13 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 }
 
 /* Does a prefill product run on the cooperative-matrix kernel (matmul_cm.wgsl)? On devices that
-   have the 16x16x16 f16 configuration (caps.coopmat), for Q4_K / Q6_K weights and f16 activations. */
+   have the 16x16x16 f16 configuration (caps.coopmat), for every weight type with matmul_cm products
+   (config/dtypes.def cm: all but F32), rows a multiple of its 32-element k step, and f16 activations. */
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
-    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && dtype_coopmat(W->dtype) && W->ne[0] % 256 == 0;
+    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
+           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0;
 }
 
 /* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's
