@@ -941,6 +941,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     }
     FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
     bool idot = f->vk.caps.idot;
+    bool short_rows = d->wtype < DT_COUNT && dtype_info[d->wtype].blk <= 32;   /* rows of 640, 896, 1152 are whole blocks */
     switch (d->op) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
@@ -975,20 +976,24 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
-    case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); break;
+    case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
     case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
     case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
         op_matmul_q8_off = d->op == OP_MATMUL_GLU_NORM || d->op == OP_MATMUL_GLU_RES_NORM;   /* the f16-pair lanes also where the int8 lanes would run, */
         if (d->op == OP_MATMUL_GLU_NORM_Q8 || d->op == OP_MATMUL_GLU_RES_NORM_Q8) f->vk.caps.idot = true;   /* the int8 lanes also where unaccelerated (vk_kernel_check passed) */
         fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f);
+        if (short_rows) fat_matmul_glu(&k, 29, 1152, 300);   /* gemma-3-1b's rows (not of 256: a group lane's last unit is partial) */
         op_matmul_q8_off = false; f->vk.caps.idot = idot; break;
     case OP_MATMUL_NORM_Q8:         /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
         f->vk.caps.idot = true;     /* also where unaccelerated (vk_kernel_check passed) */
         fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);
+        if (short_rows) fat_matmul_norm(&k, 37, 640, 1);
         f->vk.caps.idot = idot; break;
     case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:           /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
         fat_matmul_rope(&k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 1536);
-        fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256); break;
+        fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256);
+        if (short_rows) fat_matmul_rope(&k, 64, 64, true, 4, 1, true, 896);   /* qwen2.5-0.5b's rows */
+        break;
     case OP_GLU:      fat_glu(&k, 9216); break;
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
     case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:

@@ -4,24 +4,29 @@
 // (f32 weights: of f32) and read as words or vectors. Entries: get_rows (embedding gather), matvec
 // (decode), matmul (prefill, tiled). Each variant fixes the weight type (override WT, its block
 // BLK / BB), the activation type A (f32 or f16 storage) and the output type O; arithmetic and
-// accumulation are f32. A weight type is its case in dq4 (4 consecutive elements of a block, the
-// twin of its CPU loop in models/quant.c) and its row in config/dtypes.def: the generic families'
+// accumulation are f32. A weight type is its case in dq4 (common/dq4.wgsl, shared with matmul_cm.wgsl:
+// 4 consecutive elements of a block, the twin of its CPU loop in models/quant.c) and its row in
+// config/dtypes.def: the generic families'
 // `//! variant-each` lines below are made once per row of the table by build.sh (and their
 // kernels.def rows by an X-macro over it), so adding a type adds no variant or kernels.def line.
-// The fused and k-lane entries (matvec_k*, _norm, _rope, _q; matmul_cm.wgsl) are Q4_K / Q6_K only
-// (lanes K in the table); ops_matmul.c and the path plan (models/transformer.c) take the generic
-// entries for every other type. Blocks of 18, 22, 34 and 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0,
-// Q3_K) start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32).
+// The decode lanes' entries (matvec_k*, _norm, _rope, _q) run every type whose lanes column is K
+// (Q4_K Q5_K Q6_K: super-block lanes) or B (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS: group lanes);
+// their `//! variant-lanes` (and for the int8 gate/up, `//! variant-i8glu`) lines are made per such
+// row. F32 F16 BF16 (lanes ANY) run the plain entries (matvec, matvec_glu) only. (matmul_cm.wgsl's
+// prefill products exist for every type whose cm column is not NO.) Blocks of 18, 22, 34 and 110
+// bytes (Q4_0, IQ4_NL, Q5_0, Q8_0, Q3_K) start at any even byte: their bytes are read from words with
+// shifts (rd8, rd16, rd32 of common/dq4.wgsl; the group lanes' span8).
 // All indices are in u32 within one binding (a chunk of rows).
 // Entries by phase and lane family (ops_matmul.c picks the entry and the lanes per row, mv_lanes):
 //   get_rows                     embedding rows, dequantized and scaled
-//   matvec, matvec_glu           decode, every type but Q4_K / Q6_K: a lane takes 4 elements per pass (dq4)
-//   matvec_k*                    decode, Q4_K / Q6_K, A = f32: 8 lanes per super-block (q4k_lane, q6k_lane)
-//   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x; the
-//                                0x4c00 magic below), two products per f16 fma
+//   matvec, matvec_glu           decode, lanes ANY: a lane takes 4 elements per pass (dq4)
+//   matvec_k*                    decode, lanes K / B, A = f32: 8 lanes per 256 elements (q4k_lane, q6k_lane;
+//                                b_lane: a whole 32-element group per lane)
+//   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x, b_lane_x;
+//                                the 0x4c00 / 0x4000 magic below), two products per f16 fma
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
-//                                4 lanes per super-block; gate/up with its norm prologue (Q4_K) and the
-//                                output norm + LM head (Q4_K / Q6_K)
+//                                4 lanes per 256 elements; gate/up with its norm prologue (i8 GLU in
+//                                config/dtypes.def: all but Q6_K) and the output norm + LM head
 //   matmul                       prefill: 64-row x 64-token tiles; the matmul_split_* variants (KSPLIT)
 //                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
@@ -34,20 +39,23 @@
 //   shared bodies  what every family shares: mv_row / mv_out / rope_head (rows), mv_reduce(2), the
 //                  prologues (mv_norm_load, mv_norm_inv, mv_res_add) and epilogues (store*, glu_*_store,
 //                  rope_epilogue)
-//   lane families  dot_* loops over super-blocks and lane_k / lane_x / lane_q, which pick the weight
-//                  type's lane (f32: q4k_lane, q6k_lane; f16 pairs: *_lane_x; int8: *_lane_q)
-//   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), dq4 / dq4_block (the generic lanes)
-// A weight type with its own decode lanes adds a q?k_lane* function per family it runs on and a case
-// in that family's lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order); every entry
-// then runs it. A type without (lanes ANY in config/dtypes.def) is only its case in dq4 / dq4_block.
+//   lane families  dot_* loops over units of 256 elements and lane_k / lane_x / lane_q, which pick the
+//                  weight type's lane (f32: q4k_lane, q6k_lane, b_lane; f16 pairs: *_lane_x; int8: *_lane_q)
+//   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), bgrp (the group lanes: one case per
+//                  type), dq4 / dq4_block (prefill, get_rows and the plain decode lanes)
+// A group-lane type (B) is its case in bgrp (a 32-element group's scale, minimum and quants as bytes),
+// which all three families read; a k-quant layout adds a q?k_lane* function per family and a case in
+// lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order). Every entry then runs it. A type
+// without (lanes ANY) is only its case in dq4 / dq4_block.
 // `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
 // uses f16 (an f16 helper shared with an f32 entry would make that entry need it too).
 // Bounds: every entry guards its row (< rows), token (< t) and element (< k) indices and the
 // host checks the binding sizes against k, rows and t (ops_matmul.c); every decode reads inside its
-// block, and the one read that can pass a block's end (rd32's second word) is clamped to the binding. So the robustness
+// block, and the one read that can pass a block's end (rd32's second word) is clamped to the binding
+// (span8's last word holds bytes of the span itself). So the robustness
 // transform is off (measured on the H200: decode 4-10% faster):
 //! norobust
-// The A = f16 variants of the k-quant decode entries run the *_h entries (f16-pair lanes, below).
+// The A = f16 variants of the decode lanes' entries run the *_h entries (f16-pair lanes, below).
 enable f16;
 //! variant-each get_rows_{t}           get_rows          WT={WT} BLK={blk} BB={bytes} alias:W={w}
 //! variant-each matvec_{t}_a32_y32     {mv}              WT={WT} BLK={blk} BB={bytes} alias:W={w}
@@ -60,56 +68,28 @@ enable f16;
 //! variant-each matmul_{t}_a16_y16     matmul            WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
 //! variant-each matmul_split_{t}_a32   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w}
 //! variant-each matmul_split_{t}_a16   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w} alias:A=f16
-//! variant matvec_rope_q4_k_a32_c32 matvec_k_rope WT=7
-//! variant matvec_rope_q4_k_a32_c16 matvec_k_rope WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q4_k_a16_c32 matvec_k_rope_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q4_k_a16_c16 matvec_k_rope_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_rope_q6_k_a32_c32 matvec_k_rope WT=8
-//! variant matvec_rope_q6_k_a32_c16 matvec_k_rope WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_q6_k_a16_c32 matvec_k_rope_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_q6_k_a16_c16 matvec_k_rope_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_rope_norm_q4_k_a32_c32 matvec_k_rope_norm WT=7
-//! variant matvec_rope_norm_q4_k_a32_c16 matvec_k_rope_norm WT=7 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q4_k_a16_c32 matvec_k_rope_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q4_k_a16_c16 matvec_k_rope_norm_h WT=7 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_glu_norm_q4_k_a32_y32 matvec_k_glu_norm WT=7
-//! variant matvec_glu_norm_q4_k_a16_y16 matvec_k_glu_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q6_k_a32_c32 matvec_k_rope_norm WT=8
-//! variant matvec_rope_norm_q6_k_a32_c16 matvec_k_rope_norm WT=8 CMAX=65504 alias:C=f16
-//! variant matvec_rope_norm_q6_k_a16_c32 matvec_k_rope_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_rope_norm_q6_k_a16_c16 matvec_k_rope_norm_h WT=8 YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant matvec_glu_norm_q6_k_a32_y32 matvec_k_glu_norm WT=8
-//! variant matvec_glu_norm_q6_k_a16_y16 matvec_k_glu_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_norm_q8_q4_k_a16_y16 matvec_k_glu_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q4_k_a16_y16 matvec_k_glu_res_norm_h WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q6_k_a16_y16 matvec_k_glu_res_norm_h WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_glu_res_norm_q8_q4_k_a16_y16 matvec_k_glu_res_norm_q WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matvec_norm_q8_q4_k_a16_y32 matvec_k_norm_q WT=7 alias:A=f16
-//! variant matvec_norm_q8_q6_k_a16_y32 matvec_k_norm_q WT=8 alias:A=f16
+//! variant-lanes matvec_rope_{t}_a32_c32 matvec_k_rope WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_rope_{t}_a32_c16 matvec_k_rope WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_{t}_a16_c32 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_{t}_a16_c16 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a32_c32 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_rope_norm_{t}_a32_c16 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
 
 alias W = u32;
 alias A = f32;
 alias O = f32;
 alias C = f32;                         // matvec_k_rope: the KV cache dtype
-override WT: u32 = 7u;                 // weight type: the C enum DType, i.e. a row of config/dtypes.def (WT_* below)
+override WT: u32 = 7u;                 // weight type: the C enum DType, i.e. a row of config/dtypes.def (WT_* of common/dq4.wgsl)
 override BLK: u32 = 256u;              // its elements and bytes per block (config/dtypes.def; the generic entries)
 override BB: u32 = 144u;
-// The weight types' ids, as config/dtypes.def numbers its rows (build.sh checks every line).
-const WT_F32 = 0u;
-const WT_F16 = 1u;
-const WT_BF16 = 2u;
-const WT_Q8_0 = 5u;
-const WT_Q4_0 = 6u;
-const WT_Q4_K = 7u;
-const WT_Q6_K = 8u;
-const WT_Q4_1 = 9u;
-const WT_Q5_0 = 10u;
-const WT_Q5_1 = 11u;
-const WT_Q2_K = 12u;
-const WT_Q3_K = 13u;
-const WT_Q5_K = 14u;
-const WT_IQ4_NL = 15u;
-const WT_IQ4_XS = 16u;
 override KSPLIT: u32 = 0u;              // matmul_split_*: split-k (grid z = k slice of p.kc, f32 partials)
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
 override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are clamped to +-CMAX
@@ -136,15 +116,9 @@ var<immediate> p: Params;
 
 fn wword(i: u32) -> u32 { return bitcast<u32>(w[i >> 2u][i & 3u]); }   // word i (one 4-byte load)
 fn wvec(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(w[i]); }      // bytes 16 i .. +15 (one 16-byte load)
-fn rd8(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 3u) * 8u)) & 0xffu; }
-fn rd16(o: u32) -> u32 { return (wword(o >> 2u) >> ((o & 2u) * 8u)) & 0xffffu; }   // o even: never straddles
-fn rd32(o: u32) -> u32 {                                                             // any o: two words, funnel shift
-    let sh = (o & 3u) * 8u;                                                          // (branch-free, so loads can be hoisted;
-    let i = o >> 2u;                                                                 //  the second word is clamped into the binding)
-    let lo = wword(i);
-    let hi = wword(min(i + 1u, 4u * arrayLength(&w) - 1u));
-    return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
-}
+fn wwords() -> u32 { return 4u * arrayLength(&w); }
+// The block decode of every weight type (dq4, dq4_block; the WT_* ids), over wword:
+//! include common/dq4.wgsl
 
 // Q6_K on the device, regrouped in units of 8 (common/q6a.wgsl): super-block bi's parts. The binding's
 // block count floor(range / 210) from its 16-byte vectors: 8 blocks per 105 (no overflow near 4 GiB).
@@ -153,174 +127,6 @@ fn q6a(bi: u32) -> Q6A {
     let nv = arrayLength(&w);
     return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
 }
-// the f16 d of a block (bits 0..15), its byte offset a.d even
-fn q6d(a: Q6A) -> u32 { return wword(a.d / 4u) >> (8u * (a.d & 2u)); }
-fn i8v(b: u32) -> i32 { return bitcast<i32>(b << 24u) >> 24u; }
-
-// IEEE half to f32 by bits (subnormals exact on every device, inf/NaN kept).
-fn f16v(h: u32) -> f32 {                 // (branch-free)
-    let sgn = (h & 0x8000u) << 16u;
-    let em = h & 0x7fffu;
-    let infnan = bitcast<f32>(sgn | 0x7f800000u | ((em & 0x3ffu) << 13u));
-    let normal = bitcast<f32>(sgn | ((em + 0x1c000u) << 13u));
-    let sub = f32(em) * 5.9604645e-8;
-    return select(select(select(sub, -sub, sgn != 0u), normal, em >= 0x400u), infnan, em >= 0x7c00u);
-}
-
-fn row_bytes(k: u32) -> u32 {
-    if (BLK == 1u) { return k * BB; }       // (no division for the float types)
-    return k / BLK * BB;
-}
-
-// A K-quant sub-block j's 6-bit scale and minimum (Q4_K, Q5_K: 12 bytes at o + 4): j < 4 in bytes j,
-// j + 4; j >= 4 the low 4 bits in byte j + 4 of the second group and the high 2 atop bytes j - 4 / j.
-fn k4_scale_min(o: u32, j: u32) -> vec2<u32> {
-    var sc: u32; var mn: u32;
-    if (j < 4u) { sc = rd8(o + 4u + j) & 63u; mn = rd8(o + 8u + j) & 63u; }
-    else {
-        sc = (rd8(o + 8u + j) & 0xfu) | ((rd8(o + j) >> 6u) << 4u);
-        mn = (rd8(o + 8u + j) >> 4u) | ((rd8(o + 4u + j) >> 6u) << 4u);
-    }
-    return vec2<u32>(sc, mn);
-}
-
-// The four 4-bit values of 32-element blocks whose 16 quant bytes at q hold elements 0..15 in their
-// low nibbles and 16..31 in their high ones (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS's sub-blocks):
-// elements e .. e + 3 in the low nibble of each byte of the result.
-fn nib4(q: u32, e: u32) -> u32 { return rd32(q + e % 16u) >> select(0u, 4u, e >= 16u); }
-
-// IQ4_NL / IQ4_XS: a nibble indexes ggml's kvalues_iq4nl
-const KV_IQ4NL = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
-
-// The block types past Q6_K: elements e .. e + 3 (e a multiple of 4) of the block at byte o.
-// One case per type, each the twin of its loop in models/quant.c (ggml's order of operations).
-fn dq4_block(o: u32, e: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (WT == WT_Q4_1 || WT == WT_Q5_1) {           // f16 d, m; (Q5_1: u32 qh;) u8 q[16]; x = d*q + m
-        let d = f16v(rd16(o));
-        let m = f16v(rd16(o + 2u));
-        let five = WT == WT_Q5_1;
-        let q = nib4(o + select(4u, 8u, five), e);
-        let qh = select(0u, rd32(o + 4u) >> e, five);  // bit e + c: element e + c's fifth bit
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(((q >> (8u * c)) & 0xfu) | (((qh >> c) & 1u) << 4u)) * d + m; }
-        return v;
-    }
-    if (WT == WT_Q5_0) {                             // f16 d; u32 qh; u8 q[16]; x = d*(q - 16)
-        let d = f16v(rd16(o));
-        let qh = rd32(o + 2u) >> e;
-        let q = nib4(o + 6u, e);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(i32(((q >> (8u * c)) & 0xfu) | (((qh >> c) & 1u) << 4u)) - 16) * d; }
-        return v;
-    }
-    if (WT == WT_IQ4_NL) {                           // f16 d; u8 q[16]; x = d*kv[q]
-        let d = f16v(rd16(o));
-        let q = nib4(o + 2u, e);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d * KV_IQ4NL[(q >> (8u * c)) & 0xfu]; }
-        return v;
-    }
-    if (WT == WT_IQ4_XS) {                           // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]: 8 sub-blocks of 32
-        let ib = e / 32u;
-        let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
-        let dl = f16v(rd16(o)) * f32(i32(ls) - 32);
-        let q = nib4(o + 8u + 16u * ib, e % 32u);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dl * KV_IQ4NL[(q >> (8u * c)) & 0xfu]; }
-        return v;
-    }
-    if (WT == WT_Q5_K) {                             // f16 d, dmin; 12 scale bytes; u8 qh[32]; u8 q[128]
-        let g = e / 64u;
-        let hi = (e / 32u) & 1u;
-        let sm = k4_scale_min(o, 2u * g + hi);
-        let d1 = f16v(rd16(o)) * f32(sm.x);
-        let m1 = f16v(rd16(o + 2u)) * f32(sm.y);
-        let q = rd32(o + 48u + 32u * g + e % 32u) >> (4u * hi);
-        let qh = rd32(o + 16u + e % 32u) >> (2u * g + hi);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32(((q >> (8u * c)) & 0xfu) + 16u * ((qh >> (8u * c)) & 1u)) - m1; }
-        return v;
-    }
-    // Q2_K and Q3_K: per 128 elements (n), 4 shifts (j) of 2 bits over 32 quant bytes, 16 elements (half) a scale
-    let n = e / 128u;
-    let j = (e % 128u) / 32u;
-    let half = (e % 32u) / 16u;
-    let l = e % 16u;
-    let is = 8u * n + 2u * j + half;
-    if (WT == WT_Q2_K) {                             // u8 scales[16] (4-bit scale, 4-bit min); u8 q[64]; f16 d, dmin
-        let sc = rd8(o + is);
-        let dl = f16v(rd16(o + 80u)) * f32(sc & 0xfu);
-        let ml = f16v(rd16(o + 82u)) * f32(sc >> 4u);
-        let q = rd32(o + 16u + 32u * n + 16u * half + l) >> (2u * j);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dl * f32((q >> (8u * c)) & 3u) - ml; }
-        return v;
-    }
-    // Q3_K: u8 hmask[32]; u8 q[64]; 12 bytes of 6-bit scales; f16 d; x = d*(sc - 32) * (q - (hmask bit ? 0 : 4))
-    let b = is % 4u;
-    let gs = is / 4u;
-    let sc = ((rd8(o + 96u + b + 4u * (gs & 1u)) >> (4u * (gs >> 1u))) & 0xfu) | (((rd8(o + 104u + b) >> (2u * gs)) & 3u) << 4u);
-    let dl = f16v(rd16(o + 108u)) * f32(i32(sc) - 32);
-    let q = rd32(o + 32u + 32u * n + 16u * half + l) >> (2u * j);
-    let hm = rd32(o + 16u * half + l) >> (4u * n + j);
-    for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dl * f32(i32((q >> (8u * c)) & 3u) - select(4, 0, ((hm >> (8u * c)) & 1u) != 0u)); }
-    return v;
-}
-
-// Elements i..i+3 (i a multiple of 4) of the row starting at byte rb; k = row length
-// (float types may end mid-vector: missing elements are 0). Formulas and their order
-// of operations are ggml's (models/quant.c).
-fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (WT <= WT_BF16) {
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            if (i + c < k) {
-                if (WT == WT_F32) { v[c] = bitcast<f32>(wword(rb / 4u + i + c)); }
-                else if (WT == WT_F16) { v[c] = f16v(rd16(rb + 2u * (i + c))); }
-                else { v[c] = bitcast<f32>(rd16(rb + 2u * (i + c)) << 16u); }
-            }
-        }
-        return v;
-    }
-    if (WT == WT_Q8_0) {                // Q8_0: f16 d; i8 q[32]
-        let o = rb + i / 32u * 34u;
-        let d = f16v(rd16(o));
-        let q = rd32(o + 2u + i % 32u);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(bitcast<i32>(q << (24u - 8u * c)) >> 24u) * d; }
-        return v;
-    }
-    if (WT == WT_Q4_0) {                // Q4_0: f16 d; u8 q[16], lo nibbles = 0..15, hi = 16..31
-        let o = rb + i / 32u * 18u;
-        let d = f16v(rd16(o));
-        let q = nib4(o + 2u, i % 32u);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(i32((q >> (8u * c)) & 0xfu) - 8) * d; }
-        return v;
-    }
-    if (WT == WT_Q4_K) {                // Q4_K: f16 d, dmin; 12 scale bytes; 128 nibble bytes
-        let o = rb + i / 256u * 144u;
-        let e = i % 256u;
-        let g = e / 64u;
-        let hi = (e / 32u) & 1u;
-        let sm = k4_scale_min(o, 2u * g + hi);
-        let d1 = f16v(rd16(o)) * f32(sm.x);
-        let m1 = f16v(rd16(o + 2u)) * f32(sm.y);
-        let q = rd32(o + 16u + 32u * g + e % 32u) >> (4u * hi);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32((q >> (8u * c)) & 0xfu) - m1; }
-        return v;
-    }
-    if (WT == WT_Q6_K) {                // Q6_K: u8 ql[128], qh[64]; i8 scales[16]; f16 d (regrouped in units: q6a)
-        let a = q6a(rb / 210u + i / 256u);
-        let e = i % 256u;
-        let h = e / 128u;
-        let qq = (e % 128u) / 32u;
-        let l = e % 32u;                // a multiple of 4: whole words
-        let ql = wword((a.ql + 64u * h + l + (qq & 1u) * 32u) / 4u) >> (4u * (qq >> 1u));
-        let qh = wword((a.qh + 32u * h + l) / 4u) >> (2u * qq);
-        let ds = f16v(q6d(a) & 0xffffu) * f32(i8v(rd8(a.sc + 8u * h + l / 16u + 2u * qq)));
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
-            v[c] = ds * f32(i32(q) - 32);
-        }
-        return v;
-    }
-    return dq4_block(rb + i / BLK * BB, i % BLK);
-}
-
 // Activations i..i+3 of the row starting at element xb (0 past k).
 fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
     if (i + 3u < k) { return vec4<f32>(f32(x[xb + i]), f32(x[xb + i + 1u]), f32(x[xb + i + 2u]), f32(x[xb + i + 3u])); }
@@ -598,11 +404,13 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
         let sl = 16u * (k & 1u);
         let scw = select(sc03, sc47, k >= 2u);
         let mnw = select(mn03, mn47, k >= 2u);
-        let q = wword(ow + 4u + c + 8u * k);
+        let q = wword(ow + q4k_qs() + c + 8u * k);
         let a = xa[2u * k];
         let b = xa[2u * k + 1u];
-        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(q & 0x0f0f0f0fu), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
-                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes((q >> 4u) & 0x0f0f0f0fu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
+        var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
+        if (WT == WT_Q5_K) { let qh = wword(ow + 4u + c); ql = ql | q5k_hb(qh, 2u * k); qu = qu | q5k_hb(qh, 2u * k + 1u); }
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(ql), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes(qu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
     }
     return acc;
 }
@@ -642,17 +450,154 @@ fn q6k_lane(bi: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     return d * acc;
 }
 
+// The lane shape of the weight type (its lanes column in config/dtypes.def): the k-quant lanes
+// (Q4_K, Q5_K, Q6_K; is_q4k: Q4_K's layout, Q5_K with its fifth bits) or the group lanes (is_b).
+fn is_b() -> bool { return WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K; }
+fn is_q4k() -> bool { return WT == WT_Q4_K || WT == WT_Q5_K; }
+fn q4k_words() -> u32 { return select(36u, 44u, WT == WT_Q5_K); }   // words per super-block (144, 176 bytes)
+fn q4k_qs() -> u32 { return select(4u, 12u, WT == WT_Q5_K); }       // word of qs[128] (Q5_K: after qh[32])
+// Q5_K: the fifth bits of a qs word's 4 elements of sub-block j (qh word = the same positions l) at bit 4 of each byte
+fn q5k_hb(qh: u32, j: u32) -> u32 { return ((qh >> j) & 0x01010101u) << 4u; }
+// The units of 256 elements a lane loop takes (a group-lane row may end inside one: bgrp_in guards
+// a lane's group g, 8 per unit)
+fn n_units() -> u32 { if (is_b()) { return (p.k + 255u) / 256u; } return p.k / 256u; }
+fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
+
+// ---- the group lanes (lanes B in config/dtypes.def: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) ----
+// A row is taken in groups of 32 elements (a block; Q2_K Q3_K IQ4_XS: 32 elements of a super-block),
+// 8 per unit of 256, lane c of a unit taking group c whole, so its scales are decoded once per 16 or
+// 32 weights. A type is its case in bgrp: the group's 32 quants as bytes u (word j: elements 4j ..
+// 4j + 3) and per half (words 0..3, 4..7: Q2_K / Q3_K have a scale per 16) a scale d and minimum m,
+// x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
+// int8 (b_lane_q). Blocks of 18, 22, 34 and 110 bytes start at even bytes: span8 reads them as words.
+struct BGrp { d: vec2<f32>, m: vec2<f32>, u: array<u32, 8> }
+// words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
+// last load is the word holding bytes o + 4n - 2, o + 4n - 1: inside the block, unused when aligned)
+fn span8(o: u32, n: u32) -> array<u32, 8> {
+    let sh = (o & 2u) * 8u;
+    let i = o >> 2u;
+    var a: array<u32, 9>;
+    for (var j = 0u; j < n; j = j + 1u) { a[j] = wword(i + j); }
+    a[n] = wword((o + 4u * n - 2u) >> 2u);
+    var r: array<u32, 8>;
+    for (var j = 0u; j < n; j = j + 1u) { r[j] = select((a[j] >> sh) | (a[j + 1u] << (32u - sh)), a[j], sh == 0u); }
+    return r;
+}
+// Q5_0 / Q5_1: bits 0..3 of h as bit 4 of the 4 bytes
+fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u; }
+// IQ4_NL / IQ4_XS: 4 nibbles (one per byte) to kvalues_iq4nl + 128, by bytes (KV_IQ4NL packed in 4 words)
+fn kv4(q: u32) -> u32 {
+    let n = vec4<u32>(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
+    let b2 = (n & vec4<u32>(4u)) != vec4<u32>(0u);
+    let lo = select(vec4<u32>(0x3f2d1801u), vec4<u32>(0x766a5d4fu), b2);   // 1 24 45 63 | 79 93 106 118
+    let hi = select(vec4<u32>(0xa6998d81u), vec4<u32>(0xf1d9c5b5u), b2);   // 129 141 153 166 | 181 197 217 241
+    let v = (select(lo, hi, (n & vec4<u32>(8u)) != vec4<u32>(0u)) >> ((n & vec4<u32>(3u)) * 8u)) & vec4<u32>(0xffu);
+    return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
+}
+fn bgrp_off() -> f32 {
+    if (WT == WT_Q4_0) { return 8.0; }
+    if (WT == WT_Q5_0) { return 16.0; }
+    if (WT == WT_Q3_K) { return 4.0; }
+    if (WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K) { return 0.0; }
+    return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4)
+}
+fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K; }
+// Q2_K / Q3_K group gg (0..7) of the super-block at byte o: 128-element half n, shift j (2 bits each)
+fn bgrp_k23(o: u32, gg: u32) -> BGrp {
+    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
+    let n = gg / 4u;
+    let j = gg % 4u;
+    for (var h = 0u; h < 2u; h = h + 1u) {             // halves of 16: scale is = 8n + 2j + h
+        let is = 8u * n + 2u * j + h;
+        if (WT == WT_Q2_K) {                           // u8 scales[16] (4-bit scale, 4-bit min); u8 q[64]; f16 d, dmin
+            let sc = rd8(o + is);
+            r.d[h] = f16v(rd16(o + 80u)) * f32(sc & 0xfu);
+            r.m[h] = -(f16v(rd16(o + 82u)) * f32(sc >> 4u));
+            for (var w = 0u; w < 4u; w = w + 1u) { r.u[4u * h + w] = (wword((o + 16u + 32u * n + 16u * h) / 4u + w) >> (2u * j)) & 0x03030303u; }
+        } else {                                       // Q3_K: u8 hmask[32]; u8 q[64]; 12 scale bytes; f16 d; u = q + 4 hmask bit
+            let b = is % 4u;
+            let gs = is / 4u;
+            let sc = ((rd8(o + 96u + b + 4u * (gs & 1u)) >> (4u * (gs >> 1u))) & 0xfu) | (((rd8(o + 104u + b) >> (2u * gs)) & 3u) << 4u);
+            r.d[h] = f16v(rd16(o + 108u)) * f32(i32(sc) - 32);
+            let q = span8(o + 32u + 32u * n + 16u * h, 4u);
+            let hm = span8(o + 16u * h, 4u);
+            for (var w = 0u; w < 4u; w = w + 1u) {
+                r.u[4u * h + w] = ((q[w] >> (2u * j)) & 0x03030303u) | (((hm[w] >> (4u * n + j)) & 0x01010101u) << 2u);
+            }
+        }
+    }
+    return r;
+}
+// group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
+fn bgrp(row: u32, g: u32) -> BGrp {
+    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
+    let rb = row * row_bytes(p.k);
+    if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(rb + g / 8u * BB, g % 8u); }
+    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32]
+        let o = rb + g * 34u;
+        r.d = vec2<f32>(f16v(rd16(o)));
+        let q = span8(o + 2u, 8u);
+        for (var j = 0u; j < 8u; j = j + 1u) { r.u[j] = q[j] ^ 0x80808080u; }
+        return r;
+    }
+    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]
+        let o = rb + g / 8u * 136u;
+        let ib = g % 8u;
+        let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
+        r.d = vec2<f32>(f16v(rd16(o)) * f32(i32(ls) - 32));
+        let qw = (o + 8u + 16u * ib) / 4u;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let q = wword(qw + j);
+            r.u[j] = kv4(q & 0x0f0f0f0fu); r.u[j + 4u] = kv4((q >> 4u) & 0x0f0f0f0fu);
+        }
+        return r;
+    }
+    // the 32-element 4-bit blocks: f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
+    let o = rb + g * BB;
+    let one = bgrp_min();
+    let five = WT == WT_Q5_0 || WT == WT_Q5_1;
+    r.d = vec2<f32>(f16v(rd16(o)));
+    if (one) { r.m = vec2<f32>(f16v(rd16(o + 2u))); }
+    let ho = o + select(2u, 4u, one);
+    var qh = 0u;
+    if (five) { qh = rd32(ho); }
+    let q = span8(ho + select(0u, 4u, five), 4u);
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        var lo = q[j] & 0x0f0f0f0fu;
+        var hi = (q[j] >> 4u) & 0x0f0f0f0fu;
+        if (five) { lo = lo | hb4(qh >> (4u * j)); hi = hi | hb4(qh >> (16u + 4u * j)); }
+        if (WT == WT_IQ4_NL) { lo = kv4(lo); hi = kv4(hi); }
+        r.u[j] = lo; r.u[j + 4u] = hi;
+    }
+    return r;
+}
+// the f32 group lane: group g, its activations in xa (sb_x)
+fn b_lane(row: u32, g: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    let r = bgrp(row, g);
+    var s = vec2<f32>(0.0);
+    var sx = vec2<f32>(0.0);
+    for (var j = 0u; j < 8u; j = j + 1u) {
+        s[j / 4u] = s[j / 4u] + dot(unpack_bytes_off(r.u[j], bgrp_off()), xa[j]);
+        if (bgrp_min()) { sx[j / 4u] = sx[j / 4u] + hsum(xa[j]); }
+    }
+    if (bgrp_min()) { return dot(r.d, s) + dot(r.m, sx); }
+    return dot(r.d, s);
+}
+
 // Activation j (0..7) of lane c of a super-block, as a vec4 offset from the super-block's first
 // activation: Q4_K word k takes elements 64k + 4c.. (j = 2k) and 64k + 32 + 4c.. (j = 2k + 1);
 // Q6_K quarter k takes 128 (k / 2) + 32 (k % 2) + 4c.. (j = 2k) and that + 64 (j = 2k + 1).
+// The group lanes (is_b): lane c takes group c of the unit, 8 vec4 from 8c.
 fn sb_x(c: u32, j: u32) -> u32 {
     let k = j / 2u;
-    if (WT == 7u) { return 16u * k + 8u * (j % 2u) + c; }
+    if (is_b()) { return 8u * c + j; }
+    if (is_q4k()) { return 16u * k + 8u * (j % 2u) + c; }
     return 32u * (k / 2u) + 8u * (k % 2u) + 16u * (j % 2u) + c;
 }
 fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
+    if (is_b()) { return b_lane(row, 8u * b + c, xa); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane((row * nsb + b) * 36u, c, xa); }    // 144-byte super-blocks = 36 words
+    if (is_q4k()) { return q4k_lane((row * nsb + b) * q4k_words(), c, xa); }
     return q6k_lane(row * nsb + b, c, xa);
 }
 
@@ -663,7 +608,8 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
         let i = lane_of(l);
         let c = i % 8u;
         let xv = z * p.k / 4u;
-        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
             s = s + lane_k(row, b, c, xa);
@@ -771,7 +717,8 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        for (var b = i / 8u; b < p.k / 256u; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
             s = s + lane_k(row, b, c, xa);
@@ -898,7 +845,7 @@ fn rope_head(v: Inv) -> RopeRow {
 @group(0) @binding(10) var<storage, read> rnw: array<vec4<f32>>;    // matvec_k_rope_norm: the norm weight (k)
 
 
-// ---- the *_h entries: Q4_K and Q6_K decode lanes on f16 pairs (the A = f16 variants) ----------
+// ---- the *_h entries: the decode lanes on f16 pairs (the A = f16 variants; b_lane_x above) ------
 // Each entry is its f32 namesake's body with the lanes below (separate entries: a function that
 // uses f16 makes every entry that reaches it need shaderFloat16). The f32 lanes are bound by the
 // integer pipe on the H200 (shifts and masks: a bit-trick conversion that moved work from the
@@ -953,13 +900,21 @@ fn q4k_lane_x(ow: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> 
         let sl = 16u * pi;
         var sl_ = 0.0; var sh_ = 0.0;
         for (var wi = 0u; wi < 2u; wi = wi + 1u) {
-            let q = wword(ow + 4u + 8u * k + cw + wi);
+            let q = wword(ow + q4k_qs() + 8u * k + cw + wi);
             let a = xa[4u * pi + wi];
             let b = xa[4u * pi + 2u + wi];
-            let lo02 = bitcast<vec2<f16>>((q & 0x000f000fu) | 0x4c004c00u) - one;
-            let lo13 = bitcast<vec2<f16>>(((q >> 8u) & 0x000f000fu) | 0x4c004c00u) - one;
-            let hi02 = bitcast<vec2<f16>>(((q >> 4u) & 0x000f000fu) | 0x4c004c00u) - one;
-            let hi13 = bitcast<vec2<f16>>(((q >> 12u) & 0x000f000fu) | 0x4c004c00u) - one;
+            var l02 = q & 0x000f000fu; var l13 = (q >> 8u) & 0x000f000fu;
+            var h02 = (q >> 4u) & 0x000f000fu; var h13 = (q >> 12u) & 0x000f000fu;
+            if (WT == WT_Q5_K) {                // the fifth bits (16 + q / 64 stays exact for q < 64)
+                let qh = wword(ow + 4u + cw + wi);
+                let hl = q5k_hb(qh, 2u * k); let hh = q5k_hb(qh, 2u * k + 1u);
+                l02 = l02 | (hl & 0x00ff00ffu); l13 = l13 | ((hl >> 8u) & 0x00ff00ffu);
+                h02 = h02 | (hh & 0x00ff00ffu); h13 = h13 | ((hh >> 8u) & 0x00ff00ffu);
+            }
+            let lo02 = bitcast<vec2<f16>>(l02 | 0x4c004c00u) - one;
+            let lo13 = bitcast<vec2<f16>>(l13 | 0x4c004c00u) - one;
+            let hi02 = bitcast<vec2<f16>>(h02 | 0x4c004c00u) - one;
+            let hi13 = bitcast<vec2<f16>>(h13 | 0x4c004c00u) - one;
             let pl = vec2<f32>(fma(lo13, bitcast<vec2<f16>>(a.y), lo02 * bitcast<vec2<f16>>(a.x)));
             let ph = vec2<f32>(fma(hi13, bitcast<vec2<f16>>(b.y), hi02 * bitcast<vec2<f16>>(b.x)));
             sl_ = sl_ + (pl.x + pl.y);
@@ -1005,17 +960,40 @@ fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
     }
     return d * acc;
 }
+// The f16-pair group lane: 0x4000 | u is the f16 2 + u / 512 exactly (u < 256), so minus 2 + off / 512
+// it is (u - off) 2^-9 (HB), |.| <= 1/4: two products with any f16 value stay finite. xa[j]: word j's
+// pairs (x0, x2), (x1, x3); xsum[j] their sum times HP.
+const HB = 0.001953125;                // 2^-9
+fn b_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    let r = bgrp(row, g);
+    let off = vec2<f16>(f16(2.0 + bgrp_off() * HB));
+    var s = vec2<f32>(0.0);
+    var sx = vec2<f32>(0.0);
+    for (var j = 0u; j < 8u; j = j + 1u) {
+        let u = r.u[j];
+        let e02 = bitcast<vec2<f16>>((u & 0x00ff00ffu) | 0x40004000u) - off;
+        let e13 = bitcast<vec2<f16>>(((u >> 8u) & 0x00ff00ffu) | 0x40004000u) - off;
+        let pr = vec2<f32>(fma(e13, bitcast<vec2<f16>>(xa[j].y), e02 * bitcast<vec2<f16>>(xa[j].x)));
+        s[j / 4u] = s[j / 4u] + (pr.x + pr.y);
+        if (bgrp_min()) { sx[j / 4u] = sx[j / 4u] + xsum[j]; }
+    }
+    if (bgrp_min()) { return dot(r.d, s) / HB + dot(r.m, sx) / HP; }
+    return dot(r.d, s) / HB;
+}
 // The f16-pair lanes' activations: vector j (0..3) of 8 halves of lane c, from the super-block's
 // first (q4k_lane_x: pair 2 (c / 4) + j / 2, low / high j % 2; q6k_lane_x: half c / 4, quarter j / 2
 // of the two, low / high j % 2), so the 4 lanes c' of a pair or quarter read 64 neighbouring bytes.
+// The group lanes: lane c's group, 4 vectors from 4c.
 fn xv8(c: u32, j: u32) -> u32 {
+    if (is_b()) { return 4u * c + j; }
     let v = 16u * (c / 4u) + c % 4u;
-    if (WT == 7u) { return v + 8u * (j / 2u) + 4u * (j % 2u); }
+    if (is_q4k()) { return v + 8u * (j / 2u) + 4u * (j % 2u); }
     return v + 4u * (j / 2u) + 8u * (j % 2u);
 }
 fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    if (is_b()) { return b_lane_x(row, 8u * b + c, xa, xsum); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane_x((row * nsb + b) * 36u, c, xa, xsum); }
+    if (is_q4k()) { return q4k_lane_x((row * nsb + b) * q4k_words(), c, xa, xsum); }
     return q6k_lane_x(row * nsb + b, c, xa);
 }
 
@@ -1025,9 +1003,9 @@ fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        let nsb = p.k / 256u;
         let xw = z * p.k / 8u;                       // x8 index of token z's row
-        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
             for (var j = 0u; j < 4u; j = j + 1u) {       // 4 loads of 8 halves (xv8)
                 let u = x8[xw + 32u * b + xv8(c, j)];
@@ -1045,8 +1023,8 @@ fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
-        let nsb = p.k / 256u;
-        for (var b = i / 8u; b < nsb; b = b + (1u << p.ll) / 8u) {
+        for (var b = i / 8u; b < n_units(); b = b + (1u << p.ll) / 8u) {
+            if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec2<u32>, 8>; var xsum: array<f32, 8>;
             for (var j = 0u; j < 4u; j = j + 1u) {
                 let e = 64u * b + 2u * xv8(c, j);
@@ -1099,8 +1077,8 @@ fn mv_res_norm_h(v: Inv) {
 
 
 // ---- the *_q entries: decode lanes on int8 activations (devices that accelerate 4x8-bit integer
-// dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, Q4_K) and the output norm + LM head
-// (matvec_k_norm_q, Q4_K / Q6_K). The prologue normalizes the residual row as the *_norm entries do
+// dot products): gate/up with the FFN norm (matvec_k_glu_norm_q, i8 GLU types) and the output norm +
+// LM head (matvec_k_norm_q, every type with decode lanes; b_lane_q below for the group lanes). The prologue normalizes the residual row as the *_norm entries do
 // and quantizes it to int8 per block of 32: q = round(127 x / max|x|), the block's scale
 // max|x| / 127, and the sums of the q by 16 (the Q4_K minimum and Q6_K's -32 terms). Four lanes per
 // super-block: Q4_K lane c4 takes the 32 bytes of chunk c4 (sub-blocks 2 c4 and 2 c4 + 1, 64
@@ -1167,12 +1145,17 @@ fn q4k_lane_q(ow: u32, c4: u32, xb: u32) -> f32 {
     let mnw = select(hd.mn03, hd.mn47, c4 >= 2u);
     let ja = xb + 16u * c4;                       // sub-block 2 c4; 2 c4 + 1 at ja + 8
     var da = 0i; var db = 0i;
-    let qv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u + 2u * c4), wvec(ow / 4u + 2u + 2u * c4));
+    let qs = (ow + q4k_qs()) / 4u;                // (a multiple of 4 words)
+    let qv = array<vec4<u32>, 2>(wvec(qs + 2u * c4), wvec(qs + 1u + 2u * c4));
     let xv = array<vec4<u32>, 4>(xq[ja / 4u], xq[ja / 4u + 1u], xq[ja / 4u + 2u], xq[ja / 4u + 3u]);
+    var hv = array<vec4<u32>, 2>(vec4<u32>(0u), vec4<u32>(0u));
+    if (WT == WT_Q5_K) { hv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u), wvec(ow / 4u + 2u)); }   // qh[32]
     for (var t = 0u; t < 8u; t = t + 1u) {
         let q = qv[t / 4u][t % 4u];
-        da = da + dot4I8Packed(q & 0x0f0f0f0fu, xv[t / 4u][t % 4u]);
-        db = db + dot4I8Packed((q >> 4u) & 0x0f0f0f0fu, xv[2u + t / 4u][t % 4u]);
+        var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
+        if (WT == WT_Q5_K) { let qh = hv[t / 4u][t % 4u]; ql = ql | q5k_hb(qh, 2u * c4); qu = qu | q5k_hb(qh, 2u * c4 + 1u); }
+        da = da + dot4I8Packed(ql, xv[t / 4u][t % 4u]);
+        db = db + dot4I8Packed(qu, xv[2u + t / 4u][t % 4u]);
     }
     let ba = ja / 8u;
     return dm.x * (f32((scw >> sl) & 0xffu) * xqd[ba] * f32(da) + f32((scw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * f32(db))
@@ -1215,10 +1198,34 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
               + f32(i8v((sw1 >> 16u) & 0xffu)) * xqd[g / 2u + 3u] * f32(d3 - 32i * i32(xq16[g + 6u])));
 }
 
+// The int8 group lane: lane c4 takes groups 2 c4, 2 c4 + 1 of unit b (each one block of xq, xqd);
+// u ^ 0x80 is u - 128 as int8, so each half's product is dot(u - 128, q) + (128 - off) sum(q) (xq16).
+fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    var s = 0.0;
+    for (var h = 0u; h < 2u; h = h + 1u) {
+        let g = 8u * b + 2u * c4 + h;
+        if (!bgrp_in(g)) { continue; }
+        let r = bgrp(row, g);
+        let xa = xq[2u * g];
+        let xb = xq[2u * g + 1u];
+        var da = 0i;
+        var db = 0i;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            da = da + dot4I8Packed(r.u[j] ^ 0x80808080u, xa[j]);
+            db = db + dot4I8Packed(r.u[j + 4u] ^ 0x80808080u, xb[j]);
+        }
+        let sq = vec2<f32>(xq16[2u * g], xq16[2u * g + 1u]);   // the sums of the q of each half
+        var v = dot(r.d, vec2<f32>(f32(da), f32(db)) + (128.0 - bgrp_off()) * sq);
+        if (bgrp_min()) { v = v + dot(r.m, sq); }
+        s = s + xqd[g] * v;
+    }
+    return s;
+}
 // lane c4 of super-block b of row `row` (Q4_K or Q6_K) over the quantized row
 fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    if (is_b()) { return b_lane_q(row, b, c4); }
     let nsb = p.k / 256u;
-    if (WT == 7u) { return q4k_lane_q((row * nsb + b) * 36u, c4, 64u * b); }
+    if (is_q4k()) { return q4k_lane_q((row * nsb + b) * q4k_words(), c4, 64u * b); }
     return q6k_lane_q(row * nsb + b, c4, 64u * b);
 }
 
@@ -1227,7 +1234,7 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
     if (ok) {
         let i = lane_of(l);
-        for (var b = i / 4u; b < p.k / 256u; b = b + (1u << p.ll) / 4u) {
+        for (var b = i / 4u; b < n_units(); b = b + (1u << p.ll) / 4u) {
             s.x = s.x + lane_q(row, b, i % 4u);
             if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
         }

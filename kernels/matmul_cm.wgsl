@@ -1,6 +1,7 @@
 // matmul_cm.wgsl — the prefill product Y (M, T) = W (K, M) . X (K, T) on the GPU's matrix units
 // (Tint's subgroup matrices -> SPIR-V cooperative matrices, VK_KHR_cooperative_matrix), for
-// Q4_K and Q6_K weights and f16 activations. A workgroup is 4 subgroups of 32 and computes a
+// every weight type whose cm column in config/dtypes.def is not NO (all but F32) and f16
+// activations. A workgroup is 4 subgroups of 32 and computes a
 // 64-row x 128-token tile. Per 32-wide k step (one sub-block of Q4_K scales) all 128 invocations
 // dequantize the 64 x 32 weight tile into shared memory (invocation l: row l / 2, weights
 // 16 (l % 2) .. +15); subgroup s multiplies its 32 tokens (tokens 32 s .. +31 of the tile, loaded
@@ -13,31 +14,39 @@
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
+// The weight format is a parameter (override WT, its block BLK / BB): Q4_K and Q6_K have their own
+// loads (ld_raw: the words a step needs, two steps ahead) and decode (dq16); every other type
+// decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
+// at the time of those loads (two steps ahead, the f32 values held as raw's words). So a type is
+// its case in dq4 and its row in config/dtypes.def: the `//! variant-each-cm` lines below are made
+// once per type whose cm column is not NO (build.sh), its kernels.def rows by an X-macro over it.
 // Exactness: each dequantized weight w (f32, as matmul.wgsl's dq4) is split into hi (w with its
 // mantissa cut to f16's 10 bits) and lo = f16(w - hi), and both are multiplied: hi + lo carries 22
 // bits of w, so the product matches the f32 kernel to accumulation order (f16 x f16 products are
-// exact in f32). A weight beyond the f16 range (|w| > 65504) turns NaN: its outputs are NaN, never
-// silently wrong. The host (ops_matmul.c, key OP_MATMUL_CM) uses it only on devices with a
-// 16x16x16 f16/f32 subgroup-scope configuration and subgroups of 32 (caps.coopmat, shown by
-// `edge info`; EDGE_NO_COOPMAT=1 and every EDGE_PROFILE turn it off), for k a multiple of 256;
-// elsewhere the prefill products run matmul.wgsl's 64 x 64 tiles. matmul_cm_split_*
+// exact in f32). Types whose weights f16 holds exactly (F16, BF16: cm column HI, override LO = 0)
+// have lo = 0 and skip its product. A weight beyond the f16 range (|w| > 65504) turns NaN: its
+// outputs are NaN, never silently wrong. The host (ops_matmul.c, key OP_MATMUL_CM) uses it only on
+// devices with a 16x16x16 f16/f32 subgroup-scope configuration and subgroups of 32 (caps.coopmat,
+// shown by `edge info`; EDGE_NO_COOPMAT=1 and every EDGE_PROFILE turn it off), for k a multiple of
+// 32 (of 256 for the super-block types: whole blocks); elsewhere the prefill products run
+// matmul.wgsl's 64 x 64 tiles. matmul_cm_split_*
 // (KSPLIT) run a k slice per grid z and write f32 partial slices, as matmul.wgsl's matmul_split_*.
 // Bounds: weight rows past p.rows are read as zeros and tokens past p.t are not stored, k is a
-// whole number of super-blocks (host check). So the robustness transform is off:
+// whole number of 32-element steps and of blocks (host check). So the robustness transform is off:
 //! norobust
 //! tintvalidate
-//! variant matmul_cm_q4_k_a16_y32 matmul_cm WT=7 alias:A=f16
-//! variant matmul_cm_q4_k_a16_y16 matmul_cm WT=7 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matmul_cm_q6_k_a16_y32 matmul_cm WT=8 alias:A=f16
-//! variant matmul_cm_q6_k_a16_y16 matmul_cm WT=8 YMAX=65504 alias:A=f16 alias:O=f16
-//! variant matmul_cm_split_q4_k_a16 matmul_cm WT=7 KSPLIT=1 alias:A=f16
-//! variant matmul_cm_split_q6_k_a16 matmul_cm WT=8 KSPLIT=1 alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} KSPLIT=1 alias:A=f16
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
 alias A = f16;
 alias O = f32;
-override WT: u32 = 7u;                 // 7 q4_k, 8 q6_k (the C enum DType)
+override WT: u32 = 7u;                 // weight type: the C enum DType, a row of config/dtypes.def (WT_* of common/dq4.wgsl)
+override BLK: u32 = 256u;              // its elements and bytes per block (dq4)
+override BB: u32 = 144u;
+override LO: u32 = 1u;                 // 1: the lo parts' product too (cm column HILO); 0: f16 holds the weights (HI)
 override YMAX: f32 = 0x1.fffffep+127f;
 override KSPLIT: u32 = 0u;             // matmul_cm_split_*: split-k (grid z = k slice of p.kc, f32 partials), as matmul.wgsl
 
@@ -62,7 +71,10 @@ var<workgroup> wl: array<f16, 2 * TM * TS>;      // lo parts
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
 
 //! include common/clampn.wgsl
-fn f16v(h: u32) -> f32 { return f32(bitcast<vec2<f16>>(h & 0xffffu).x); }
+fn wword(i: u32) -> u32 { return w[i]; }
+fn wwords() -> u32 { return arrayLength(&w); }
+// The block decode of every weight type (dq4, f16v; the WT_* ids):
+//! include common/dq4.wgsl
 
 // Q6_K super-block bi's parts as byte offsets (common/q6a.wgsl); the binding's block count
 // floor(range / 210) from its words: 8 blocks per 420
@@ -85,11 +97,20 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
 //   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
 //   word with the 2 scale bytes, the word with d.
+//   Every other type: the 16 weights themselves, decoded by dq4, as f32 bits (raw[0..15]).
 fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     var raw: array<u32, 20>;
+    if (WT != WT_Q4_K && WT != WT_Q6_K) {
+        let rb = r * row_bytes(p.k);
+        for (var i = 0u; i < 4u; i = i + 1u) {
+            let v = dq4(rb, k0 + 16u * h + 4u * i, p.k);
+            for (var c = 0u; c < 4u; c = c + 1u) { raw[4u * i + c] = bitcast<u32>(v[c]); }
+        }
+        return raw;
+    }
     let nsb = p.k / 256u;
     let j = (k0 % 256u) / 32u;
-    if (WT == 7u) {
+    if (WT == WT_Q4_K) {
         let ow = (r * nsb + k0 / 256u) * 36u;
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = w[ow + i]; }
         for (var i = 0u; i < 4u; i = i + 1u) { raw[4u + i] = w[ow + 4u + 8u * (j / 2u) + 4u * h + i]; }
@@ -109,8 +130,13 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
 struct Dq { v: array<f32, 16>, bound: f32 }
 fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
     var d: Dq;
+    if (WT != WT_Q4_K && WT != WT_Q6_K) {        // decoded by ld_raw; the bound is their sum of |w| (NaN stays NaN)
+        d.bound = 0.0;
+        for (var i = 0u; i < 16u; i = i + 1u) { d.v[i] = bitcast<f32>(raw[i]); d.bound = d.bound + abs(d.v[i]); }
+        return d;
+    }
     let j = (k0 % 256u) / 32u;                   // sub-block
-    if (WT == 7u) {                              // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
+    if (WT == WT_Q4_K) {                              // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
         let sm = q4k_sm(raw[1], raw[2], raw[3], j);
         let dl = f16v(raw[0]) * sm.x;
         let ml = f16v(raw[0] >> 16u) * sm.y;
@@ -150,7 +176,7 @@ fn put16(b: u32, dr: u32, dh: u32, raw: array<u32, 20>, r: u32, k0: u32) {
         for (var i = 0u; i < 16u; i = i + 1u) {
             let hf = bitcast<f32>(bitcast<u32>(d.v[i]) & 0xffffe000u);
             wh[fo + i] = f16(hf);
-            wl[fo + i] = f16(d.v[i] - hf);
+            if (LO != 0u) { wl[fo + i] = f16(d.v[i] - hf); }
         }
         return;
     }
@@ -159,7 +185,7 @@ fn put16(b: u32, dr: u32, dh: u32, raw: array<u32, 20>, r: u32, k0: u32) {
         let ok = abs(d.v[i]) <= 65504.0;
         let hf = bitcast<f32>(bitcast<u32>(clamp(d.v[i], -65504.0, 65504.0)) & 0xffffe000u);
         wh[fo + i] = select(nanh, f16(hf), ok);
-        wl[fo + i] = select(nanh, f16(d.v[i] - hf), ok);
+        if (LO != 0u) { wl[fo + i] = select(nanh, f16(d.v[i] - hf), ok); }
     }
 }
 
@@ -177,7 +203,11 @@ alias MC = subgroup_matrix_result<f32, 16, 16>;
 fn lda(t: u32, k: u32) -> ML { return subgroupMatrixLoad<ML>(&xa, t * p.k + k, false, p.k); }       // tokens t .. +15, k .. +15
 fn ldh(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wh, o, true, TS); }
 fn ldl(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wl, o, true, TS); }
-fn mm2(a: ML, bh: MR, bl: MR, c: MC) -> MC { return subgroupMatrixMultiplyAccumulate(a, bl, subgroupMatrixMultiplyAccumulate(a, bh, c)); }
+fn mm2(a: ML, bh: MR, bl: MR, c: MC) -> MC {
+    let ch = subgroupMatrixMultiplyAccumulate(a, bh, c);
+    if (LO == 0u) { return ch; }                 // (HI types: lo = 0)
+    return subgroupMatrixMultiplyAccumulate(a, bl, ch);
+}
 // one 16x16 result (tokens t .. +15, rows r .. +15) through the subgroup's staging square
 fn out16(c: MC, so: u32, ln: u32, yo: u32, t: u32, r: u32) {
     subgroupMatrixStore(&os, so, c, false, 16u);

@@ -66,8 +66,9 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);
-     /* prefill on cooperative matrices (matmul_cm.wgsl)? The device has them (caps.coopmat), Q4_K / Q6_K
-        weights with rows a multiple of 256, f16 X, and not op_matmul_cm_off */
+     /* prefill on cooperative matrices (matmul_cm.wgsl)? The device has them (caps.coopmat), weights of a
+        type with matmul_cm products (config/dtypes.def cm: all but F32) with rows a multiple of 32, f16 X,
+        and not op_matmul_cm_off */
 extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
 extern u64 op_cm_products;      /* products recorded on matmul_cm */
 u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);
@@ -92,10 +93,12 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
         act SiLU, or GELU-tanh when gelu); Y in X's dtype; the products are rounded to Y's dtype
         before the activation. */
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X);
-     /* can a product take the norm in its prologue: Q4_K / Q6_K weights with rows of k <= 3072, X one f32 row */
+     /* can a product take the norm in its prologue: weights with decode lanes (config/dtypes.def lanes K or B)
+        with rows of k <= 3072, X one f32 row */
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits); Y f32 or f16.
-        Q4_K weights with f16 Y run on int8 activations (matvec_k_glu_norm_q) where the int8 lanes run. */
+        Weights whose i8 column (config/dtypes.def) is GLU, with f16 Y, run on int8 activations
+        (matvec_k_glu_norm_q) where the int8 lanes run. */
 void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *O, const Tensor *pw, const Tensor *Xout,
                             const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* the same after Gemma's post-attention residual add: X' = X + rmsnorm(O) * pw is stored into Xout
@@ -108,7 +111,7 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
 extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */
 extern u64 op_q8_products;      /* products recorded on the int8 lanes */
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
-     /* can the q/k/v product take rope_kv's work: Q4_K / Q6_K weights, X one row */
+     /* can the q/k/v product take rope_kv's work: weights with decode lanes, X one row */
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,
                     const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_head, u32 n_head_kv, u32 n_rot, f32 base,
                     f32 freq_scale, bool neox, const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 rbase);

@@ -12,18 +12,20 @@
 
    Which kernel runs:
      decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
-              product by mv_lanes (1..128, k-quants at least 8: few long rows get many lanes). The
-              lane family follows the dtypes and the device: the f32 lanes (every type; the only ones
-              of the types whose lanes column in config/dtypes.def is ANY); for Q4_K / Q6_K with f16
-              activations the f16-pair lanes (*_h); where the device accelerates int8 dot products
-              (caps.idot) the int8 lanes (*_q) for the gate/up product with its norm prologue (Q4_K)
-              and the output norm + LM head (Q4_K / Q6_K). The q/k/v product keeps its f16
-              lanes (docs/perf-log.md #85).
-     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles) where
-              op_matmul_cm_fits and cm_view can bind X up to a whole tile of tokens. op_matmul_split
-              runs a product in 2 or 4 k slices (f32 partials in a caller's free scratch, then
-              splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill the compute units
-              better than the tiles alone.
+              product by mv_lanes (1..128, types with decode lanes at least 8: few long rows get many
+              lanes). The lane family follows the dtypes and the device: the f32 lanes (every type;
+              the only ones of the types whose lanes column in config/dtypes.def is ANY: F32 F16
+              BF16); for the types with decode lanes (K: Q4_K Q5_K Q6_K; B: Q8_0 Q4_0 Q4_1 Q5_0
+              Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) with f16 activations the f16-pair lanes (*_h); where the device
+              accelerates int8 dot products (caps.idot) the int8 lanes (*_q) for the gate/up product
+              with its norm prologue (all of them but Q6_K: wq_q8) and the output norm + LM head. The
+              q/k/v product keeps its f16 lanes (docs/perf-log.md #85). The fused entries (norm
+              prologues, RoPE epilogue, glu) run on every type with decode lanes.
+     prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
+              weight type but F32) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
+              of tokens. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
+              free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
+              the compute units better than the tiles alone.
 
    API (ops.h):
      op_get_rows(vk, E, ids, y, scale)    y f32 (n, T) = dequant(E[ids[t]]) * scale
@@ -57,7 +59,8 @@
    Decode takes any T (token = grid z), so a short batch may use the matvec kernels too.
 
    Measured (lavapipe, tests): max |y - ref| / sum|w x| is 1.8e-7 .. 3.3e-7 for f32 output
-   on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding). */
+   on every type, 1.1e-4 .. 2.1e-4 with f16 output (its own rounding); the f16-pair decode lanes
+   with f32 output 6.1e-5 .. 1.0e-4 (every type with decode lanes, session of issue 32). */
 
 /* The push-constant block shared by every entry of kernels/matmul.wgsl. */
 typedef struct WqPush {
@@ -71,6 +74,7 @@ typedef struct WqPush {
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
+#define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */
 #define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
@@ -87,7 +91,7 @@ static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
    8,192) 15.0 us with 64 and 16.0 with 32. */
 static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
     bool kq = dtype_klanes(wt);
-    u64 units = kq ? K / 256 * 8 : (K + 3) / 4;     /* lanes that each get work on the first pass */
+    u64 units = kq ? K / 32 : (K + 3) / 4;          /* lanes that each get work on the first pass (32 elements each) */
     u32 ll = kq ? 3 : 0;
     while (ll < max_ll && rows << ll < target && (2ull << ll) <= units) ll++;
     return ll;
@@ -166,11 +170,13 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 }
 
 /* Does a prefill product run on the cooperative-matrix kernel (matmul_cm.wgsl)? On devices that
-   have the 16x16x16 f16 configuration (caps.coopmat), for Q4_K / Q6_K weights and f16 activations. */
+   have the 16x16x16 f16 configuration (caps.coopmat), for every weight type with matmul_cm products
+   (config/dtypes.def cm: all but F32), rows a multiple of its 32-element k step, and f16 activations. */
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
-    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && dtype_klanes(W->dtype) && W->ne[0] % 256 == 0;
+    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
+           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0;
 }
 
 /* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's
@@ -347,22 +353,27 @@ u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the k
 static bool wq_q8_dev(const Vk *vk) { return vk->caps.idot && !op_matmul_q8_off; }
 
 /* Does the gate/up product with the FFN norm in its prologue run on int8 activations
-   (matvec_k_glu_norm_q)? Only Q4_K weights with f16 activations (out: the glu output dtype). The
-   q/k/v product measured slower this way (docs/perf-log.md #85) and keeps its f16 lanes. */
-static bool wq_q8(const Vk *vk, const Tensor *W, DType out) { return wq_q8_dev(vk) && W->dtype == DT_Q4_K && out == DT_F16; }
+   (matvec_k_glu_norm_q)? The weight types whose i8 column in config/dtypes.def is GLU, with f16
+   activations (out: the glu output dtype): Q4_K as measured; Q5_K and the group-lane types (one f16
+   scale per 32 weights: the int8 blocks' own shape) take Q4_K's choice, not measured on their own
+   yet; Q6_K (HEAD) keeps its f16-pair lanes there. The q/k/v product measured slower on int8
+   (docs/perf-log.md #85) and keeps its f16 lanes. */
+static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
+    return wq_q8_dev(vk) && dtype_info[W->dtype].i8 == DI_GLU && out == DT_F16;
+}
 
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
     return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 && W->ne[0] <= WQ_NORM_MAX;
 }
 
 static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw) {
-    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs Q4_K/Q6_K weights, f32 rows and k <= 3072");
+    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs weights with decode lanes (config/dtypes.def), f32 rows and k <= 3072");
     need(X->nelem / X->ne[0] <= 65535, op, X, "more than 65535 rows");
     need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
 }
 
 /* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run,
-   f16 activations, Q4_K / Q6_K rows of k <= 3072 and f32 rows (a token each: grid z). */
+   f16 activations, rows of a type with decode lanes of k <= 3072 and f32 rows (a token each: grid z). */
 bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act) {
     return wq_q8_dev(vk) && act == DT_F16 && op_matmul_norm_fits(W, X);
 }
@@ -465,7 +476,7 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     const char *op = nw ? "matmul_rope_norm" : "matmul_rope";
     u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv, T = X->nelem / K;
     wq_row_bytes(op, W);
-    need(op_matmul_rope_fits(W, X), op, X, "needs Q4_K or Q6_K weights and rows of the weights' length");
+    need(op_matmul_rope_fits(W, X), op, X, "needs weights with decode lanes (config/dtypes.def lanes K or B) and rows of the weights' length");
     if (nw) wq_need_norm(op, W, X, nw);
     need(qo->nelem == nq * T && (nw ? is_act_dtype(qo->dtype) : qo->dtype == X->dtype), op, qo,
          "q output must be (head_dim, n_head, T) in the activation dtype");

@@ -9,12 +9,12 @@
     die(EXIT_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, vk_result_name(r_)); } while (0)
 
 const DTypeInfo dtype_info[DT_COUNT] = {
-#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) \
-    [DT_##id] = { #nm, DR_##role, ggml, blk, bytes, DB_##bind, DU_##up, DL_##lanes, { hf0, hf1 } },
+#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, i8, wgslw, hf0, hf1, cm) \
+    [DT_##id] = { #nm, DR_##role, ggml, blk, bytes, DB_##bind, DU_##up, DL_##lanes, DI_##i8, { hf0, hf1 }, DC_##cm },
 #include "config/dtypes.def"
 };
 const char *const dtype_name[DT_COUNT] = {
-#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) [DT_##id] = #nm,
+#define DTYPE(id, nm, role, ggml, blk, bytes, bind, up, lanes, i8, wgslw, hf0, hf1, cm) [DT_##id] = #nm,
 #include "config/dtypes.def"
 };
 

@@ -46,24 +46,28 @@
 /* Runtime tensor dtypes: activations/scratch and the ggml weight types, one per row of
    config/dtypes.def (its columns are DTypeInfo's). */
 typedef enum DType {
-#define DTYPE(id, name, role, ggml, blk, bytes, bind, up, lanes, wgslw, hf0, hf1) DT_##id,
+#define DTYPE(id, name, role, ggml, blk, bytes, bind, up, lanes, i8, wgslw, hf0, hf1, cm) DT_##id,
 #include "config/dtypes.def"
     DT_COUNT
 } DType;
 typedef enum DtRole { DR_WEIGHT, DR_DATA } DtRole;
 typedef enum DtBind { DB_F32, DB_F16, DB_WORDS, DB_I32 } DtBind;      /* what a binding of it holds */
 typedef enum DtUp { DU_COPY, DU_Q6K } DtUp;                            /* upload: as stored, or vk_q6k_units */
-typedef enum DtLanes { DL_ANY, DL_K } DtLanes;                         /* decode lanes (matmul.wgsl) */
+typedef enum DtLanes { DL_ANY, DL_K, DL_B } DtLanes;                   /* decode lanes (matmul.wgsl): none, k-quant, 32-element groups */
+typedef enum DtI8 { DI_NONE, DI_HEAD, DI_GLU } DtI8;                   /* products on int8 activations: none, the LM head, also gate/up */
+typedef enum DtCm { DC_NO, DC_HI, DC_HILO } DtCm;                      /* prefill on cooperative matrices (matmul_cm.wgsl) */
 typedef struct DTypeInfo {
     const char *name;           /* "q4_k" */
     DtRole role; i32 ggml;      /* ggml type id, -1 for DATA */
     u32 blk, bytes;             /* elements and bytes per block */
-    DtBind bind; DtUp up; DtLanes lanes;
+    DtBind bind; DtUp up; DtLanes lanes; DtI8 i8;
     i16 hf[2];                  /* byte offsets of the block's f16 scale fields, -1 none */
+    DtCm cm;                    /* its matmul_cm_* products: none, f16 weights (one product), hi + lo parts (two) */
 } DTypeInfo;
 extern const DTypeInfo dtype_info[DT_COUNT];
 extern const char *const dtype_name[DT_COUNT];
-static inline bool dtype_klanes(DType t) { return t < DT_COUNT && dtype_info[t].lanes == DL_K; }   /* Q4_K, Q6_K: the fused decode entries */
+/* the decode lane families (f16 pairs, int8) and the fused decode entries: lanes K or B */
+static inline bool dtype_klanes(DType t) { return t < DT_COUNT && dtype_info[t].lanes != DL_ANY; }
 
 typedef struct VkCaps {
     u32  api_version;

@@ -1,6 +1,6 @@
 /* matmul_test.c — weight-type kernels against the CPU dequantizer and f64 references.
 
-   Every weight type (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K) x activation path (f32; f16 with
+   Every weight type of config/dtypes.def x activation path (f32; f16 with
    f32 output; f16 with f16 output) x phase (decode matvec, prefill tiled matmul), on
    seeded random valid blocks (random bytes, finite f16 scales in [1e-3, 1e-1]).
    Reference: dequant_row (models/quant.c) + f64 dot. Error measure: |y - ref| / sum|w x|.
@@ -8,10 +8,13 @@
      f16 activations: <= 1e-5 against the reference on the f16-rounded x (f32 output),
                       <= 1e-3 with f16 output (its own rounding is 2^-11 of |y|),
                       and <= 1e-3 against the unrounded x.
-                      Q4_K / Q6_K decode (matvec_*_h, f16-pair lanes): <= 5e-4 with f32 output:
+                      decode of the types with decode lanes (matvec_*_h, f16-pair lanes): <= 5e-4 with f32 output:
                       each product is rounded to f16 and added to one other in f16 before f32,
                       at most 2^-10 of its |w x| (1e-3 of sum|w x| in the worst case, ~1e-4
                       measured); the same class as the f16 rounding of x itself.
+   On a device with cooperative matrices (caps.coopmat) every f16 prefill product of a type with
+   matmul_cm products (config/dtypes.def cm: all but F32) and rows a multiple of 32 must run on
+   matmul_cm (op_cm_products), held to the same tolerances (its f16 hi + lo weights are exact).
    Also: large magnitudes (no NaN/inf from finite inputs), rows past 65535 (grid y),
    weights bound as several row chunks (lowered maxStorageBufferRange), and the
    dequant fixtures (fixtures/dequant) against their stored f32 values. */
@@ -63,7 +66,8 @@ static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType o
     MtErr r = { 0, 0, 0 };
     DevArena a; Err e;
     u64 wb = dtype_bytes(wt, M * K), xb = dtype_bytes(at, K * T), yb = dtype_bytes(ot, M * T);
-    REQUIRE(vk_arena_init(vk, &a, "matmul-test", wb + xb + yb + 3 * 256, &e));
+    /* + a tile of 128 tokens: matmul_cm binds X up to a whole tile */
+    REQUIRE(vk_arena_init(vk, &a, "matmul-test", wb + xb + yb + dtype_bytes(at, K * 128) + 3 * 256, &e));
     u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T };
     Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
     f32 *x = malloc(K * T * 4), *xr = malloc(K * T * 4), *y = malloc(M * T * 4);
@@ -76,7 +80,11 @@ static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType o
     }
     vk_upload(vk, &tw, wbytes);
     vk_upload(vk, &tx, at == DT_F16 ? (void *)x16 : (void *)x);
+    u64 cm0 = op_cm_products;
     vk_begin(vk); op_matmul(vk, ph, &tw, &tx, &ty); vk_submit_wait(vk);
+    bool cm = vk->caps.coopmat && ph == PH_PREFILL && at == DT_F16 && dtype_info[wt].cm != DC_NO && K % 32 == 0;
+    CHECKF(!cm || op_cm_products > cm0, "%s prefill M=%llu K=%llu T=%llu: the device has cooperative matrices, but matmul_cm did not run",
+           mt_dn(wt), (unsigned long long)M, (unsigned long long)K, (unsigned long long)T);
     if (ot == DT_F16) { vk_download(vk, &ty, y16); for (u64 i = 0; i < M * T; i++) y[i] = f32_from_f16(y16[i]); }
     else vk_download(vk, &ty, y);
     f64 ymax = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
@@ -104,7 +112,7 @@ static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32
 
 /* The tolerance of a path (see the header). */
 #define MT_TOL_PAIRS 5e-4
-static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && (wt == DT_Q4_K || wt == DT_Q6_K); }
+static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && dtype_klanes(wt); }
 static f64 mt_tol(DType wt, DType at, DType ot, Phase ph) { return ot == DT_F16 ? 1e-3 : mt_pairs(wt, at, ph) ? MT_TOL_PAIRS : 1e-5; }
 
 /* One random case: check the tolerances of the path. */

@@ -126,10 +126,10 @@ EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only end_to_end > "$tmp/e.out" 2>&1; rc=$?
 [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k end_to_end: exit $rc, want 10: $(cat "$tmp/e.out")"
 grep -q "^FAIL  end_to_end  .*\[EDGE_FAT_PERTURB=$k: [1-9][0-9]* dispatches" "$tmp/e.out" || fail "EDGE_FAT_PERTURB=$k end_to_end: $(cat "$tmp/e.out")"
 
-# a perturbed kernel of the -m file's path (tiny-llama-Q8_0's decode matvec) fails model_path and is named;
+# a perturbed kernel of the -m file's path (tiny-llama-Q8_0's decode matvec: attn_out, ffn_down) fails model_path and is named;
 # a kernel off that path (q4_k) perturbs nothing and passes
 if [ -f "$M/tiny-llama-Q8_0.gguf" ]; then
-    if grep -q '^f16 arithmetic: *yes' <("$EDGE_BIN" info 2>&1); then k=matvec_q8_0_a16_y16; else k=matvec_q8_0_a32_y32; fi
+    if grep -q '^f16 arithmetic: *yes' <("$EDGE_BIN" info 2>&1); then k=matvec_q8_0_a16_y32; else k=matvec_q8_0_a32_y32; fi
     EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat -m "$M/tiny-llama-Q8_0.gguf" --only model_path > "$tmp/mq.out" 2>&1; rc=$?
     [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k -m tiny-llama-Q8_0: exit $rc, want 10: $(cat "$tmp/mq.out")"
     grep -q "^FAIL  model_path  $M/tiny-llama-Q8_0.gguf, .*\[EDGE_FAT_PERTURB=$k: [1-9][0-9]* dispatches" "$tmp/mq.out" \
