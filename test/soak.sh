@@ -5,13 +5,13 @@
 # the resident memory grows by at most SOAK_RSS_SLACK_KIB (default 2048) from the first checkpoint
 # to the last. Not part of ./build.sh test (it takes long); docs/reliability.md has its results.
 #
-#   test/soak.sh                     SOAK_PROMPTS=10000 SOAK_EVERY=1000 SOAK_BACKEND=gpu SOAK_N=4
+#   test/soak.sh                     SOAK_PROMPTS=10000 SOAK_EVERY=1000 SOAK_BACKEND=gpu SOAK_N=4 SOAK_NP=1 (-np)
 #   EDGE_BIN=./edge-debug test/soak.sh
 set -u
 cd "$(dirname "$0")/.."
 E=${EDGE_BIN:-./edge}
 [ -x "$E" ] || { echo "soak: $E is not built (./build.sh)"; exit 1; }
-P=${SOAK_PROMPTS:-10000}; EVERY=${SOAK_EVERY:-1000}; B=${SOAK_BACKEND:-gpu}; N=${SOAK_N:-4}
+P=${SOAK_PROMPTS:-10000}; EVERY=${SOAK_EVERY:-1000}; B=${SOAK_BACKEND:-gpu}; N=${SOAK_N:-4}; NP=${SOAK_NP:-1}
 SLACK=${SOAK_RSS_SLACK_KIB:-2048}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 prompts=("Once upon a time" "Lily and Tom went to the park" "The cat" "One day, a little bird" "Tom had a red ball"
@@ -22,10 +22,10 @@ import sys
 p = sys.argv[1:]
 out = sys.stdout
 for i in range(int($P)): out.write(p[i % len(p)] + ' ' + str(i) + '\n')
-" "${prompts[@]}" | "$E" --backend "$B" -n "$N" --temp 0.7 --seed 1 --stats-every "$EVERY" > "$tmp/out" 2> "$tmp/err"
+" "${prompts[@]}" | "$E" --backend "$B" -n "$N" -np "$NP" --temp 0.7 --seed 1 --stats-every "$EVERY" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 grep '^edge: stats:' "$tmp/err" > "$tmp/stats"
-echo "soak: $P prompts, backend $B, -n $N, exit $rc, $((SECONDS - t0)) s, stdout $(wc -c < "$tmp/out") bytes"
+echo "soak: $P prompts, backend $B, -n $N, -np $NP, exit $rc, $((SECONDS - t0)) s, stdout $(wc -c < "$tmp/out") bytes"
 cat "$tmp/stats"
 [ "$rc" = 0 ] || { tail -n 5 "$tmp/err"; echo "soak: FAIL: exit $rc"; exit 1; }
 want=$((P / EVERY))

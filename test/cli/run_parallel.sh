@@ -49,8 +49,8 @@ w = "once upon a time there was a little girl named lily she liked to play in th
 for i in range(200):
     sys.stdout.write(" ".join(random.choice(w) for _ in range(random.choice([1, 2, 5, 20, 60, 150]))) + "\0")
 PY
-"$E" --input nul -n 8 --temp 0 -np 1 < "$tmp/p200" > "$tmp/a1" 2>"$tmp/e1" || fail "200 prompts -np 1"
-"$E" --input nul -n 8 --temp 0 -np 8 < "$tmp/p200" > "$tmp/a8" 2>"$tmp/e8" || fail "200 prompts -np 8"
+"$E" --input nul -c 512 -n 8 --temp 0 -np 1 < "$tmp/p200" > "$tmp/a1" 2>"$tmp/e1" || fail "200 prompts -np 1"
+"$E" --input nul -c 512 -n 8 --temp 0 -np 8 < "$tmp/p200" > "$tmp/a8" 2>"$tmp/e8" || fail "200 prompts -np 8"
 [ "$(tr -cd '\0' < "$tmp/a8" | wc -c)" = 200 ] || fail "-np 8: not 200 records"
 cmp -s "$tmp/a1" "$tmp/a8" || fail "200 prompts: -np 8 differs from -np 1"
 
