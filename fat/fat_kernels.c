@@ -193,12 +193,15 @@ static f64 fat_gelu(f64 x);
 static f64 fat_silu(f64 x);
 /* The *_norm entries' input: x (the f32 residual) becomes rmsnorm(x) * w rounded to the activation
    dtype, as rmsnorm.wgsl computes it; fills the norm weight w. */
-static void fat_norm_input(DType at, f32 *x, f32 *w, u64 K, f32 eps) {
-    f64 ss = 0;
-    for (u64 i = 0; i < K; i++) { w[i] = 1.0f + 0.2f * fat_normal(); ss += (f64)x[i] * x[i]; }
-    f64 inv = 1.0 / sqrt(ss / (f64)K + eps);
-    for (u64 i = 0; i < K; i++) x[i] = (f32)(x[i] * inv * w[i]);
-    fat_round(at, x, K);
+static void fat_norm_input(DType at, f32 *x, f32 *w, u64 K, u64 rows, f32 eps) {   /* (x: rows of K, each normalized) */
+    for (u64 i = 0; i < K; i++) w[i] = 1.0f + 0.2f * fat_normal();
+    for (u64 r = 0; r < rows; r++, x += K) {
+        f64 ss = 0;
+        for (u64 i = 0; i < K; i++) ss += (f64)x[i] * x[i];
+        f64 inv = 1.0 / sqrt(ss / (f64)K + eps);
+        for (u64 i = 0; i < K; i++) x[i] = (f32)(x[i] * inv * w[i]);
+        fat_round(at, x, K);
+    }
 }
 
 static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input scale */
@@ -236,7 +239,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
         fat_up(vk, &to, o); fat_up(vk, &tp, pw);
     }
     bool q8 = d->op == OP_MATMUL_GLU_NORM_Q8 || d->op == OP_MATMUL_GLU_RES_NORM_Q8;   /* the normalized row (f32, not rounded to A) as int8 blocks */
-    if (norm) { fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
+    if (norm) { fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, 1, 1e-6f); vk_upload(vk, &tn, nwv); }
     if (q8) fat_q8(x, K);
     f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
     for (int gelu = 0; gelu < 2; gelu++) {
@@ -276,31 +279,32 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
 static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
     Vk *vk = &k->f->vk;
     DType wt = k->d->wtype;
+    const u64 T = 2;                     /* two rows: a batched decode step's LM head (edge run -np), a token each */
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + 2 * fat_tbytes(DT_F32, K) + fat_tbytes(DT_F32, M))) return;
-    u64 nw[2] = { K, M }, nx[1] = { K }, ny[1] = { M };
-    Tensor tw = vk_tensor(&a, "w", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), tn = vk_tensor(&a, "norm", DT_F32, 1, nx);
-    Tensor ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(DT_F32, K * T) + fat_tbytes(DT_F32, K) + fat_tbytes(DT_F32, M * T))) return;
+    u64 nw[2] = { K, M }, nx[2] = { K, T }, nn[1] = { K }, ny[2] = { M, T };
+    Tensor tw = vk_tensor(&a, "w", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 2, nx), tn = vk_tensor(&a, "norm", DT_F32, 1, nn);
+    Tensor ty = vk_tensor(&a, "y", DT_F32, 2, ny);
     u8 *wb = malloc(M * rb);
-    f32 *x = malloc(K * 4), *y = malloc(M * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
-    f64 *want = malloc(M * 8), *mag = malloc(M * 8);
+    f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
+    f64 *want = malloc(M * T * 8), *mag = malloc(M * T * 8);
     fat_seed(M * 29 + K + (u64)wt * 101);
     fat_weights(wt, M, K, wb);
-    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * 2 * xs;
+    for (u64 i = 0; i < K * T; i++) x[i] = fat_normal() * 2 * xs * (i < K ? 1.0f : 0.5f);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
-    fat_norm_input(DT_F32, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv);
-    fat_q8(x, K);
+    fat_norm_input(DT_F32, x, nwv, K, T, 1e-6f); vk_upload(vk, &tn, nwv);
+    for (u64 t = 0; t < T; t++) fat_q8(x + t * K, K);
     vk_begin(vk); op_matmul_norm(vk, &tw, &tx, &tn, 1e-6f, &ty); vk_submit_wait(vk);
     fat_down(vk, &ty, y);
-    for (u64 m = 0; m < M; m++) {
+    for (u64 t = 0; t < T; t++) for (u64 m = 0; m < M; m++) {
         dequant_row(fat_ggml(wt), wb + m * rb, row, K);
         f64 sv = 0, s1 = 0;
-        for (u64 i = 0; i < K; i++) { sv += (f64)row[i] * x[i]; s1 += fabs((f64)row[i] * x[i]); }
-        want[m] = sv; mag[m] = s1 + 1e-30;
+        for (u64 i = 0; i < K; i++) { sv += (f64)row[i] * x[t * K + i]; s1 += fabs((f64)row[i] * x[t * K + i]); }
+        want[t * M + m] = sv; mag[t * M + m] = s1 + 1e-30;
     }
-    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu x~%g", (unsigned long long)M, (unsigned long long)K, (f64)xs);
-    fat_cmp(k, cs, y, want, mag, M, 1e-4);
+    char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu x~%g rows=%llu", (unsigned long long)M, (unsigned long long)K, (f64)xs, (unsigned long long)T);
+    fat_cmp(k, cs, y, want, mag, M * T, 1e-4);
     free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
     vk_arena_free(&a);
 }
@@ -559,61 +563,73 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
     DType wt = k->d->wtype, at = k->d->atype, ct = k->d->otype;
     bool norm = k->d->op == OP_MATMUL_ROPE_NORM;    /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
-    const u32 n_ctx = 24, p0 = 21;
+    /* a batched decode step's rows (edge run -np): token t at position pos[t] of sequence slot[t], caches of
+       2 slots of n_ctx rows (the last position wraps: a sliding-window ring) */
+    enum { T = 3 };
+    const u32 n_ctx = 24, n_seq = 2, pos[T] = { 21, 5, 25 }, slot[T] = { 0, 1, 0 };
     const f32 base = 10000.0f;
-    u64 nq = (u64)hd * nh, kvd = (u64)hd * nkv, M = nq + 2 * kvd, ncache = kvd * n_ctx, nall = nq + 2 * ncache, rb = dtype_bytes(wt, K);
+    u64 nq = (u64)hd * nh, kvd = (u64)hd * nkv, M = nq + 2 * kvd, ncache = kvd * n_ctx * n_seq, nall = nq * T + 2 * ncache, rb = dtype_bytes(wt, K);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(xt, K) + fat_tbytes(DT_F32, K) + fat_tbytes(at, nq) + 2 * fat_tbytes(ct, ncache) +
-                          fat_tbytes(DT_U32, 2) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
-    u64 sw[2] = { K, M }, sx[1] = { K }, sq[2] = { hd, nh }, sc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(1) }, nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
-    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 1, sx), tq = vk_tensor(&a, "qo", at, 2, sq);
-    Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, sx);
-    Tensor tkc = vk_tensor(&a, "kc", ct, 2, sc), tvc = vk_tensor(&a, "vc", ct, 2, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
+    if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(xt, K * T) + fat_tbytes(DT_F32, K) + fat_tbytes(at, nq * T) + 2 * fat_tbytes(ct, ncache) +
+                          fat_tbytes(DT_U32, op_rows_words(T)) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
+    u64 sw[2] = { K, M }, sx[2] = { K, T }, sn[1] = { K }, sq[3] = { hd, nh, T }, sc[3] = { kvd, n_ctx, n_seq }, np[1] = { op_rows_words(T) },
+        nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
+    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 2, sx), tq = vk_tensor(&a, "qo", at, 3, sq);
+    Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, sn);
+    Tensor tkc = vk_tensor(&a, "kc", ct, 3, sc), tvc = vk_tensor(&a, "vc", ct, 3, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf), tbq = vk_tensor(&a, "bq", DT_F32, 1, nbq), tbk = vk_tensor(&a, "bk", DT_F32, 1, nbk),
            tbv = vk_tensor(&a, "bv", DT_F32, 1, nbk);
     u8 *wb = malloc(M * rb);
-    f32 *x = malloc(K * 4), *row = malloc(K * 4), *val = malloc(M * 4), *b = malloc(M * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
+    f32 *x = malloc(K * T * 4), *row = malloc(K * 4), *val = malloc(M * T * 4), *b = malloc(M * 4), *c0 = malloc(ncache * 4), *got = malloc(nall * 4), ff[EDGE_MAX_HEAD_DIM / 2];
     f32 *nwv = malloc(K * 4);
-    f64 *sa = malloc(M * 8), *want = malloc(nall * 8), *mag = malloc(nall * 8);
+    f64 *sa = malloc(M * T * 8), *want = malloc(nall * 8), *mag = malloc(nall * 8);
     fat_seed(hd * 7 + nh + K + (u64)wt * 31 + (bias ? 5 : 0));
     fat_weights(wt, M, K, wb);
-    for (u64 i = 0; i < K; i++) x[i] = fat_normal() * (norm ? 50.0f : 1.0f);
+    for (u64 i = 0; i < K * T; i++) x[i] = fat_normal() * (norm ? 50.0f : 1.0f);
     for (u64 i = 0; i < M; i++) b[i] = fat_normal();
     for (u32 i = 0; i < n_rot / 2; i++) ff[i] = 1.0f + (f32)(i % 3);
     for (u64 i = 0; i < ncache; i++) c0[i] = 7.0f;
-    fat_round(xt, x, K);
+    fat_round(xt, x, K * T);
     fat_up(vk, &tx, x);
-    if (norm) { fat_norm_input(at, x, nwv, K, 1e-6f); vk_upload(vk, &tn, nwv); }
+    if (norm) { fat_norm_input(at, x, nwv, K, T, 1e-6f); vk_upload(vk, &tn, nwv); }
     f64 lim = at == DT_F16 ? 65504.0 : 3.4028234663852886e38;
-    for (u64 m = 0; m < M; m++) {          /* the projection rounded to A, then the bias rounded to A */
+    for (u32 t = 0; t < T; t++) for (u64 m = 0; m < M; m++) {   /* the projection rounded to A, then the bias rounded to A */
         dequant_row(fat_ggml(wt), wb + m * rb, row, K);
         f64 s = 0, s1 = 0;
-        for (u64 i = 0; i < K; i++) { s += (f64)row[i] * x[i]; s1 += fabs((f64)row[i] * x[i]); }
-        val[m] = (f32)MAX(-lim, MIN(lim, s)); fat_round(at, val + m, 1);
-        if (bias) { val[m] = (f32)MAX(-lim, MIN(lim, (f64)val[m] + b[m])); fat_round(at, val + m, 1); }
-        sa[m] = s1;
+        for (u64 i = 0; i < K; i++) { s += (f64)row[i] * x[t * K + i]; s1 += fabs((f64)row[i] * x[t * K + i]); }
+        f32 *vm = val + t * M + m;
+        *vm = (f32)MAX(-lim, MIN(lim, s)); fat_round(at, vm, 1);
+        if (bias) { *vm = (f32)MAX(-lim, MIN(lim, (f64)*vm + b[m])); fat_round(at, vm, 1); }
+        sa[t * M + m] = s1;
     }
+    u32 rt[op_rows_words(T)];
+    rt[0] = T; rt[1] = 0;
+    for (u32 t = 0; t < T; t++) { rt[2 + 2 * t] = pos[t]; rt[3 + 2 * t] = slot[t]; }
     vk_upload(vk, &tw, wb); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);
-    op_rows_upload(vk, &tp, 1, p0, 0); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
+    vk_upload(vk, &tp, rt); vk_upload(vk, &tf, ff); vk_upload(vk, &tbq, b); vk_upload(vk, &tbk, b + nq); vk_upload(vk, &tbv, b + nq + kvd);
     vk_begin(vk);
     op_matmul_rope(vk, &tw, &tx, norm ? &tn : 0, 1e-6f, &tp, &tf, &tq, &tkc, &tvc, nh, nkv, n_rot, base, 1.0f, neox,
                    bias ? &tbq : 0, bias ? &tbk : 0, bias ? &tbv : 0, 0);
     vk_submit_wait(vk);
-    fat_down(vk, &tq, got); fat_down(vk, &tkc, got + nq); fat_down(vk, &tvc, got + nq + ncache);
+    fat_down(vk, &tq, got); fat_down(vk, &tkc, got + nq * T); fat_down(vk, &tvc, got + nq * T + ncache);
     f64 tol = at == DT_F16 || ct == DT_F16 ? 1e-3 : 1e-5;
-    for (u64 i = 0; i < 2 * ncache; i++) { want[nq + i] = 7.0; mag[nq + i] = 7.0; }
-    for (u32 h = 0; h < nh + nkv; h++) {   /* q heads, then k heads into cache row p0 */
-        u64 src = (u64)h * hd, dst = h < nh ? src : nq + (u64)p0 * kvd + (src - nq);
-        fat_rope_want(val + src, hd, n_rot, neox, p0, base, ff, tol, want + dst, mag + dst);
-        for (u32 i = 0; i < hd; i++) mag[dst + i] += 2 * (sa[src + i] + (bias ? fabs(b[src + i]) : 0));   /* the product's own error */
+    for (u64 i = 0; i < 2 * ncache; i++) { want[nq * T + i] = 7.0; mag[nq * T + i] = 7.0; }
+    for (u32 t = 0; t < T; t++) {
+        u64 crow = (u64)slot[t] * n_ctx + pos[t] % n_ctx;
+        const f32 *vt = val + t * M; const f64 *st = sa + t * M;
+        for (u32 h = 0; h < nh + nkv; h++) {   /* q heads into row t of qo, then k heads into the token's cache row */
+            u64 src = (u64)h * hd, dst = h < nh ? t * nq + src : nq * T + crow * kvd + (src - nq);
+            fat_rope_want(vt + src, hd, n_rot, neox, pos[t], base, ff, tol, want + dst, mag + dst);
+            for (u32 i = 0; i < hd; i++) mag[dst + i] += 2 * (st[src + i] + (bias ? fabs(b[src + i]) : 0));   /* the product's own error */
+        }
+        for (u64 i = 0; i < kvd; i++) {
+            u64 dst = nq * T + ncache + crow * kvd + i;
+            want[dst] = vt[nq + kvd + i]; mag[dst] = fabs(vt[nq + kvd + i]) + st[nq + kvd + i] + 1e-30;
+        }
     }
-    for (u64 i = 0; i < kvd; i++) {
-        u64 dst = nq + ncache + (u64)p0 * kvd + i;
-        want[dst] = val[nq + kvd + i]; mag[dst] = fabs(val[nq + kvd + i]) + sa[nq + kvd + i] + 1e-30;
-    }
-    for (u64 i = 0; i < nall; i++) if (i >= nq && ct == DT_F16) want[i] = f32_from_f16(f16_from_f32((f32)want[i]));
-    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u K=%llu%s", hd, n_rot, neox ? "neox" : "norm", nh, nkv,
-                         (unsigned long long)K, bias ? " bias" : "");
+    for (u64 i = nq * T; i < nall; i++) if (ct == DT_F16) want[i] = f32_from_f16(f16_from_f32((f32)want[i]));
+    char cs[96]; fmt_buf(cs, sizeof cs, "hd=%u rot=%u %s heads=%u/%u K=%llu%s rows=%u", hd, n_rot, neox ? "neox" : "norm", nh, nkv,
+                         (unsigned long long)K, bias ? " bias" : "", (u32)T);
     fat_cmp(k, cs, got, want, mag, nall, tol);
     free(wb); free(x); free(row); free(val); free(b); free(c0); free(got); free(sa); free(want); free(mag); free(nwv);
     vk_arena_free(&a);
@@ -900,6 +916,7 @@ static void fat_matmul_cases(FatK *k) {
         fat_matmul(k, 4, 9216, 1, 1);                      /* gemma-2 n_ff: a long row */
         fat_matmul(k, 33, 2304, 1, 1);                     /* gemma-2 n_embd */
         fat_matmul(k, 9, 512, 1, big);
+        fat_matmul(k, 33, 2304, 3, 1);                     /* a batched decode step's rows (edge run -np): the token in grid z */
         if (f32w && d->atype == DT_F32 && !k->f->full) fat_matmul(k, 256000, 32, 1, 1);   /* gemma vocab rows (grid y) */
     } else {
         fat_matmul(k, 70, 2304, 7, 1);
