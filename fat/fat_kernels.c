@@ -602,7 +602,7 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
         if (bias) { *vm = (f32)MAX(-lim, MIN(lim, (f64)*vm + b[m])); fat_round(at, vm, 1); }
         sa[t * M + m] = s1;
     }
-    u32 rt[op_rows_words(T)];
+    u32 rt[2 + 2 * T];                    /* the rows table (ops.h) */
     rt[0] = T; rt[1] = 0;
     for (u32 t = 0; t < T; t++) { rt[2 + 2 * t] = pos[t]; rt[3 + 2 * t] = slot[t]; }
     vk_upload(vk, &tw, wb); fat_up(vk, &tkc, c0); fat_up(vk, &tvc, c0);

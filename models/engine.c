@@ -13,6 +13,7 @@ bool eng_open_batch(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType ac
 bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act, DType kv, u32 batch, bool last_row, u32 n_seq, Err *e) {
     memset(g, 0, sizeof *g);
     g->backend = b; g->m = m; g->n_ctx = n_ctx; g->n_vocab = m->cfg.n_vocab; g->n_seq = MAX(n_seq, 1u);
+    g->ring = n_ctx;
     if (n_ctx == 0 || n_ctx > m->cfg.n_ctx)
         return err_set(e, EXIT_USAGE, "context of %u tokens: '%s' allows 1..%u", n_ctx, m->cfg.name, m->cfg.n_ctx);
     if (g->n_seq > EDGE_MAX_SEQ) return err_set(e, EXIT_USAGE, "%u parallel sequences: at most %u (EDGE_MAX_SEQ)", g->n_seq, EDGE_MAX_SEQ);
@@ -35,6 +36,7 @@ bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act,
     if (!xf_init(&g->xf, &g->vk, m, n_ctx, t_max, act, &o, e)) { eng_close(g); return false; }
     g->xf_up = true;
     g->chain = true;
+    for (u32 il = 0; il < m->cfg.n_layer; il++) g->ring = MIN(g->ring, (u32)g->xf.s.kv[il].k.ne[1]);   /* (a sliding-window ring's rows) */
     if (!g->xf.one_row || g->n_seq > 1) g->batch = calloc((u64)g->n_vocab * (g->xf.one_row ? g->n_seq : t_max), sizeof(f32));
     return true;
 }
@@ -162,13 +164,6 @@ bool eng_copy_prefix(Engine *g, u32 src, u32 dst, u32 n, Err *e) {
     g->seq_pos[dst] = n;
     g->pos = g->seq_pos[g->cur];
     return true;
-}
-
-u32 eng_kv_ring(const Engine *g) {
-    u32 rows = g->n_ctx;
-    if (g->backend == ENG_GPU && g->xf_up)
-        for (u32 il = 0; il < g->m->cfg.n_layer; il++) rows = MIN(rows, (u32)g->xf.s.kv[il].k.ne[1]);
-    return rows;
 }
 
 bool eng_truncate(Engine *g, u32 n, Err *e) {

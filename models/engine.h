@@ -65,6 +65,7 @@ typedef struct Engine {
     u32         n_ctx, pos, n_vocab;   /* pos: the selected sequence's position */
     u32         n_seq, cur;  /* sequences held; the selected one (eng_select) */
     u32        *seq_pos;     /* (n_seq) each sequence's position (the selected one's is pos while selected) */
+    u32         ring;        /* positions before a sliding-window layer's ring of cache rows wraps (eng_kv_ring; n_ctx: none) */
     f32        *last;        /* (n_vocab) logits of the last evaluated position */
     f32        *batch;       /* (n_vocab, t_max) GPU batch logits (none when the engine keeps one row); (n_vocab, n_seq) with n_seq > 1 */
     Arena       ref_arena;
@@ -108,7 +109,7 @@ void eng_select(Engine *g, u32 seq);
 bool eng_step(Engine *g, u32 n, const u32 *seqs, const i32 *tokens, i32 *ids, f32 *logits, Err *e);
 bool eng_copy_prefix(Engine *g, u32 src, u32 dst, u32 n, Err *e);
 bool eng_truncate(Engine *g, u32 n, Err *e);
-u32  eng_kv_ring(const Engine *g);
+static inline u32 eng_kv_ring(const Engine *g) { return g->ring; }
 EngInfo eng_info(const Engine *g);
 void eng_time_decode(Engine *g, bool on);
 f64  eng_decode_gpu_ns(Engine *g);

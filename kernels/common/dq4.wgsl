@@ -66,6 +66,12 @@ fn k4_scale_min(o: u32, j: u32) -> vec2<u32> {
     }
     return vec2<u32>(sc, mn);
 }
+// Q4_K / Q5_K: the scale d * sc and minimum dmin * m of the 32-element sub-block holding element e
+// (0..255) of the super-block at byte o (the same f32 products, in the same order, as quant.c)
+fn k4_dm(o: u32, e: u32) -> vec2<f32> {
+    let sm = k4_scale_min(o, 2u * (e / 64u) + ((e / 32u) & 1u));
+    return vec2<f32>(f16v(rd16(o)) * f32(sm.x), f16v(rd16(o + 2u)) * f32(sm.y));
+}
 
 // The four 4-bit values of 32-element blocks whose 16 quant bytes at q hold elements 0..15 in their
 // low nibbles and 16..31 in their high ones (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS's sub-blocks):
@@ -112,12 +118,10 @@ fn dq4_block(o: u32, e: u32) -> vec4<f32> {
     if (WT == WT_Q5_K) {                             // f16 d, dmin; 12 scale bytes; u8 qh[32]; u8 q[128]
         let g = e / 64u;
         let hi = (e / 32u) & 1u;
-        let sm = k4_scale_min(o, 2u * g + hi);
-        let d1 = f16v(rd16(o)) * f32(sm.x);
-        let m1 = f16v(rd16(o + 2u)) * f32(sm.y);
+        let dm = k4_dm(o, e);
         let q = rd32(o + 48u + 32u * g + e % 32u) >> (4u * hi);
         let qh = rd32(o + 16u + e % 32u) >> (2u * g + hi);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32(((q >> (8u * c)) & 0xfu) + 16u * ((qh >> (8u * c)) & 1u)) - m1; }
+        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dm.x * f32(((q >> (8u * c)) & 0xfu) + 16u * ((qh >> (8u * c)) & 1u)) - dm.y; }
         return v;
     }
     // Q2_K and Q3_K: per 128 elements (n), 4 shifts (j) of 2 bits over 32 quant bytes, 16 elements (half) a scale
@@ -179,11 +183,9 @@ fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
         let e = i % 256u;
         let g = e / 64u;
         let hi = (e / 32u) & 1u;
-        let sm = k4_scale_min(o, 2u * g + hi);
-        let d1 = f16v(rd16(o)) * f32(sm.x);
-        let m1 = f16v(rd16(o + 2u)) * f32(sm.y);
+        let dm = k4_dm(o, e);
         let q = rd32(o + 16u + 32u * g + e % 32u) >> (4u * hi);
-        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d1 * f32((q >> (8u * c)) & 0xfu) - m1; }
+        for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dm.x * f32((q >> (8u * c)) & 0xfu) - dm.y; }
         return v;
     }
     if (WT == WT_Q6_K) {                // Q6_K: u8 ql[128], qh[64]; i8 scales[16]; f16 d (regrouped in units: q6a)
