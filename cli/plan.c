@@ -37,7 +37,7 @@ static int plan_cmd(int argc, char **argv) {
         else if (!strcmp(a, "--act")) act_s = v;
         else if (!strcmp(a, "--cache-type")) kv_s = v;
         else if (!strcmp(a, "-c")) { ctx = strtoull(v, &end, 10); if (*end || !*v || !ctx || ctx > EDGE_MAX_POS) return plan_usage("-c wants 1 or more tokens (at most the model's limit)"); }
-        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > 4096) return plan_usage("--batch wants 1..4096"); batch = (u32)b; }
+        else if (!strcmp(a, "--batch")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > EDGE_MAX_PREFILL_BATCH) return plan_usage("--batch wants 1.." STR(EDGE_MAX_PREFILL_BATCH)); batch = (u32)b; }
         else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) { u64 b = strtoull(v, &end, 10); if (*end || !*v || !b || b > EDGE_MAX_SEQ) return plan_usage("-np wants 1..EDGE_MAX_SEQ (64) sequences"); np = (u32)b; }
         else if (!strcmp(a, "--layers")) { layers = strtoull(v, &end, 10); if (*end || !*v || !layers || layers > 4096) return plan_usage("--layers wants 1..4096"); }
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }

@@ -58,6 +58,7 @@ typedef struct RunOpts {
     DType       act;                /* DT_COUNT: f16 where the device has shaderFloat16 */
     DType       kv;                 /* KV cache (K and V alike); DT_COUNT: eng_kv_default */
     u32         np;                 /* -np: prompts decoded together (line, nul, jsonl input; 1: one at a time) */
+    u32         batch;              /* -b: GPU prefill batch in tokens (0: EDGE_PREFILL_BATCH) */
     bool        no_cache_prompt;    /* --no-cache-prompt: never reuse a shared system prefix's KV cache */
 } RunOpts;
 
@@ -172,6 +173,8 @@ void run_print_help(void) {
         "  -n, --max-tokens N      tokens to generate at most (default 256)\n"
         "  -c, --ctx N             context in tokens of each prompt, up to the model's limit (default: min(model limit, %u);\n"
         "                          with -np N: min(model limit, max(%u / N, %u)))\n"
+        "  -b, --batch-size N      prompt tokens per GPU prefill batch (1..%u, default %u): larger batches read\n"
+        "                          long prompts faster and take more device memory (edge plan --batch N)\n"
         "  -np, --parallel N       decode up to N prompts together (line, nul and jsonl input; 1..%u, default 1): answers\n"
         "                          are written in input order (jsonl: as each finishes, with its id); each has its own\n"
         "                          context of -c tokens; --chat and -p take one prompt at a time\n"
@@ -206,7 +209,7 @@ void run_print_help(void) {
         "  JSON lines (--input jsonl): {\"prompt\":..., \"system\", \"think\", \"max_tokens\", \"temperature\", \"top_k\", \"top_p\",\n"
         "  \"min_p\", \"seed\", \"stop\" (string or array), \"id\"} -> {\"id\", \"text\", \"reasoning\" (thinking models),\n"
         "  \"tokens\", \"stop_reason\", timings}\n",
-        RUN_DEFAULT_CTX, RUN_DEFAULT_CTX, RUN_PAR_MIN_CTX, EDGE_MAX_SEQ, EDGE_RUN_MAX_STOPS);
+        RUN_DEFAULT_CTX, RUN_DEFAULT_CTX, RUN_PAR_MIN_CTX, EDGE_MAX_PREFILL_BATCH, EDGE_PREFILL_BATCH, EDGE_MAX_SEQ, EDGE_RUN_MAX_STOPS);
 }
 
 void run_print_exit_codes(void) {
@@ -336,7 +339,7 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         static const char *const with_value[] = { "-m", "--model", "-p", "--prompt", "--input", "--sep", "-n", "--max-tokens",
             "-c", "--ctx", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
             "--stop", "--system", "--backend", "--act", "--cache-type", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "--device", "--stats-every", "--reasoning-budget", "--chat-date",
-            "-np", "--parallel" };
+            "-np", "--parallel", "-b", "--batch-size" };
         bool known = false;
         for (u32 k = 0; k < ARRAY_COUNT(with_value); k++) known |= !strcmp(a, with_value[k]);
         if (!known) return run_usage("unknown option '%s'", a);
@@ -392,6 +395,9 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
         } else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) {
             if (!run_parse_i64(v, 1, EDGE_MAX_SEQ, &x)) return run_usage("%s '%s': want 1..%u prompts at once (EDGE_MAX_SEQ)", a, v, EDGE_MAX_SEQ);
             o->np = (u32)x;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) {
+            if (!run_parse_i64(v, 1, EDGE_MAX_PREFILL_BATCH, &x)) return run_usage("%s '%s': want 1..%u tokens per prefill batch", a, v, EDGE_MAX_PREFILL_BATCH);
+            o->batch = (u32)x;
         } else if (!strcmp(a, "--stats-every")) {
             if (!run_parse_i64(v, 0, 1000000000, &x)) return run_usage("--stats-every '%s': want 0..10^9", v);
             o->stats_every = (u32)x;
@@ -449,7 +455,7 @@ static int run_open(Run *r) {
     bool tty = isatty(2) && !o->quiet;
     if (tty) errf("edge: loading %s on %s...", c->name, o->backend == ENG_GPU ? "the GPU" : "the CPU reference");
     f64 t0 = run_now_ms();
-    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, EDGE_PREFILL_BATCH, true, n_seq, &e)) {
+    if (!eng_open_gen(&r->g, &r->m, o->backend, n_ctx, o->act, o->kv, o->batch ? o->batch : EDGE_PREFILL_BATCH, true, n_seq, &e)) {
         if (tty) errf("\n");
         errf("edge: %s\n", e.msg);
         return e.code ? e.code : EXIT_DEVICE;

@@ -56,6 +56,7 @@
 #ifndef EDGE_PREFILL_BATCH
 #define EDGE_PREFILL_BATCH 64           /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
 #endif
+#define EDGE_MAX_PREFILL_BATCH 4096     /* the most -b / --batch may ask */
 
 /* ---- kernels/ops_matmul.c: matvec lanes */
 #ifndef WQ_MV_THREADS
