@@ -276,10 +276,13 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
 /* matvec_k_norm_q (the output norm + LM head on int8 activations): y (M) f32 = W . Q8(rmsnorm(x) * g),
    against the f64 product with the same int8 rounding of the normalized row (fat_q8), so only
    f32 rounding is left: 1e-4 of sum |w x| (a rounding step that flips one q costs ~1e-5 at K 2048) */
+/* matvec_norm_q8 (the LM head: int8 rows) and matvec_norm (q/k/v of the q/k-norm models: the row
+   rounded to the activation dtype) */
 static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
     Vk *vk = &k->f->vk;
-    DType wt = k->d->wtype;
-    const u64 T = 2;                     /* two rows: a batched decode step's LM head (edge run -np), a token each */
+    DType wt = k->d->wtype, at = k->d->atype;
+    bool q8 = k->d->op == OP_MATMUL_NORM_Q8;
+    const u64 T = 2;                     /* two rows: a batched decode step (edge run -np), a token each */
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(DT_F32, K * T) + fat_tbytes(DT_F32, K) + fat_tbytes(DT_F32, M * T))) return;
@@ -293,9 +296,12 @@ static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
     fat_weights(wt, M, K, wb);
     for (u64 i = 0; i < K * T; i++) x[i] = fat_normal() * 2 * xs * (i < K ? 1.0f : 0.5f);
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
-    fat_norm_input(DT_F32, x, nwv, K, T, 1e-6f); vk_upload(vk, &tn, nwv);
-    for (u64 t = 0; t < T; t++) fat_q8(x + t * K, K);
-    vk_begin(vk); op_matmul_norm(vk, &tw, &tx, &tn, 1e-6f, &ty); vk_submit_wait(vk);
+    fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, T, 1e-6f); vk_upload(vk, &tn, nwv);
+    for (u64 t = 0; q8 && t < T; t++) fat_q8(x + t * K, K);
+    vk_begin(vk);
+    if (q8) op_matmul_norm(vk, &tw, &tx, &tn, 1e-6f, &ty);
+    else op_matmul_normed(vk, &tw, &tx, &tn, 1e-6f, at, &ty);
+    vk_submit_wait(vk);
     fat_down(vk, &ty, y);
     for (u64 t = 0; t < T; t++) for (u64 m = 0; m < M; m++) {
         dequant_row(fat_ggml(wt), wb + m * rb, row, K);
@@ -304,7 +310,7 @@ static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
         want[t * M + m] = sv; mag[t * M + m] = s1 + 1e-30;
     }
     char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu x~%g rows=%llu", (unsigned long long)M, (unsigned long long)K, (f64)xs, (unsigned long long)T);
-    fat_cmp(k, cs, y, want, mag, M * T, 1e-4);
+    fat_cmp(k, cs, y, want, mag, M * T, q8 ? 1e-4 : at == DT_F16 ? 1e-3 : 1e-5);
     free(wb); free(x); free(y); free(row); free(nwv); free(want); free(mag);
     vk_arena_free(&a);
 }
@@ -1001,6 +1007,10 @@ static void fat_kernel_one(Fat *f, i32 di) {
         fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f);
         if (short_rows) fat_matmul_glu(&k, 29, 1152, 300);   /* gemma-3-1b's rows (not of 256: a group lane's last unit is partial) */
         op_matmul_q8_off = false; f->vk.caps.idot = idot; break;
+    case OP_MATMUL_NORM:            /* qwen3-1.7b's q|k|v rows (2048 + 2 x 1024 of 2048), gemma-3-1b's of 1152 */
+        fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);
+        if (short_rows) fat_matmul_norm(&k, 40, 1152, 1);
+        break;
     case OP_MATMUL_NORM_Q8:         /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
         f->vk.caps.idot = true;     /* also where unaccelerated (vk_kernel_check passed) */
         fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);

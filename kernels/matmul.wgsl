@@ -32,7 +32,8 @@
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
 // RMSNorm of the f32 residual row in the prologue, k <= 3072), _rope (RoPE, biases and both KV-cache
 // stores in the epilogue, as rope_kv.wgsl), _res_norm (Gemma: the post-attention residual add first),
-// matvec_k_norm_q (output norm + LM head, a capped grid). Tolerance: the f16-pair lanes round each
+// matvec_k_norm(_h) (a plain product of the normed row: the q/k-norm models' q/k/v), matvec_k_norm_q
+// (output norm + LM head, a capped grid). Tolerance: the f16-pair lanes round each
 // product to f16, so test/matmul_test.c holds them to 5e-4 of sum |w x| (the f32 lanes: 1e-5).
 // How the decode code is layered (read top down from "the decode entries"):
 //   entries        one short function per product and lane family: rows, prologue, dot, reduction, epilogue
@@ -74,14 +75,16 @@ enable f16;
 //! variant-lanes matvec_rope_{t}_a16_c16 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant-lanes matvec_rope_norm_{t}_a32_c32 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes}
 //! variant-lanes matvec_rope_norm_{t}_a32_c16 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
-//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
 //! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm WT={WT} BLK={blk} BB={bytes}
-//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
 //! variant-i8glu matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
 //! variant-i8glu matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
 //! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
+//! variant-lanes matvec_norm_{t}_a32_y32 matvec_k_norm WT={WT} BLK={blk} BB={bytes}
+//! variant-lanes matvec_norm_{t}_a16_y32 matvec_k_norm_h WT={WT} BLK={blk} BB={bytes} AMAX=65504 alias:A=f16
 
 alias W = u32;
 alias A = f32;
@@ -92,6 +95,7 @@ override BLK: u32 = 256u;              // its elements and bytes per block (conf
 override BB: u32 = 144u;
 override KSPLIT: u32 = 0u;              // matmul_split_*: split-k (grid z = k slice of p.kc, f32 partials)
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
+override AMAX: f32 = 0x1.fffffep+127f;    // the *_norm prologues' normalized row, clamped to +-AMAX as A (65504 for f16 activations)
 override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are clamped to +-CMAX
 
 // One push-constant block for every entry: k = row length, rows = rows of the bound weight
@@ -322,6 +326,22 @@ fn matvec_k_rope_norm_h(v: Inv) {
     let r = rope_head(v);
     mv_norm_h(v.lid.x, &rnw);
     rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn_h(r.row < p.rows, r.row, r.row, false, v.lid.x).x));
+}
+// q/k/v of the models whose per-head q/k norms keep RoPE out of the product (Qwen3, Gemma 3): the
+// plain product of the attention-normed residual row (rows as matvec_k's, token zr = wid.z)
+@compute @workgroup_size(MVT)
+fn matvec_k_norm(v: Inv) {
+    zr = v.wid.z;
+    mv_norm_xn(v.lid.x, &gnw);
+    let o = mv_out(v);
+    mv_out_store(o, zr, mv_reduce(v.lid.x, dot_kn(o.row < p.rows, o.row, v.lid.x)));
+}
+@compute @workgroup_size(MVT)
+fn matvec_k_norm_h(v: Inv) {
+    zr = v.wid.z;
+    mv_norm_h(v.lid.x, &gnw);
+    let o = mv_out(v);
+    mv_out_store(o, zr, mv_reduce(v.lid.x, dot_kn_h(o.row < p.rows, o.row, o.row, false, v.lid.x).x));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm_q(v: Inv) { zr = v.wid.z; mv_norm_q(v.lid.x, &gnw); glu_rows_q(v); }
@@ -619,7 +639,7 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
 }
 
 // ---- the *_norm entries (decode: a workgroup's token zr): the input is the f32 residual row and the product
-// takes its RMSNorm (times the norm weight, rounded to O as rmsnorm.wgsl's output would be), made by
+// takes its RMSNorm (times the norm weight, rounded to A as rmsnorm.wgsl's output would be), made by
 // each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072.
 var<workgroup> xn: array<vec4<f32>, 768>;
 var<workgroup> red2: array<vec2<f32>, 128>;
@@ -628,7 +648,7 @@ var<workgroup> red2: array<vec2<f32>, 128>;
 // 1 / rms of the row as rmsnorm.wgsl computes it (max and sum of squares in one pass, a second
 // pass pre-scaled by 1/max only when the squares could overflow), from this invocation's share of
 // the row already in registers: elements 4 (l + MVT j) .. +3 in xv[j], so the prologue waits for
-// memory once. mv_norm_store then writes rmsnorm(x) * g (the weight in gv[j], rounded to O as
+// memory once. mv_norm_store then writes rmsnorm(x) * g (the weight in gv[j], rounded to A as
 // rmsnorm.wgsl's output would be) into xn, mv_norm_store_h into xh / xsm; both end on a barrier.
 const XV = 6u;                                     // k <= 4 x MVT x XV = 3072
 fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
@@ -695,10 +715,10 @@ fn mv_res_norm_load(v: Inv, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<func
     mv_norm_load(v.lid.x, xv, gv, &gnw);
     mv_res_add(v.lid.x, v.wid.x == 0u && v.wid.y == 0u, xv);
 }
-// the normalized values j of this invocation, rounded to O
+// the normalized values j of this invocation, rounded to A (the activations rmsnorm.wgsl would write)
 fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
     let v = (*xv)[j] * inv * (*gv)[j];
-    return vec4<f32>(f32(O(clampn(v.x, YMAX))), f32(O(clampn(v.y, YMAX))), f32(O(clampn(v.z, YMAX))), f32(O(clampn(v.w, YMAX))));
+    return vec4<f32>(f32(A(clampn(v.x, AMAX))), f32(A(clampn(v.y, AMAX))), f32(A(clampn(v.z, AMAX))), f32(A(clampn(v.w, AMAX))));
 }
 fn mv_norm_store(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
     for (var j = 0u; j < XV; j = j + 1u) { let i = l + MVT * j; if (i < p.k / 4u) { xn[i] = mv_norm_val(xv, gv, j, inv); } }

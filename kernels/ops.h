@@ -106,6 +106,9 @@ void op_matmul_glu_res_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Ten
 bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act);
      /* does op_matmul_norm run here: the int8 lanes run, f16 activations, op_matmul_norm_fits */
 void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y);
+     /* decode Y (f32) = W . (rmsnorm(X) * nw rounded to act): the attention norm in the product's prologue
+        (q/k/v of the q/k-norm models, whose RoPE cannot be the product's epilogue); op_matmul_norm_fits */
+void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, DType act, const Tensor *Y);
      /* one token: Y (M) f32 = W . (rmsnorm(X) * nw), X the f32 residual row, on int8 activations
         (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
 extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */

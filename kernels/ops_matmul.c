@@ -404,6 +404,28 @@ void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     }
 }
 
+void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, DType act, const Tensor *Y) {
+    const char *op = "matmul_norm";
+    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
+    u64 rb = wq_row_bytes(op, W);
+    wq_need_norm(op, W, X, nw);
+    need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
+    need(T >= 1 && T <= 65535, op, X, "tokens must be 1..65535");
+    VkPipe *p = op_pipe(vk, OP_MATMUL_NORM, PH_DECODE, W->dtype, act, DT_F32);
+    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
+    for (u64 r0 = 0; r0 < M; r0 += chunk) {
+        u64 nr = MIN(chunk, M - r0);
+        Tensor v = wq_view(op, W, r0, nr, rb);
+        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .eps = eps,
+                        .ll = mv_lanes(W->dtype, K, M, 6, WQ_MV_NORM_THREADS) };
+        const Tensor *ts[4] = { &v, X, Y, nw };
+        u32 mvr = WQ_MV_WG >> push.ll;
+        u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
+        vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, (u32)T);
+    }
+}
+
 /* op_matmul_glu_norm, and with R (O, pw, Xout) Gemma's post-attention residual before the norm:
    X' = X + rmsnorm(O) * pw into Xout, then the product of rmsnorm(X') * nw */
 static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *const *R, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {

@@ -322,8 +322,12 @@ static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
     bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, 1, 0, &q, &k, &v);
     b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
-    if (b->qkv == XQ_SEPARATE || xf->cfg->qk_norm) return;
+    if (b->qkv == XQ_SEPARATE) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
+    if (xf->cfg->qk_norm) {   /* RoPE after the per-head norms (rope_kv_norm): the norm prologue alone */
+        b->qkv_norm = op_matmul_norm_fits(w, &x1) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1));
+        return;
+    }
     b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));
     b->qkv_norm = b->qkv_rope && op_matmul_norm_fits(w, &x1) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1));
 }
@@ -497,6 +501,15 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
             op_matmul_rope(vk, &L->wv, in, nw, c->eps, &R->pos, &xf->w.rope_ff, &R->qph, &C->k, &C->v, c->n_head, c->n_head_kv,
                            c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, qd + kvd);
         xf_done(xf);
+    } else if (norm_in) {   /* (the q/k-norm models: q|k|v or q|k and v, from the residual rows) */
+        Tensor qkv = xf_rows(&xf->s.qkv, R->T), qk = qkv;
+        if (P.qkv == XQ_QK) { qk.ne[0] = qd + kvd; qk.nelem = (u64)(qd + kvd) * R->T; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem); }
+        xf_op(xf, P.qkv == XQ_QKV ? "attn_norm_qkv" : "attn_norm_qk", XT_ATTN, "matmul", l, &qk, &R->x, 0, 0);
+        op_matmul_normed(vk, P.qkv == XQ_QKV ? &L->wqkv : &L->wqk, &R->x, &L->attn_norm, c->eps, xf->act, &qk); xf_done(xf);
+        if (P.qkv == XQ_QK) {
+            xf_op(xf, "attn_norm_v", XT_ATTN, "matmul", l, &R->v, &R->x, 0, 0);
+            op_matmul_normed(vk, &L->wv, &R->x, &L->attn_norm, c->eps, xf->act, &R->v); xf_done(xf);
+        }
     } else if (P.qkv == XQ_QKV) {
         Tensor qkv = xf_rows(&xf->s.qkv, R->T);
         xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
