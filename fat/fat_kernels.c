@@ -700,7 +700,7 @@ static void fat_kv_store(FatK *k, u32 kvd) {
     fat_seed(kvd + 17);
     for (u64 i = 0; i < (u64)kvd * T; i++) x[i] = fat_normal() * (i % 97 == 0 ? 1e-4f : 10.0f);   /* (some blocks with f16-subnormal scales) */
     for (u64 i = 0; i < 32 && ct == DT_Q8_0; i++) x[kvd + i] = 0;                            /* a block of zeros: d = 0 */
-    for (u64 i = 0; i < 32 && ct == DT_Q8_0; i++) x[2 * kvd + i] = (f32)(i % 7) - 3.0f + (i == 5 ? 0.5f : 0);   /* halves at q = x 127 / 3.5 */
+    for (u64 i = 0; i < 32 && ct == DT_Q8_0; i++) x[2 * kvd + i] = i ? (f32)((i32)(i % 9) - 4) + 0.5f : 127.0f;   /* d = 1: exact halves, away from zero */
     for (u64 i = 0; i < nc; i++) c0[i] = 7.0f;
     fat_round(at, x, (u64)kvd * T);
     fat_up(vk, &tk, x); fat_up_kv(vk, &tc, c0, kvd); op_rows_upload(vk, &tp, T, p0, 0);
