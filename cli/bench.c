@@ -15,7 +15,7 @@
    eng_step); reported: the aggregate tok/s of prefill and decode (N x tokens / time) and the decode
    latency per step (what each sequence waits per token).
 
-   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [-np N] [--act f32|f16] [--json] [--allow-unlisted] */
+   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0] [--json] [--allow-unlisted] */
 #include <time.h>
 
 
@@ -23,7 +23,8 @@ static int bench_cmp(const void *a, const void *b) { f64 x = *(const f64 *)a, y 
 
 static int bench_usage(const char *why) {
     errf("edge bench: %s\n"
-         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [-np N] [--act f32|f16] [--json] [--allow-unlisted]\n"
+         "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0]\n"
+         "                  [--json] [--allow-unlisted]\n"
          "  -p N     prompt tokens per repetition (default 512; 0 skips prefill)\n"
          "  -n N     generated tokens per repetition (default 128)\n"
          "  -r N     repetitions (default 5)\n"
@@ -31,6 +32,7 @@ static int bench_usage(const char *why) {
          "           sizes the logits, activation and attention-score buffers (see edge plan --batch)\n"
          "  -np N    N sequences decoded together (1..%u, default 1): aggregate tok/s and the latency per step\n"
          "  --act    GPU activation path (default f16 when the device has f16 arithmetic, else f32)\n"
+         "  --cache-type  the KV cache (default: as edge run)\n"
          "  --json   one JSON object on stdout instead of the table\n", why, EDGE_MAX_SEQ);
     return EXIT_USAGE;
 }
@@ -41,7 +43,7 @@ static bool bench_uint(const char *s, u32 lo, u32 hi, u32 *out) {
     *out = (u32)v; return true;
 }
 
-typedef struct BenchOpts { const char *path, *act_s; u32 n_p, n_g, reps, batch, np; bool json, allow_unlisted; } BenchOpts;
+typedef struct BenchOpts { const char *path, *act_s, *kv_s; u32 n_p, n_g, reps, batch, np; bool json, allow_unlisted; } BenchOpts;
 
 /* The command line into o; EXIT_OK to go on, else the exit code (help: -1). */
 static int bench_parse(BenchOpts *o, int argc, char **argv) {
@@ -52,10 +54,11 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
         else if (!strcmp(a, "--allow-unlisted")) o->allow_unlisted = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { bench_usage("help"); return -1; }
         else if (i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-r") || !strcmp(a, "-b") || !strcmp(a, "--act") ||
-                               !strcmp(a, "-np"))) {
+                               !strcmp(a, "-np") || !strcmp(a, "--cache-type"))) {
             const char *v = argv[++i];
             if (!strcmp(a, "-m")) o->path = v;
             else if (!strcmp(a, "--act")) o->act_s = v;
+            else if (!strcmp(a, "--cache-type")) o->kv_s = v;
             else if (!strcmp(a, "-p") && !bench_uint(v, 0, EDGE_MAX_POS, &o->n_p)) return bench_usage("-p wants 0 or more tokens");
             else if (!strcmp(a, "-n") && !bench_uint(v, 1, EDGE_MAX_POS, &o->n_g)) return bench_usage("-n wants 1 or more tokens");
             else if (!strcmp(a, "-r") && !bench_uint(v, 1, 1000, &o->reps)) return bench_usage("-r wants 1..1000");
@@ -64,6 +67,7 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
         } else { char w[160]; fmt_buf(w, sizeof w, "unknown option or missing value '%s'", a); return bench_usage(w); }
     }
     if (o->act_s && strcmp(o->act_s, "f32") && strcmp(o->act_s, "f16")) return bench_usage("--act is f32 or f16");
+    if (o->kv_s && strcmp(o->kv_s, "f32") && strcmp(o->kv_s, "f16") && strcmp(o->kv_s, "q8_0")) return bench_usage("--cache-type is f32, f16 or q8_0");
     return EXIT_OK;
 }
 
@@ -188,7 +192,8 @@ static int bench_cmd(int argc, char **argv) {
     DType act = !o.act_s ? DT_COUNT : !strcmp(o.act_s, "f16") ? DT_F16 : DT_F32;
     Engine g;
     u32 batch = o.batch ? o.batch : MAX(1, MIN(o.n_p, 512));
-    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, DT_COUNT, batch, true, o.np, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
+    DType kv = !o.kv_s ? DT_COUNT : !strcmp(o.kv_s, "f16") ? DT_F16 : !strcmp(o.kv_s, "q8_0") ? DT_Q8_0 : DT_F32;
+    if (!eng_open_gen(&g, &m, ENG_GPU, n_ctx, act, kv, batch, true, o.np, &e)) { errf("edge: %s\n", e.msg); model_close(&m); arena_free(&a); return e.code; }
     b.t_loaded = now_sec();
     eng_time_decode(&g, true);          /* the GPU time of a decode step beside the wall time */
     i32 *prompt = push_array(&a, i32, o.n_p ? o.n_p : 1);

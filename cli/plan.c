@@ -7,13 +7,13 @@
 static int plan_usage(const char *why) {
     errf("edge plan: %s\n"
          "usage: edge plan (-m MODEL.gguf | --config NAME [--type PRESET] [--layers N]) [-c CTX] [--act f32|f16]\n"
-         "                 [--cache-type f32|f16] [--batch N] [-np N] [--allow-unlisted]\n"
+         "                 [--cache-type f32|f16|q8_0] [--batch N] [-np N] [--allow-unlisted]\n"
          "  every device buffer (name, dtype, shape, bytes, arena, block, offset), the totals per arena\n"
          "  (weights, KV cache, activations, padding), host memory, and whether it fits this device.\n"
          "  --config plans a listed config from its shapes alone (no file; --type: an `edge gen-model` preset, default Q4_K_M).\n"
          "  CTX defaults to the model's context limit, at most " STR(PLAN_DEFAULT_CTX) "; -c goes up to the limit. --batch: prefill batch in tokens\n"
          "  (default 64; edge bench uses min(-p, 512)). --act: default f16 where the device has shaderFloat16, as edge run.\n"
-         "  --cache-type: the KV cache (default: as --act, as edge run).\n"
+         "  --cache-type: the KV cache (default: as --act, as edge run; q8_0: blocks of 32 int8 values and an f16 scale).\n"
          "  -np N: N sequences decoded together (edge run -np), each with a context of CTX: the KV cache per sequence and in all.\n"
          "  The plan is edge run's: one logits row (per sequence). Exit 3 when it does not fit.\n", why);
     return EXIT_USAGE;
@@ -43,7 +43,7 @@ static int plan_cmd(int argc, char **argv) {
         else { char w[96]; fmt_buf(w, sizeof w, "unknown option '%s'", a); return plan_usage(w); }
     }
     if (act_s && strcmp(act_s, "f32") && strcmp(act_s, "f16")) return plan_usage("--act is f32 or f16");
-    if (kv_s && strcmp(kv_s, "f32") && strcmp(kv_s, "f16")) return plan_usage("--cache-type is f32 or f16");
+    if (kv_s && strcmp(kv_s, "f32") && strcmp(kv_s, "f16") && strcmp(kv_s, "q8_0")) return plan_usage("--cache-type is f32, f16 or q8_0");
     if (path && cfg) return plan_usage("-m and --config exclude each other");
     Arena a;
     arena_init(&a, "plan", (u64)EDGE_HOST_ARENA_MIB << 20);
@@ -65,7 +65,7 @@ static int plan_cmd(int argc, char **argv) {
     if (n_ctx > m.cfg.n_ctx) { errf("edge plan: -c %u exceeds the context limit of %u tokens for '%s'\n", n_ctx, m.cfg.n_ctx, m.cfg.name); rc = EXIT_USAGE; }
     else if (!eng_open_device(&g, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
     else {
-        DType kv = !kv_s ? DT_COUNT : !strcmp(kv_s, "f16") ? DT_F16 : DT_F32;
+        DType kv = !kv_s ? DT_COUNT : !strcmp(kv_s, "f16") ? DT_F16 : !strcmp(kv_s, "q8_0") ? DT_Q8_0 : DT_F32;
         DType act = act_s ? (!strcmp(act_s, "f16") ? DT_F16 : DT_F32) : eng_caps(&g).f16_arith ? DT_F16 : DT_F32;   /* as edge run */
         if (!plan_compute_eng(&p, &g, &m, n_ctx, act, kv, batch, np, true, &e)) { errf("edge: %s\n", e.msg); rc = e.code; }
         else if (!p.fits) rc = EXIT_DEVICE;

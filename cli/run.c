@@ -198,7 +198,8 @@ void run_print_help(void) {
         "  --no-cache-prompt       prefill each prompt's system prefix anew (default: computed once, its KV cache reused)\n"
         "  --backend gpu|ref       Vulkan, or the scalar CPU reference (default gpu)\n"
         "  --act f16|f32           GPU activation path (default: f16 where the device has shaderFloat16)\n"
-        "  --cache-type f32|f16    GPU KV cache, keys and values alike (default: as --act)\n"
+        "  --cache-type TYPE       GPU KV cache, keys and values alike: f32, f16 or q8_0 (llama.cpp's blocks of\n"
+        "                          32 int8 values and an f16 scale: about half of f16); default: as --act\n"
         "  -ctk, -ctv TYPE         llama.cpp's names (also --cache-type-k, --cache-type-v): both must name one type\n"
         "  --device N              Vulkan physical device (overrides EDGE_DEVICE)\n"
         "  --allow-unlisted        load a GGUF that is not in config/models.def (developer option)\n"
@@ -384,8 +385,8 @@ static int run_parse_args(RunOpts *o, int argc, char **argv) {
             else return run_usage("--backend '%s': want gpu or ref", v);
         } else if (!strcmp(a, "--cache-type") || !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
                    !strcmp(a, "--cache-type-v")) {
-            DType t = !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "f32") ? DT_F32 : DT_COUNT;
-            if (t == DT_COUNT) return run_usage("%s '%s': want f32 or f16", a, v);
+            DType t = !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "f32") ? DT_F32 : !strcmp(v, "q8_0") ? DT_Q8_0 : DT_COUNT;
+            if (t == DT_COUNT) return run_usage("%s '%s': want f32, f16 or q8_0", a, v);
             if (o->kv != DT_COUNT && o->kv != t) return run_usage("%s '%s': keys and values share one cache type (see --cache-type)", a, v);
             o->kv = t;
         } else if (!strcmp(a, "--act")) {
@@ -469,7 +470,8 @@ static int run_open(Run *r) {
     if (!o->quiet)
         errf("edge: %s (%s), %s%s%s, context %u tokens, loaded in %.0f ms\n", c->name, o->model ? o->model : "embedded",
              o->backend == ENG_GPU ? "gpu " : "reference", o->backend == ENG_GPU ? (eng_info(&r->g).act == DT_F16 ? "f16" : "f32") : "",
-             o->backend != ENG_GPU ? "" : eng_info(&r->g).kv == DT_F16 ? ", KV cache f16" : ", KV cache f32", n_ctx, run_now_ms() - t0);
+             o->backend != ENG_GPU ? "" : eng_info(&r->g).kv == DT_F16 ? ", KV cache f16" : eng_info(&r->g).kv == DT_Q8_0 ? ", KV cache q8_0" : ", KV cache f32",
+             n_ctx, run_now_ms() - t0);
 
     /* Fixed buffers. Decoded bytes per token <= 3 x the longest stored piece (every byte may
        become U+FFFD) + 3 (a flushed incomplete sequence). */

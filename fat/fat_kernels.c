@@ -103,6 +103,54 @@ static void fat_down(Vk *vk, const Tensor *t, f32 *dst) {
     free(h);
 }
 
+/* A q8_0 KV cache (kernels/common/kvq8.wgsl's rows of width = op_kv_width quants, then the f16 scales)
+   from rows of kvd values through the CPU twin (quant_q8_0_block), and back to values (q d); padding
+   (a kv_dim of 32 (mod 64): one block) is zeros. */
+static void fat_q8_pack(const f32 *x, u64 kvd, u64 width, u64 rows, u8 *b) {
+    u64 rb = dtype_bytes(DT_Q8_0, width);
+    memset(b, 0, rb * rows);
+    for (u64 r = 0; r < rows; r++)
+        for (u64 k = 0; k < kvd / 32; k++) {
+            u16 d; quant_q8_0_block(x + r * kvd + 32 * k, &d, (i8 *)(b + r * rb + 32 * k));
+            b[r * rb + width + 2 * k] = (u8)d; b[r * rb + width + 2 * k + 1] = (u8)(d >> 8);
+        }
+}
+static void fat_q8_unpack(const u8 *b, u64 kvd, u64 width, u64 rows, f32 *x) {
+    u64 rb = dtype_bytes(DT_Q8_0, width);
+    for (u64 r = 0; r < rows; r++)
+        for (u64 c = 0; c < kvd; c++) {
+            u64 k = c / 32;
+            u16 d = (u16)(b[r * rb + width + 2 * k] | b[r * rb + width + 2 * k + 1] << 8);
+            x[r * kvd + c] = (f32)(i8)b[r * rb + c] * f32_from_f16(d);
+        }
+}
+/* host values -> the q8_0 round trip the cache applies (what a reference computes with) */
+static void fat_q8_round(f32 *x, u64 kvd, u64 rows) {
+    u64 w = op_kv_width(DT_Q8_0, kvd);
+    u8 *b = malloc(dtype_bytes(DT_Q8_0, w * rows));
+    fat_q8_pack(x, kvd, w, rows, b); fat_q8_unpack(b, kvd, w, rows, x);
+    free(b);
+}
+
+/* kvd: the values per row of a q8_0 cache tensor (rows of op_kv_width elements); unused otherwise */
+static void fat_up_kv(Vk *vk, const Tensor *t, const f32 *src, u64 kvd) {
+    if (t->dtype == DT_Q8_0) {
+        u64 rows = t->nelem / t->ne[0];
+        u8 *b = malloc(t->nbytes);
+        fat_q8_pack(src, kvd, t->ne[0], rows, b);
+        vk_upload(vk, t, b); free(b); return;
+    }
+    fat_up(vk, t, src);
+}
+static void fat_down_kv(Vk *vk, const Tensor *t, f32 *dst, u64 kvd) {
+    if (t->dtype == DT_Q8_0) {
+        u8 *b = malloc(t->nbytes);
+        vk_download(vk, t, b);
+        fat_q8_unpack(b, kvd, t->ne[0], t->nelem / t->ne[0], dst); free(b); return;
+    }
+    fat_down(vk, t, dst);
+}
+
 static bool fat_arena(FatK *k, DevArena *a, u64 bytes) {
     Err e;
     if (vk_arena_init(&k->f->vk, a, "fat", bytes, &e)) return true;
@@ -641,32 +689,36 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
     vk_arena_free(&a);
 }
 
+/* kv_store: rows t of k into cache rows p0 + t of a 16-row cache (the others keep their 7s); f32 and f16
+   caches within their rounding, a q8_0 cache exactly as the CPU twin quantizes each block (quant_q8_0_block:
+   every quant and scale, compared as their values q d, tolerance 0). */
 static void fat_kv_store(FatK *k, u32 kvd) {
     Vk *vk = &k->f->vk;
     DType at = k->d->atype, ct = k->d->otype;
     const u32 T = 3, n_ctx = 16, p0 = 5;
-    u64 nc = (u64)kvd * n_ctx;
+    u64 nc = (u64)kvd * n_ctx, w = op_kv_width(ct, kvd);
     DevArena a;
-    if (!fat_arena(k, &a, fat_tbytes(at, (u64)kvd * T) + fat_tbytes(ct, nc) + fat_tbytes(DT_U32, 2))) return;
-    u64 nk[2] = { kvd, T }, shc[2] = { kvd, n_ctx }, np[1] = { op_rows_words(T) };
+    if (!fat_arena(k, &a, fat_tbytes(at, (u64)kvd * T) + fat_tbytes(ct, w * n_ctx) + fat_tbytes(DT_U32, 2))) return;
+    u64 nk[2] = { kvd, T }, shc[2] = { w, n_ctx }, np[1] = { op_rows_words(T) };
     Tensor tk = vk_tensor(&a, "k", at, 2, nk), tc = vk_tensor(&a, "cache", ct, 2, shc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
-    f32 *x = malloc((u64)kvd * T * 4), *c0 = malloc(nc * 4), *c = malloc(nc * 4);
+    f32 *x = malloc((u64)kvd * T * 4), *c0 = malloc(nc * 4), *c = malloc(nc * 4), *wv = malloc(nc * 4);
     f64 *want = malloc(nc * 8), *mag = malloc(nc * 8);
     fat_seed(kvd + 17);
-    for (u64 i = 0; i < (u64)kvd * T; i++) x[i] = fat_normal() * 10;
+    for (u64 i = 0; i < (u64)kvd * T; i++) x[i] = fat_normal() * (i % 97 == 0 ? 1e-4f : 10.0f);   /* (some blocks with f16-subnormal scales) */
+    for (u64 i = 0; i < 32 && ct == DT_Q8_0; i++) x[kvd + i] = 0;                            /* a block of zeros: d = 0 */
+    for (u64 i = 0; i < 32 && ct == DT_Q8_0; i++) x[2 * kvd + i] = i ? (f32)((i32)(i % 9) - 4) + 0.5f : 127.0f;   /* d = 1: exact halves, away from zero */
     for (u64 i = 0; i < nc; i++) c0[i] = 7.0f;
     fat_round(at, x, (u64)kvd * T);
-    fat_up(vk, &tk, x); fat_up(vk, &tc, c0); op_rows_upload(vk, &tp, T, p0, 0);
+    fat_up(vk, &tk, x); fat_up_kv(vk, &tc, c0, kvd); op_rows_upload(vk, &tp, T, p0, 0);
     vk_begin(vk); op_kv_store(vk, &tk, &tp, &tc); vk_submit_wait(vk);
-    fat_down(vk, &tc, c);
-    for (u64 j = 0; j < n_ctx; j++) for (u64 i = 0; i < kvd; i++) {
-        f32 v = j >= p0 && j < p0 + T ? x[(j - p0) * kvd + i] : 7.0f;
-        if (ct == DT_F16) v = f32_from_f16(f16_from_f32(v));
-        want[j * kvd + i] = v; mag[j * kvd + i] = fabs(v) + 1e-30;
-    }
+    fat_down_kv(vk, &tc, c, kvd);
+    for (u64 j = 0; j < n_ctx; j++) for (u64 i = 0; i < kvd; i++) wv[j * kvd + i] = j >= p0 && j < p0 + T ? x[(j - p0) * kvd + i] : 7.0f;
+    if (ct == DT_F16) fat_round(ct, wv, nc);
+    if (ct == DT_Q8_0) fat_q8_round(wv, kvd, n_ctx);
+    for (u64 i = 0; i < nc; i++) { want[i] = wv[i]; mag[i] = fabs(wv[i]) + 1e-30; }
     char cs[64]; fmt_buf(cs, sizeof cs, "kv_dim=%u", kvd);
-    fat_cmp(k, cs, c, want, mag, nc, ct == DT_F16 ? 1e-3 : 1e-7);
-    free(x); free(c0); free(c); free(want); free(mag);
+    fat_cmp(k, cs, c, want, mag, nc, ct == DT_F16 ? 1e-3 : ct == DT_Q8_0 ? 0 : 1e-7);
+    free(x); free(c0); free(c); free(wv); free(want); free(mag);
     vk_arena_free(&a);
 }
 
@@ -686,18 +738,18 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     Vk *vk = &f->vk;
     DType at, ct; fat_attn_types(d, &at, &ct);
     bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE;     /* op_attention_split */
-    u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
+    u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = op_kv_width(ct, kvd) * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
     u64 npart = (u64)op_attn_part_row(c->hd) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
     if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
-    u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { kvd, c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { op_rows_words(c->T) };
+    u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { op_kv_width(ct, kvd), c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { op_rows_words(c->T) };
     Tensor tq = vk_tensor(&a, "q", at, 3, shq), tkc = vk_tensor(&a, "kc", ct, 2, shc), tvc = vk_tensor(&a, "vc", ct, 2, shc);
     Tensor tp = vk_tensor(&a, "pos", DT_U32, 1, shp), ts = vk_tensor(&a, "scores", DT_F32, 3, shs), to = vk_tensor(&a, "out", at, 3, shq);
     u64 shpart[4] = { op_attn_part_row(c->hd), op_attn_chunks(c->n_ctx), c->nh, c->T };
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
-    fat_up(vk, &tq, qin); fat_up(vk, &tkc, kc); fat_up(vk, &tvc, vc); op_rows_upload(vk, &tp, c->T, c->p0, 0);
+    fat_up(vk, &tq, qin); fat_up_kv(vk, &tkc, kc, kvd); fat_up_kv(vk, &tvc, vc, kvd); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
     if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
@@ -717,6 +769,7 @@ static void fat_attention(FatK *k, const FatAttn *c) {
     for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * c->qscale;
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
     fat_round(at, q, nq); fat_round(ct, kc, nc); fat_round(ct, vc, nc);
+    if (ct == DT_Q8_0) { fat_q8_round(kc, kvd, c->n_ctx); fat_q8_round(vc, kvd, c->n_ctx); }   /* the reference reads the cache's values */
     char err[160];
     if (!fat_attention_run(k->f, k->d, c, q, o, kc, vc, err, sizeof err)) { k->bad++; fmt_buf(k->where, sizeof k->where, "%s", err); goto done; }
     f32 scale = 1.0f / sqrtf((f32)c->hd);
@@ -995,7 +1048,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     }
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
-    case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); break;
+    case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); fat_kv_store(&k, 96); break;   /* (96: a q8_0 row padded to 128) */
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
@@ -1112,6 +1165,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
     fat_seed(4242);
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal(); }
     fat_round(d->wtype, kc, nc); fat_round(d->wtype, vc, nc);
+    if (d->wtype == DT_Q8_0) { fat_q8_round(kc, 256, a.n_ctx); fat_q8_round(vc, 256, a.n_ctx); }
     f32 vmax = 0; for (u64 i = 0; i < nc; i++) vmax = MAX(vmax, fabsf(vc[i]));
     u64 bad = 0, out_of_range = 0; char err[160] = "";
     for (int cap = 0; cap < 2; cap++) {

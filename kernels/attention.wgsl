@@ -9,7 +9,10 @@
 //   2. e_j = exp(s_j - max), sum (every e_j <= 1 and the max term is 1, so sum >= 1)
 //   3. out[d] = sum_j e_j v_j[d] / sum, keys split over 256/head_dim invocation groups.
 // GQA: head h reads KV head h / (n_head / n_head_kv). head_dim <= 256. f32 accumulation.
-// A is the activation dtype of q and out, C the cache dtype.
+// A is the activation dtype of q and out, C the cache dtype: f32, f16, or u32 words for a q8_0 cache
+// (CQ8 = 1, the _q8c variants: common/kvq8.wgsl's row layout). Every cache read goes through crow /
+// crow4 (a row's first element, vector or word) and kat / vat / kat4 / vat4 (a value, or 4, of a row),
+// so the q8_0 variants are these same kernels with the other read.
 // Above: the `attention` entry, the portable one. The other entries, and when the forward pass
 // (models/transformer.c, through ops_attn.c) runs each:
 //   attn_flash, attn_flash_w   batches of more than one token (prefill): 16 queries of a head per
@@ -51,11 +54,22 @@ enable f16;
 //! variant attn_flash_w_f32_f16c attn_flash QFV=1024 QACC=8 alias:C=f16
 //! variant attn_flash_w_f16_f32c attn_flash QFV=1024 QACC=8 alias:A=f16
 //! variant attn_flash_w_f16_f16c attn_flash QFV=1024 QACC=8 alias:A=f16 alias:C=f16
+//! variant attention_f32_q8c attention alias:C=u32 CQ8=1
+//! variant attention_f16_q8c attention alias:A=f16 alias:C=u32 CQ8=1
+//! variant attn_split_f32_q8c attn_split alias:C=u32 CQ8=1
+//! variant attn_split_f16_q8c attn_split alias:A=f16 alias:C=u32 CQ8=1
+//! variant attn_split_dec_f32_q8c attn_split PRE=1 alias:C=u32 CQ8=1
+//! variant attn_split_dec_f16_q8c attn_split PRE=1 alias:A=f16 alias:C=u32 CQ8=1
+//! variant attn_flash_f32_q8c attn_flash alias:C=u32 CQ8=1
+//! variant attn_flash_f16_q8c attn_flash alias:A=f16 alias:C=u32 CQ8=1
+//! variant attn_flash_w_f32_q8c attn_flash QFV=1024 QACC=8 alias:C=u32 CQ8=1
+//! variant attn_flash_w_f16_q8c attn_flash QFV=1024 QACC=8 alias:A=f16 alias:C=u32 CQ8=1
 //! variant attn_merge_f32 attn_merge
 //! variant attn_merge_f16 attn_merge alias:A=f16
 alias A = f32;
 alias C = f32;
 override PRE: u32 = 0u;                // attn_split: 1 = the decode variant (loads issued early)
+override CQ8: u32 = 0u;                // 1: a q8_0 cache (C = u32 words)
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
                 q0: u32 }     // attn_split / attn_merge: the first query of this dispatch (queries q0 .. q0 + grid - 1)
 var<immediate> p: Params;
@@ -74,6 +88,31 @@ const F32_MAX = 3.4028234e38;
 //! include common/clampn.wgsl
 //! include common/tanh_acc.wgsl
 //! include common/rows.wgsl
+//! include common/kvq8.wgsl
+
+// The cache reads. A row's base: its first element (f32 / f16), or word (q8_0); c: the element
+// (kat, vat: the scalar entry's kc, vc) or the 4-element vector (kat4, vat4: kc4, vc4) in the row.
+fn kvw() -> u32 { return p.head_dim * p.n_head_kv; }
+fn crow(r: u32) -> u32 { if (CQ8 != 0u) { return r * q8_row_words(q8_kp(kvw())); } return r * kvw(); }
+fn crow4(r: u32) -> u32 { if (CQ8 != 0u) { return r * q8_row_words(q8_kp(kvw())); } return r * (kvw() / 4u); }
+fn kat(rb: u32, c: u32) -> f32 {
+    if (CQ8 != 0u) { return q8_val(u32(kc[rb + c / 4u]), u32(kc[rb + q8_kp(kvw()) / 4u + c / 64u]), c); }
+    return f32(kc[rb + c]);
+}
+fn vat(rb: u32, c: u32) -> f32 {
+    if (CQ8 != 0u) { return q8_val(u32(vc[rb + c / 4u]), u32(vc[rb + q8_kp(kvw()) / 4u + c / 64u]), c); }
+    return f32(vc[rb + c]);
+}
+fn kword4(i: u32) -> u32 { return vec4<u32>(kc4[i / 4u])[i % 4u]; }   // word i of a q8_0 key cache
+fn vword4(i: u32) -> u32 { return vec4<u32>(vc4[i / 4u])[i % 4u]; }
+fn kat4(rb: u32, c4: u32) -> vec4<f32> {
+    if (CQ8 != 0u) { return q8_vec(kword4(rb + c4), kword4(rb + q8_kp(kvw()) / 4u + c4 / 16u), c4); }
+    return vec4<f32>(kc4[rb + c4]);
+}
+fn vat4(rb: u32, c4: u32) -> vec4<f32> {
+    if (CQ8 != 0u) { return q8_vec(vword4(rb + c4), vword4(rb + q8_kp(kvw()) / 4u + c4 / 16u), c4); }
+    return vec4<f32>(vc4[rb + c4]);
+}
 
 // query t's (position, first cache row of its slot), the same for every invocation: t is clamped to
 // the batch, so the loads stay inside the table (a workgroup past it returns on its own test)
@@ -121,7 +160,6 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let n_tok = qa.x;
     if (t >= n_tok || t >= p.t_cap || h >= p.n_head) { return; }
     let d_n = p.head_dim;
-    let kvd = d_n * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
     let qp = qa.y;
     let kr0 = qa.z;                                 // the slot's first cache row
@@ -136,9 +174,9 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     // 1. scores
     var m = -F32_MAX;
     for (var j = lo + l; j <= hi; j = j + 256u) {
-        let kb = (kr0 + j % p.n_ctx) * kvd + hk * d_n;
+        let kb = crow(kr0 + j % p.n_ctx);
         var s = 0.0;
-        for (var d = 0u; d < d_n; d = d + 1u) { s = s + qs[d] * f32(kc[kb + d]); }
+        for (var d = 0u; d < d_n; d = d + 1u) { s = s + qs[d] * kat(kb, hk * d_n + d); }
         s = clampn(s, F32_MAX);
         if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
         scores[sb + j] = s;
@@ -163,7 +201,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     var acc = 0.0;
     if (g < groups) {
         let vb = hk * d_n + d;
-        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * f32(vc[(kr0 + j % p.n_ctx) * kvd + vb]); }
+        for (var j = lo + g; j <= hi; j = j + groups) { acc = acc + scores[sb + j] * vat(crow(kr0 + j % p.n_ctx), vb); }
     }
     part[l] = acc;
     workgroupBarrier();
@@ -258,7 +296,8 @@ fn split_store_ms(l: u32, pb: u32, m: f32) {
 // cache vectors of vd dims (4: attn_split, 8: attn_split_h). Scores: key kk = l / 4, vectors qd = l % 4
 // + 4i < dq of it (kb: the key's first vector); values: group g = l / dq of ng = 128 / dq takes keys
 // g, g + ng, ..., vector dv = l % dq of each. qh: this query and head; pb: the chunk's row in part.
-struct SplitGeo { j0: u32, nk: u32, dn: u32, dq: u32, kvd: u32, hk: u32, qh: u32, kk: u32, qd: u32, kb: u32,
+// (attn_split reads through crow4 / kat4 / vat4: kb is the key's row base, hc = hk dq its head's first vector.)
+struct SplitGeo { j0: u32, nk: u32, dn: u32, dq: u32, hc: u32, hk: u32, qh: u32, kk: u32, qd: u32, kb: u32,
                   ng: u32, g: u32, dv: u32, pb: u32 }
 fn split_geo(l: u32, wid: vec3<u32>, nw: vec3<u32>, t: u32, ck: vec2<u32>, vd: u32) -> SplitGeo {
     let h = wid.x;
@@ -268,7 +307,8 @@ fn split_geo(l: u32, wid: vec3<u32>, nw: vec3<u32>, t: u32, ck: vec2<u32>, vd: u
     let hk = h / (p.n_head / p.n_head_kv);
     let kk = l / 4u;
     let ng = 128u / dq;
-    return SplitGeo(ck.x, ck.y, d_n, dq, kvd, hk, t * p.n_head + h, kk, l % 4u, key_row(ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq,
+    let kb = select(key_row(ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq, crow4(key_row(ck.x + min(kk, ck.y - 1u))), vd == 4u);
+    return SplitGeo(ck.x, ck.y, d_n, dq, hk * dq, hk, t * p.n_head + h, kk, l % 4u, kb,
                     ng, l / dq, l % dq, ((wid.z * p.n_head + h) * nw.y + wid.y) * (d_n + 4u));
 }
 // q of this query and head, scaled, into qs (every invocation; a barrier follows)
@@ -288,8 +328,8 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var kr4: array<vec4<f32>, 8>;
     var vr4: array<vec4<f32>, 8>;
     if (PRE != 0u) {
-        for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr4[i] = vec4<f32>(kc4[s.kb + s.qd + 4u * i]); } }
-        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vec4<f32>(vc4[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr4[i] = kat4(s.kb, s.hc + s.qd + 4u * i); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vat4(crow4(key_row(s.j0 + key)), s.hc + s.dv); } }
     }
     split_load_q(l, s);
     workgroupBarrier();
@@ -299,13 +339,13 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             let e = s.qd + 4u * i;
             if (e < s.dq) {
                 var kv = kr4[i % 8u];
-                if (i >= 8u) { kv = vec4<f32>(kc4[s.kb + e]); }
+                if (i >= 8u) { kv = kat4(s.kb, s.hc + e); }
                 a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), kv);
             }
         }
     } else if (s.kk < s.nk) {
         for (var e = s.qd; e < s.dq; e = e + 4u) {
-            a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), vec4<f32>(kc4[s.kb + e]));
+            a = a + dot(vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]), kat4(s.kb, s.hc + e));
         }
     }
     let m = split_softmax(l, a, s.nk);
@@ -315,12 +355,12 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             let key = s.g + s.ng * i;
             if (key < s.nk) {
                 var vv = vr4[i % 8u];
-                if (i >= 8u) { vv = vec4<f32>(vc4[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]); }
+                if (i >= 8u) { vv = vat4(crow4(key_row(s.j0 + key)), s.hc + s.dv); }
                 acc = acc + es[key] * vv;
             }
         }
     } else {
-        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vec4<f32>(vc4[key_row(s.j0 + i) * s.kvd + s.hk * s.dq + s.dv]); }
+        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vat4(crow4(key_row(s.j0 + i)), s.hc + s.dv); }
     }
     accs[l] = acc;
     workgroupBarrier();
@@ -357,7 +397,7 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     var kr8: array<vec4<u32>, 8>;
     var vr8: array<vec4<u32>, 8>;
     for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr8[i] = kc8[s.kb + s.qd + 4u * i]; } }
-    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[key_row(s.j0 + key) * s.kvd + s.hk * s.dq + s.dv]; } }
+    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[key_row(s.j0 + key) * s.dq * p.n_head_kv + s.hc + s.dv]; } }
     split_load_q(l, s);
     workgroupBarrier();
     var a = 0.0;
@@ -482,7 +522,6 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let nq = min(qb, n_tok - tb);
     let d_n = p.head_dim;
     let d4 = d_n / 4u;
-    let kvd4 = d4 * p.n_head_kv;
     let hk = h / (p.n_head / p.n_head_kv);
     for (var e = l; e < qb * d4; e = e + 128u) {
         let i = e / d4;
@@ -507,9 +546,9 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let q4 = l / 32u;
         var a = vec4<f32>(0.0);                  // key kj . queries q4, q4 + 4 (and q4 + 8, q4 + 12 when qb = 16)
         if (kj <= jhi) {
-            let kb = (kr0 + kj % p.n_ctx) * kvd4 + hk * d4;
+            let kb = crow4(kr0 + kj % p.n_ctx);
             for (var e = 0u; e < d4; e = e + 1u) {
-                let kv = vec4<f32>(kc4[kb + e]);
+                let kv = kat4(kb, hk * d4 + e);
                 a.x = a.x + dot(qf[q4 * d4 + e], kv);
                 a.y = a.y + dot(qf[(q4 + 4u) * d4 + e], kv);
                 if (qb > 8u) { a.z = a.z + dot(qf[(q4 + 8u) * d4 + e], kv); a.w = a.w + dot(qf[(q4 + 12u) * d4 + e], kv); }
@@ -548,7 +587,7 @@ fn attn_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] * af[qi]; } }
         let nk = min(32u, jhi + 1u - j0);
         for (var j = 0u; j < nk; j = j + 1u) {
-            let vv = vec4<f32>(vc4[(kr0 + (j0 + j) % p.n_ctx) * kvd4 + hk * d4 + ov]);
+            let vv = vat4(crow4(kr0 + (j0 + j) % p.n_ctx), hk * d4 + ov);
             for (var i = 0u; i < QACC; i = i + 1u) { let qi = oq + qg * i; if (qi < qb) { acc[i] = acc[i] + sf[qi * 32u + j] * vv; } }
         }
         workgroupBarrier();

@@ -138,8 +138,13 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
         (x[2i], x[2i+1]), NEOX (x[i], x[i + n_rot/2]); dims >= n_rot pass through.
         theta_i = pos * freq_scale * base^(-2i/n_rot) / ff[i]; ff f32 (n_rot/2): Llama 3's
         rope_freqs factors, or ones. */
+/* Elements per row of a KV cache of kv_dim values: kv_dim, or for a q8_0 cache (DT_Q8_0; kernels/common/kvq8.wgsl's
+   row layout: quants, then f16 scales) kv_dim rounded up to 64, so that a row is whole words; 0 for a q8_0
+   cache whose kv_dim is not a multiple of 32 (llama.cpp's rule: blocks of 32). */
+static inline u64 op_kv_width(DType cache, u64 kv_dim) { return cache != DT_Q8_0 ? kv_dim : kv_dim % 32 ? 0 : (kv_dim + 63) / 64 * 64; }
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache);
-     /* k act (kv_dim, T) -> cache (kv_dim, n_ctx) f32 or f16, rows p0 .. p0+T-1 */
+     /* k act (kv_dim, T) -> cache (op_kv_width, n_ctx) f32, f16 or q8_0 (blocks of 32 quantized as
+        ggml's quantize_row_q8_0_ref), rows p0 .. p0+T-1 */
 void op_rope_kv(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *pos, const Tensor *ff,
                 const Tensor *qo, const Tensor *kc, const Tensor *vc, u32 n_rot, f32 base, f32 freq_scale, bool neox,
                 const Tensor *bq, const Tensor *bk, const Tensor *bv, u32 sqk, u32 sv);

@@ -84,11 +84,12 @@ void op_rope(Vk *vk, const Tensor *x, const Tensor *pos, const Tensor *ff, const
 void op_kv_store(Vk *vk, const Tensor *k, const Tensor *pos, const Tensor *cache) {
     u64 kvd = k->ne[0], T = k->nelem / kvd;
     op_rows_need("kv_store", pos, T);
-    need(cache->ne[0] == kvd, "kv_store", cache, "cache row length differs from k's");
+    need(kvd && cache->ne[0] == op_kv_width(cache->dtype, kvd), "kv_store", cache, "cache row length differs from k's (op_kv_width)");
     VkPipe *p = op_pipe(vk, OP_KV_STORE, PH_ANY, cache->dtype, k->dtype, cache->dtype);
     struct { u32 kv_dim, t_cap, n_ctx; } push = { (u32)kvd, (u32)T, (u32)cache->ne[1] };
     const Tensor *ts[3] = { k, pos, cache };
-    u32 gx, gy; flat_grid("kv_store", k, k->nelem, &gx, &gy);
+    u64 n = cache->dtype == DT_Q8_0 ? cache->ne[0] / 64 * T : k->nelem;   /* q8_0: one invocation per two blocks */
+    u32 gx, gy; flat_grid("kv_store", k, n, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, 1);
 }
 
@@ -166,8 +167,8 @@ static void attn_shapes(const char *n, const Tensor *q, const Tensor *kc, const 
     u64 kvd = *hd * n_head_kv;
     *T = q->nelem / (*hd * n_head); *n_ctx = kc->ne[1];   /* rows per slot */
     op_rows_need(n, pos, *T);
-    need(kc->ne[0] == kvd && vc->ne[0] == kvd && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
-         "caches must both be (head_dim * n_head_kv, n_ctx, n_seq) of one dtype");
+    need(kc->ne[0] == op_kv_width(kc->dtype, kvd) && vc->ne[0] == kc->ne[0] && vc->nelem == kc->nelem && vc->dtype == kc->dtype, n, kc,
+         "caches must both be (head_dim * n_head_kv (op_kv_width), n_ctx, n_seq) of one dtype");
 }
 
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,

@@ -20,6 +20,7 @@ bool eng_open_gen(Engine *g, const Model *m, EngBackend b, u32 n_ctx, DType act,
     g->last = calloc(g->n_vocab, sizeof(f32));
     g->seq_pos = calloc(g->n_seq, sizeof(u32));
     if (b == ENG_REF) {
+        if (kv == DT_Q8_0) { eng_close(g); return err_set(e, EXIT_USAGE, "--cache-type q8_0 is a GPU cache: the reference backend keeps its cache in f32 (use --backend gpu)"); }
         u64 bytes;
         if (!ref_state_bytes(&m->cfg, n_ctx, &bytes) || bytes > UINT64_MAX / g->n_seq) { eng_close(g); return err_set(e, EXIT_USAGE, "reference state size overflows"); }
         arena_init(&g->ref_arena, "reference state", bytes * g->n_seq);

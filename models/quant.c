@@ -288,3 +288,11 @@ void dequant_row(u32 t, const void *src, f32 *dst, u64 n) {
     if (!ggml_type_supported(t)) die(EXIT_MODEL, "dequant_row: type %s (%u) is not supported", ggml_type_name(t), t);
     ggml_types[t].decode((const u8 *)src, dst, n / ggml_types[t].block_elems);
 }
+
+void quant_q8_0_block(const f32 x[32], u16 *d, i8 q[32]) {
+    f32 amax = 0;
+    for (int j = 0; j < 32; j++) amax = MAX(amax, fabsf(x[j]));
+    f32 dd = amax / 127, id = dd != 0 ? 1.0f / dd : 0.0f;
+    *d = f16_from_f32(MIN(dd, 65504.0f));
+    for (int j = 0; j < 32; j++) q[j] = (i8)roundf(x[j] * id);
+}

@@ -84,7 +84,7 @@ static void xf_alloc(Xf *xf) {
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
         bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */
-        u64 kvs[3] = { kvd, xf_kv_rows(xf, il), xf->n_seq };   /* n_seq slots (ops.h) */
+        u64 kvs[3] = { op_kv_width(xf->kv, kvd), xf_kv_rows(xf, il), xf->n_seq };   /* n_seq slots (ops.h) */
         xf->s.kv[il].k = vk_tensor(sa, swa ? "k_cache_swa" : "k_cache", xf->kv, 3, kvs);
         xf->s.kv[il].v = vk_tensor(sa, swa ? "v_cache_swa" : "v_cache", xf->kv, 3, kvs);
     }
@@ -179,7 +179,11 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, co
     memset(xf, 0, sizeof *xf);
     DType kv = o ? o->kv : act;
     if (act != DT_F32 && act != DT_F16) return err_set(e, EXIT_USAGE, "activation dtype must be f32 or f16");
-    if (kv != DT_F32 && kv != DT_F16) return err_set(e, EXIT_USAGE, "KV cache dtype must be f32 or f16");
+    if (kv != DT_F32 && kv != DT_F16 && kv != DT_Q8_0) return err_set(e, EXIT_USAGE, "KV cache dtype must be f32, f16 or q8_0");
+    u32 kvd = m->cfg.n_head_kv * m->cfg.head_dim;
+    if (kv == DT_Q8_0 && !op_kv_width(kv, kvd))
+        return err_set(e, EXIT_USAGE, "--cache-type q8_0: model '%s' has a KV width (n_head_kv x head_dim) of %u, not a multiple of 32 (q8_0 blocks hold 32 values)",
+                       m->cfg.name, kvd);
     if (kv == DT_F16 && !vk->caps.storage16)
         return err_set(e, EXIT_DEVICE, "--cache-type f16 needs storageBuffer16BitAccess, which '%s' lacks (use --cache-type f32)", vk->props.deviceName);
     if (act == DT_F16 && !vk->caps.f16_arith) return err_set(e, EXIT_DEVICE, "--act f16 needs shaderFloat16, which '%s' lacks (use --act f32)", vk->props.deviceName);
@@ -321,7 +325,7 @@ static void xf_layer_views(Xf *xf) {
 static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     Tensor q = xf->s.q, k = xf->s.k, v = xf->s.v, x1 = xf_rows(&xf->s.x, 1), h1 = xf_rows(&xf->s.h, 1);
     bool rows = xf->s.qkv.nbytes && xf_qkv_views(xf, 1, 0, &q, &k, &v);
-    b->qkv = !rows || !L->wqk.nbytes ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;
+    b->qkv = !rows || !L->wqk.nbytes || xf->kv == DT_Q8_0 ? XQ_SEPARATE : L->wqkv.nbytes ? XQ_QKV : XQ_QK;   /* (q8_0: the plain ops read contiguous rows) */
     if (b->qkv == XQ_SEPARATE) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
     if (xf->cfg->qk_norm) {   /* RoPE after the per-head norms (rope_kv_norm): the norm prologue alone */
@@ -351,7 +355,8 @@ static void xf_path_decide(Xf *xf) {
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         XfPath *p = &xf->path[ph];
         XfBlockPath *layer = p->layer ? p->layer : calloc(c->n_layer, sizeof *layer);
-        *p = (XfPath){ .fused = true, .rope_kv = true, .bias_in_rope = c->qkv_bias && !c->qk_norm, .norm_in_rope = c->qk_norm,
+        bool rk = xf->kv != DT_Q8_0;   /* a q8_0 cache: RoPE, then kv_store quantizes whole blocks (no rope_kv, no epilogue) */
+        *p = (XfPath){ .fused = true, .rope_kv = rk, .bias_in_rope = rk && c->qkv_bias && !c->qk_norm, .norm_in_rope = rk && c->qk_norm,
                        .ffn_res_norm = res_norm,
                        .head_norm = op_matmul_norm_q8_fits(xf->vk, &xf->w.output, &x1, xf->act), .layer = layer,
                        .attn_flash = ph == PH_PREFILL && op_attention_flash_fits(xf->vk, c->head_dim, xf->kv, xf->act) };

@@ -9,10 +9,15 @@
    Also: weights bound as row chunks (EDGE_MAX_BINDING), and a decode that allocates nothing.
    Uses the fixture helpers of reference_test.c. */
 
-typedef struct GpuPath { DType act; const char *name; f64 abs_tol, rel_tol, greedy_margin; } GpuPath;
+typedef struct GpuPath { DType act; const char *name; f64 abs_tol, rel_tol, greedy_margin; DType kv; } GpuPath;   /* kv DT_COUNT: the default */
 static const GpuPath gpu_paths[2] = {
-    { DT_F32, "f32", TOL_GPU_F32, 0,               2 * TOL_GPU_F32 },
-    { DT_F16, "f16", 0,           TOL_GPU_F16_REL, 0.1 },
+    { DT_F32, "f32", TOL_GPU_F32, 0,               2 * TOL_GPU_F32, DT_COUNT },
+    { DT_F16, "f16", 0,           TOL_GPU_F16_REL, 0.1,             DT_COUNT },
+};
+/* --cache-type q8_0 (llama.cpp's Q8_0 blocks): its own tolerance class on both activation paths */
+static const GpuPath gpu_q8_paths[2] = {
+    { DT_F32, "f32 --cache-type q8_0", 0, TOL_GPU_Q8_REL, GREEDY_MARGIN_Q8, DT_Q8_0 },
+    { DT_F16, "f16 --cache-type q8_0", 0, TOL_GPU_Q8_REL, GREEDY_MARGIN_Q8, DT_Q8_0 },
 };
 
 static bool gput_device_ok(void) {
@@ -177,7 +182,7 @@ TEST(gpu_fixture_logits_act_f32_cache_f16) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     Vk vk; Err e; vk_init(&vk, &e); bool s16 = vk.caps.storage16; vk_shutdown(&vk);
     if (!s16) SKIP("the device has no 16-bit storage");
-    static const GpuPath f32_f16c = { DT_F32, "f32 --cache-type f16", 0, TOL_GPU_F16_REL, 0.1 };
+    static const GpuPath f32_f16c = { DT_F32, "f32 --cache-type f16", 0, TOL_GPU_F16_REL, 0.1, DT_F16 };
     gput_logits_gen(&f32_f16c, false, EDGE_PREFILL_BATCH, DT_F16, false);
 }
 TEST(gpu_fixture_logits_act_f16) {
@@ -221,54 +226,77 @@ static bool gput_greedy(Engine *g, const i32 *prompt, u32 n_prompt, const i32 *w
    greedy file: fed the exact ids, every step whose exact margin is at least the path's threshold
    picks the exact id; running on its own ids, one step at a time and chained, both runs are
    identical for all 64 steps and equal the exact ids up to the first step below the threshold. */
-TEST(gpu_fixture_greedy) {
-    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+/* One path's greedy check over every fixture (gpu_fixture_greedy's rules). */
+static void gput_greedy_path(const GpuPath *p) {
     static RefFixture fx[REFT_MAX_FIXTURES];
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
     REQUIRE(n > 0);
-    for (u32 pi = 0; pi < 2; pi++) {
-        const GpuPath *p = &gpu_paths[pi];
-        for (u32 f = 0; f < n; f++) {
-            Arena a;
-            arena_init(&a, "gpu greedy", (u64)REFT_ARENA_MIB << 20);
-            Err e = {0};
-            Model m;
-            u8 *txt; u64 n_txt;
-            if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
-            REQUIRE(reft_golden(&a, fx[f].name, "once_upon_a_time.exact.greedy.txt", &txt, &n_txt));
-            i32 *prompt, *want; u32 n_prompt, n_want;
-            REQUIRE(reft_ids_field(&a, (const char *)txt, "prompt_tokens:", &prompt, &n_prompt));
-            REQUIRE(reft_ids_field(&a, (const char *)txt, "generated_tokens:", &want, &n_want));
-            REQUIRE(n_want == 64);
-            f64 margin[64];
-            gput_margins((const char *)txt, margin);
-            u32 must = 64, checked = 0;
-            bool stories = !strcmp(fx[f].name, "stories260K");      /* (the real model: all 64 on every path) */
-            for (u32 s = 0; s < 64 && !stories; s++) if (margin[s] < p->greedy_margin) { must = s; break; }
-            Engine g;
-            if (!eng_open(&g, &m, ENG_GPU, n_prompt + 64, p->act, &e)) { CHECKF(0, "%s", e.msg); model_close(&m); arena_free(&a); continue; }
-            i32 got[3][64];
-            for (int mode = GPUT_FORCED; mode <= GPUT_CHAINED; mode++)
-                CHECKF(gput_greedy(&g, prompt, n_prompt, want, (GputMode)mode, got[mode], &e), "%s: %s", fx[f].name, e.msg);
-            for (u32 s = 0; s < 64; s++) {
-                if (margin[s] < p->greedy_margin) continue;
-                checked++;
-                CHECKF(got[GPUT_FORCED][s] == want[s], "%s --act %s: fed the exact ids, step %u gives %d, exact %d (margin %g)",
-                       fx[f].name, p->name, s, got[GPUT_FORCED][s], want[s], margin[s]);
-            }
-            u32 same = 0;
-            while (same < 64 && got[GPUT_STEPS][same] == want[same]) same++;
-            CHECKF(same >= must, "%s --act %s: greedy differs at step %u (gpu %d, exact %d); must agree for %u steps",
-                   fx[f].name, p->name, same, same < 64 ? got[GPUT_STEPS][same] : -1, same < 64 ? want[same] : -1, must);
-            CHECKF(!memcmp(got[GPUT_STEPS], got[GPUT_CHAINED], sizeof got[0]), "%s --act %s: chained greedy differs from step by step",
-                   fx[f].name, p->name);
-            out("    %-20s --act %s  fed exact ids: %u of 64 steps checked; greedy agrees for %u of 64 (required %u)\n",
-                fx[f].name, p->name, checked, same, must);
-            eng_close(&g);
-            model_close(&m);
-            arena_free(&a);
+    for (u32 f = 0; f < n; f++) {
+        Arena a;
+        arena_init(&a, "gpu greedy", (u64)REFT_ARENA_MIB << 20);
+        Err e = {0};
+        Model m;
+        u8 *txt; u64 n_txt;
+        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        REQUIRE(reft_golden(&a, fx[f].name, "once_upon_a_time.exact.greedy.txt", &txt, &n_txt));
+        i32 *prompt, *want; u32 n_prompt, n_want;
+        REQUIRE(reft_ids_field(&a, (const char *)txt, "prompt_tokens:", &prompt, &n_prompt));
+        REQUIRE(reft_ids_field(&a, (const char *)txt, "generated_tokens:", &want, &n_want));
+        REQUIRE(n_want == 64);
+        f64 margin[64];
+        gput_margins((const char *)txt, margin);
+        u32 must = 64, checked = 0;
+        bool stories = !strcmp(fx[f].name, "stories260K") && p->kv == DT_COUNT;   /* (the real model: all 64 on every path) */
+        for (u32 s = 0; s < 64 && !stories; s++) if (margin[s] < p->greedy_margin) { must = s; break; }
+        Engine g;
+        if (!eng_open_gen(&g, &m, ENG_GPU, n_prompt + 64, p->act, p->kv, EDGE_PREFILL_BATCH, false, 1, &e)) {
+            CHECKF(0, "%s", e.msg); model_close(&m); arena_free(&a); continue;
         }
+        i32 got[3][64];
+        for (int mode = GPUT_FORCED; mode <= GPUT_CHAINED; mode++)
+            CHECKF(gput_greedy(&g, prompt, n_prompt, want, (GputMode)mode, got[mode], &e), "%s: %s", fx[f].name, e.msg);
+        for (u32 s = 0; s < 64; s++) {
+            if (margin[s] < p->greedy_margin) continue;
+            checked++;
+            CHECKF(got[GPUT_FORCED][s] == want[s], "%s --act %s: fed the exact ids, step %u gives %d, exact %d (margin %g)",
+                   fx[f].name, p->name, s, got[GPUT_FORCED][s], want[s], margin[s]);
+        }
+        u32 same = 0;
+        while (same < 64 && got[GPUT_STEPS][same] == want[same]) same++;
+        CHECKF(same >= must, "%s --act %s: greedy differs at step %u (gpu %d, exact %d); must agree for %u steps",
+               fx[f].name, p->name, same, same < 64 ? got[GPUT_STEPS][same] : -1, same < 64 ? want[same] : -1, must);
+        CHECKF(!memcmp(got[GPUT_STEPS], got[GPUT_CHAINED], sizeof got[0]), "%s --act %s: chained greedy differs from step by step",
+               fx[f].name, p->name);
+        out("    %-20s --act %s  fed exact ids: %u of 64 steps checked; greedy agrees for %u of 64 (required %u)\n",
+            fx[f].name, p->name, checked, same, must);
+        eng_close(&g);
+        model_close(&m);
+        arena_free(&a);
     }
+}
+
+/* Greedy on the GPU (decode replays the recorded step; only ids come back) against the exact
+   greedy file: fed the exact ids, every step whose exact margin is at least the path's threshold
+   picks the exact id; running on its own ids, one step at a time and chained, both runs are
+   identical for all 64 steps and equal the exact ids up to the first step below the threshold. */
+TEST(gpu_fixture_greedy) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    for (u32 pi = 0; pi < 2; pi++) gput_greedy_path(&gpu_paths[pi]);
+}
+
+/* The same with a q8_0 KV cache on both activation paths (its greedy margin: test/fixtures.c). */
+TEST(gpu_fixture_greedy_cache_q8_0) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
+    for (u32 pi = 0; pi < (f16 ? 2u : 1u); pi++) gput_greedy_path(&gpu_q8_paths[pi]);
+}
+
+/* Logits with a q8_0 KV cache against the exact files, both activation paths: TOL_GPU_Q8_REL of the
+   row's largest |logit| (the f16 class's rule with its own bound: the cache's 8-bit values). */
+TEST(gpu_fixture_logits_cache_q8_0) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    Vk vk; Err e; vk_init(&vk, &e); bool f16 = vk.caps.f16_arith; vk_shutdown(&vk);
+    for (u32 pi = 0; pi < (f16 ? 2u : 1u); pi++) gput_logits_gen(&gpu_q8_paths[pi], false, EDGE_PREFILL_BATCH, DT_Q8_0, false);
 }
 
 /* Chained greedy steps (eng_decode with the chain on: a step queued before the host reads the one

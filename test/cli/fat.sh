@@ -5,6 +5,7 @@
 # injected memory error (EDGE_FAT_MEMFAULT), a perturbed kernel in the kernel checks and in the
 # default path's end-to-end check (EDGE_FAT_PERTURB), injected nondeterminism (EDGE_FAT_NONDET).
 # Exits 11 when Vulkan cannot be loaded and when a --floors file is bad (naming the file and line).
+# The q8_0 KV cache's kernels are among the kernel checks (a perturbed one fails and is named).
 # -m FILE (model_path): passes on every model fixture config/fixtures.def marks supported, fails (10)
 # with a perturbed kernel of that file's path, and exits 11 naming a file that does not load.
 set -u
@@ -112,8 +113,10 @@ EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only kernels > "$tmp/p.out" 2>&1; rc=$?
 grep -q "^FAIL  kernel.$k " "$tmp/p.out" || fail "EDGE_FAT_PERTURB=$k: kernel not named: $(grep -v '^PASS' "$tmp/p.out")"
 [ "$(grep -c '^FAIL' "$tmp/p.out")" = 1 ] || fail "EDGE_FAT_PERTURB=$k: other checks failed too"
 # the same for the types past the first seven (issue 32), each beside an unperturbed kernel of its family
-for k in matvec_q5_0_a32_y32 matmul_iq4_xs_a32_y32 get_rows_q3_k; do
-    case $k in matvec_*) o=matvec_q4_1_a32_y32 ;; matmul_*) o=matmul_q2_k_a32_y32 ;; *) o=get_rows_q5_k ;; esac
+# and the q8_0 KV cache's store (checked exactly against the CPU quantizer) and its attention (issue 34)
+for k in matvec_q5_0_a32_y32 matmul_iq4_xs_a32_y32 get_rows_q3_k kv_store_f32_q8c attn_split_dec_f32_q8c; do
+    case $k in matvec_*) o=matvec_q4_1_a32_y32 ;; matmul_*) o=matmul_q2_k_a32_y32 ;; get_rows_*) o=get_rows_q5_k ;;
+               kv_store_*) o=kv_store_f32_f32c ;; *) o=attn_flash_f32_q8c ;; esac
     EDGE_FAT_PERTURB=$k "$EDGE_BIN" fat --only "$k,$o" > "$tmp/p.out" 2>&1; rc=$?
     [ $rc = 10 ] || fail "EDGE_FAT_PERTURB=$k: exit $rc, want 10: $(cat "$tmp/p.out")"
     grep -q "^FAIL  kernel.$k " "$tmp/p.out" || fail "EDGE_FAT_PERTURB=$k: kernel not named: $(grep -v '^PASS' "$tmp/p.out")"

@@ -76,6 +76,24 @@ if not (g and s and a): sys.exit("plan gemma-3-1b -c 32768: no global / sliding 
 if int(g.group(1)) != 4 * 32768 * 2 * 256 * 2 or int(s.group(1)) != 22 * 575 * 2 * 256 * 2: sys.exit("gemma-3-1b KV by layer kind")
 if int(a.group(1)) > 150 << 20: sys.exit("gemma-3-1b KV over 150 MiB: %s" % a.group(1))
 PY
+# --cache-type q8_0: llama.cpp's Q8_0 blocks (34 bytes per 32 values): the same layers and positions at 34/64
+# of the f16 bytes (issue 34: "halves it again"): gemma-3-1b -c 32768 and llama-3.2-1b -c 8192
+"$EDGE_BIN" plan --config gemma-3-1b-it --type Q4_K_M -c 32768 --cache-type q8_0 > "$tmp/plan" 2>&1 || true
+python3 - "$tmp/plan" <<'PY' || exit 1
+import re, sys
+t = open(sys.argv[1]).read()
+g = re.search(r'^  global +4 layers x +32768 positions +(\d+) bytes', t, re.M)
+s = re.search(r'^  sliding +22 layers x +575 positions +(\d+) bytes', t, re.M)
+a = re.search(r'^  in all +(\d+) bytes', t, re.M)
+if not (g and s and a and 'KV cache (q8_0, context 32768' in t): sys.exit("plan gemma-3-1b -c 32768 q8_0:\n" + t[-800:])
+if int(g.group(1)) != 4 * 32768 * 2 * 256 // 32 * 34 or int(s.group(1)) != 22 * 575 * 2 * 256 // 32 * 34: sys.exit("gemma-3-1b q8_0 KV by layer kind")
+f16 = 4 * 32768 * 2 * 256 * 2 + 22 * 575 * 2 * 256 * 2
+if int(a.group(1)) * 64 != f16 * 34: sys.exit("gemma-3-1b q8_0 KV: %s, not 34/64 of f16's %d" % (a.group(1), f16))
+PY
+"$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q4_K_M -c 8192 --cache-type q8_0 > "$tmp/plan" 2>&1 || true
+grep -Eq "^  in all +$((2 * 16 * 512 * 8192 / 32 * 34)) bytes" "$tmp/plan" || { echo "plan llama-3.2-1b q8_0: $(grep -A4 'KV cache (' "$tmp/plan")"; exit 1; }
+rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --cache-type q8 > /dev/null 2>&1 || rc=$?
+[ $rc = 1 ] || { echo "plan --cache-type q8: rc $rc, want 1"; exit 1; }
 # -np: the KV cache per sequence and in all
 "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q4_K_M -c 2048 -np 4 --cache-type f16 > "$tmp/plan" 2>&1 || true
 kv1=$((2 * 16 * 512 * 2048 * 2))

@@ -100,7 +100,8 @@ g32=$($E -n 12 --temp 0 -q --act f32 -p "$P" --backend gpu)
 [ "$($E -n 12 --temp 0 -q --act f32 --cache-type f16 -p "$P")" = "$($R --temp 0 -n 12 -q -p "$P")" ] || fail "--cache-type f16 greedy differs from ref"
 $E -n 2 --temp 0 -v --act f32 -ctk f16 -ctv f16 -p "$P" 2>&1 >/dev/null | grep -q "gpu f32, KV cache f16" || fail "-ctk/-ctv f16 not reported"
 $E -n 2 --temp 0 -v --act f32 -p "$P" 2>&1 >/dev/null | grep -q "gpu f32, KV cache f32" || fail "the f32 path's default cache is not f32"
-for bad in "--cache-type q8" "-ctk f16 -ctv f32"; do
+$E -n 2 --temp 0 -v -ctk q8_0 -ctv q8_0 -p "$P" 2>&1 >/dev/null | grep -q ", KV cache q8_0" || fail "-ctk/-ctv q8_0 not reported"
+for bad in "--cache-type q8" "-ctk f16 -ctv f32" "-ctk q8_0 -ctv f16" "--backend ref --cache-type q8_0"; do
     rc=0; $E -n 2 -q -p "$P" $bad 2>/dev/null >/dev/null || rc=$?; [ $rc = 1 ] || fail "$bad: exit $rc, want 1"
 done
 [ "$g32" = "$($R --temp 0 -n 12 -q -p "$P")" ] || fail "--act f32 greedy differs from ref"

@@ -4,7 +4,7 @@
 # -np 1, 4 and 16 (a batched step computes each row as a lone decode step does), and sampled output with a
 # fixed seed too; 200 prompts of mixed lengths with -np 8 equal -np 1 in order and content (embedded model);
 # jsonl ids match their prompts (answers written as they finish); failed prompts keep their place; an
-# injected NaN exits 4 also among answered prompts.
+# injected NaN exits 4 also among answered prompts. The same across N with a q8_0 KV cache.
 source "$(dirname "$0")/run_lib.bash"
 "$E" info >/dev/null 2>&1 || skip_unless_required "no Vulkan device"
 fx=../shared/fixtures/models
@@ -40,6 +40,11 @@ same_np "embedded sampled" -n 24 --temp 0.9 --seed 7
 same_np "embedded f32 greedy" -n 24 --temp 0 --act f32
 same_np "qwen3 sampled" -m "$fx/tiny-qwen3-Q4_K_M.gguf" -n 12 --temp 0.8 --seed 3
 same_np "gemma2 reference" -m "$fx/tiny-gemma2-Q4_K_M.gguf" -n 8 --temp 0 --backend ref
+# a q8_0 KV cache (--cache-type q8_0): the embedded model (rows of 32 values padded to 64), gemma3's
+# sliding-window rings and q/k norms, on both activation paths
+same_np "embedded q8_0 cache" -n 16 --temp 0 --cache-type q8_0
+same_np "gemma3 q8_0 cache f32" -m "$fx/tiny-gemma3-Q4_K_M.gguf" -n 12 --temp 0 --cache-type q8_0 --act f32
+same_np "qwen2 q8_0 cache sampled" -m "$fx/tiny-qwen2-Q4_K_M.gguf" -n 12 --temp 0.8 --seed 5 -ctk q8_0 -ctv q8_0
 
 # 200 prompts of mixed lengths, -np 8 against -np 1 (order and content), nul-separated records
 python3 - > "$tmp/p200" <<'PY'

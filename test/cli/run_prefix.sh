@@ -3,7 +3,7 @@
 # `system` field) the template's system part is prefilled once and its KV cache reused by every prompt that
 # starts with it (-v and jsonl report the reused tokens), one slot's cache copied to the others with -np; and
 # the answers equal those without reuse (--no-cache-prompt), with -np 1 and -np 3. A chat family is needed:
-# a one-layer random-weight qwen2.5-0.5b (ChatML) from `edge gen-model`.
+# a one-layer random-weight qwen2.5-0.5b (ChatML) from `edge gen-model`. The same with a q8_0 KV cache.
 source "$(dirname "$0")/run_lib.bash"
 "$E" info >/dev/null 2>&1 || skip_unless_required "no Vulkan device"
 m="$tmp/q.gguf"
@@ -17,6 +17,10 @@ run() {   # run NAME OPTS...: answers into $tmp/o.NAME, the reused counts (-v) i
 }
 run reuse; run fresh --no-cache-prompt; run np3 -np 3; run np3fresh -np 3 --no-cache-prompt
 for n in fresh np3 np3fresh; do cmp -s "$tmp/o.reuse" "$tmp/o.$n" || fail "answers with reuse differ from '$n'"; done
+# a q8_0 KV cache: its rows copied between slots by bytes give the answers computed without reuse
+run q8 --cache-type q8_0; run q8np3 --cache-type q8_0 -np 3; run q8fresh --cache-type q8_0 --no-cache-prompt
+for n in q8np3 q8fresh; do cmp -s "$tmp/o.q8" "$tmp/o.$n" || fail "q8_0 cache: answers with reuse differ from '$n'"; done
+[ "$(tr '\n' ' ' < "$tmp/r.q8")" = "$(tr '\n' ' ' < "$tmp/r.reuse")" ] || fail "q8_0 cache: reused tokens $(tr '\n' ' ' < "$tmp/r.q8")"
 # the first prompt computes the prefix; every later one reuses the same number of tokens (> 0)
 python3 - "$tmp/r.reuse" "$tmp/r.np3" "$tmp/r.fresh" <<'PY' || fail "reused tokens: $(tr '\n' ' ' < "$tmp/r.reuse") / $(tr '\n' ' ' < "$tmp/r.np3")"
 import sys
