@@ -30,7 +30,7 @@
 //   matmul                       prefill: 64-row x 64-token tiles; the matmul_split_* variants (KSPLIT)
 //                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
-// RMSNorm of the f32 residual row in the prologue, k <= 3072), _rope (RoPE, biases and both KV-cache
+// RMSNorm of the f32 residual row in the prologue, k <= 3072; the _norm_w variants 4096), _rope (RoPE, biases and both KV-cache
 // stores in the epilogue, as rope_kv.wgsl), _res_norm (Gemma: the post-attention residual add first),
 // matvec_k_norm(_h) (a plain product of the normed row: the q/k-norm models' q/k/v), matvec_k_norm_q
 // (output norm + LM head, a capped grid). Tolerance: the f16-pair lanes round each
@@ -85,6 +85,14 @@ enable f16;
 //! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
 //! variant-lanes matvec_norm_{t}_a32_y32 matvec_k_norm WT={WT} BLK={blk} BB={bytes}
 //! variant-lanes matvec_norm_{t}_a16_y32 matvec_k_norm_h WT={WT} BLK={blk} BB={bytes} AMAX=65504 alias:A=f16
+//! variant-lanes matvec_rope_norm_w_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_rope_norm_w_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_glu_norm_w_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-i8glu matvec_glu_norm_q8_w_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_glu_res_norm_w_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-i8glu matvec_glu_res_norm_q8_w_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_norm_q8_w_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_norm_w_{t}_a16_y32 matvec_k_norm_h WT={WT} BLK={blk} BB={bytes} AMAX=65504 alias:A=f16 XV=8 alias:XVA=XV8
 
 alias W = u32;
 alias A = f32;
@@ -640,8 +648,10 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
 
 // ---- the *_norm entries (decode: a workgroup's token zr): the input is the f32 residual row and the product
 // takes its RMSNorm (times the norm weight, rounded to A as rmsnorm.wgsl's output would be), made by
-// each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072.
-var<workgroup> xn: array<vec4<f32>, 768>;
+// each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072 (XV = 6);
+// the *_norm_w variants (f16 activations) take k <= 4096 (XV = 8): entries of their own, since the larger
+// arrays cost the common rows' entries (docs/perf-log.md, session 21).
+var<workgroup> xn: array<vec4<f32>, MVT * XV>;
 var<workgroup> red2: array<vec2<f32>, 128>;
 @group(0) @binding(1) var<storage, read> xr: array<vec4<f32>>;      // *_norm: the residual rows (k, t)
 
@@ -650,8 +660,11 @@ var<workgroup> red2: array<vec2<f32>, 128>;
 // the row already in registers: elements 4 (l + MVT j) .. +3 in xv[j], so the prologue waits for
 // memory once. mv_norm_store then writes rmsnorm(x) * g (the weight in gv[j], rounded to A as
 // rmsnorm.wgsl's output would be) into xn, mv_norm_store_h into xh / xsm; both end on a barrier.
-const XV = 6u;                                     // k <= 4 x MVT x XV = 3072
-fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
+override XV: u32 = 6u;                             // k <= 4 x MVT x XV = 3072 (the *_norm_w variants: 8, 4096;
+alias XV6 = array<vec4<f32>, 6>;                   // an invocation's share of the row, XVA, holds XV vec4: the
+alias XV8 = array<vec4<f32>, 8>;                   // variants set both)
+alias XVA = XV6;
+fn mv_norm_inv(l: u32, xv: ptr<function, XVA>) -> f32 {
     var m = 0.0;
     var s = 0.0;
     for (var j = 0u; j < XV; j = j + 1u) {
@@ -685,14 +698,14 @@ fn mv_norm_inv(l: u32, xv: ptr<function, array<vec4<f32>, 6>>) -> f32 {
 // this invocation's share of two rows a (token zr's row) and b of k (zeros past k): the residual row and
 // the norm weight g (mv_norm_load), the attention output and the post-attention norm weight (mv_res_add)
 fn mv_load2(l: u32, a: ptr<storage, array<vec4<f32>>, read>, b: ptr<storage, array<vec4<f32>>, read>,
-            av: ptr<function, array<vec4<f32>, 6>>, bv: ptr<function, array<vec4<f32>, 6>>) {
+            av: ptr<function, XVA>, bv: ptr<function, XVA>) {
     let ao = zr * (p.k / 4u);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
         if (i < p.k / 4u) { (*av)[j] = (*a)[ao + i]; (*bv)[j] = (*b)[i]; } else { (*av)[j] = vec4<f32>(0.0); (*bv)[j] = vec4<f32>(0.0); }
     }
 }
-fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>,
+fn mv_norm_load(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>,
                 g: ptr<storage, array<vec4<f32>>, read>) { mv_load2(l, &xr, g, xv, gv); }
 // *_res_norm entries (Gemma: the post-attention norm and residual add before the FFN norm): the
 // residual row in xv becomes x' = x + rmsnorm(o) * pw as rmsnorm_add computes it, the grid's first
@@ -701,8 +714,8 @@ fn mv_norm_load(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function
 @group(0) @binding(4) var<storage, read> ro: array<vec4<f32>>;             // *_res_norm: o, the attention output rows (k, t)
 @group(0) @binding(5) var<storage, read> rpw: array<vec4<f32>>;            // *_res_norm: the post-attention norm weight (k)
 @group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k, t)
-fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
-    var ov: array<vec4<f32>, 6>; var pv: array<vec4<f32>, 6>;
+fn mv_res_add(l: u32, first: bool, xv: ptr<function, XVA>) {
+    var ov: XVA; var pv: XVA;
     mv_load2(l, &ro, &rpw, &ov, &pv);
     let inv = mv_norm_inv(l, &ov);
     for (var j = 0u; j < XV; j = j + 1u) {
@@ -711,22 +724,22 @@ fn mv_res_add(l: u32, first: bool, xv: ptr<function, array<vec4<f32>, 6>>) {
         if (first && i < p.k / 4u) { xw[zr * (p.k / 4u) + i] = (*xv)[j]; }
     }
 }
-fn mv_res_norm_load(v: Inv, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+fn mv_res_norm_load(v: Inv, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
     mv_norm_load(v.lid.x, xv, gv, &gnw);
     mv_res_add(v.lid.x, v.wid.x == 0u && v.wid.y == 0u, xv);
 }
 // the normalized values j of this invocation, rounded to A (the activations rmsnorm.wgsl would write)
-fn mv_norm_val(xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, j: u32, inv: f32) -> vec4<f32> {
+fn mv_norm_val(xv: ptr<function, XVA>, gv: ptr<function, XVA>, j: u32, inv: f32) -> vec4<f32> {
     let v = (*xv)[j] * inv * (*gv)[j];
     return vec4<f32>(f32(A(clampn(v.x, AMAX))), f32(A(clampn(v.y, AMAX))), f32(A(clampn(v.z, AMAX))), f32(A(clampn(v.w, AMAX))));
 }
-fn mv_norm_store(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
+fn mv_norm_store(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>, inv: f32) {
     for (var j = 0u; j < XV; j = j + 1u) { let i = l + MVT * j; if (i < p.k / 4u) { xn[i] = mv_norm_val(xv, gv, j, inv); } }
     workgroupBarrier();
 }
 // the f32 lanes' prologue: the normalized row (norm weight g) into xn
 fn mv_norm_xn(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    var xv: XVA; var gv: XVA;
     mv_norm_load(l, &xv, &gv, g);
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
@@ -884,8 +897,8 @@ fn rope_head(v: Inv) -> RopeRow {
 // tg128 qwen 765 -> 781, llama 1,143 -> 1,163, gemma 536 -> 549.
 const HS = 0.015625;                   // 2^-6: the quants' scale
 const HP = 0.5;                        // the minimum term's activation sums are halved
-var<workgroup> xh: array<vec2<u32>, 768>;    // *_norm_h: the normalized row as f16 pairs
-var<workgroup> xsm: array<f32, 768>;         // *_norm_h: the sum of each 4, times HP
+var<workgroup> xh: array<vec2<u32>, MVT * XV>;    // *_norm_h: the normalized row as f16 pairs
+var<workgroup> xsm: array<f32, MVT * XV>;         // *_norm_h: the sum of each 4, times HP
 
 // The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8: the binding of x
 // and x4). hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3),
@@ -1067,7 +1080,7 @@ fn mv_reduce2(l: u32, s: vec2<f32>) -> vec2<f32> {
     }
     return red2[l & ~(nl - 1u)];
 }
-fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>, inv: f32) {
+fn mv_norm_store_h(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>, inv: f32) {
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
         if (i < p.k / 4u) {
@@ -1080,12 +1093,12 @@ fn mv_norm_store_h(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<funct
 }
 // the f16-pair lanes' prologues: the normalized row into xh / xsm (mv_res_norm_h: after the residual add)
 fn mv_norm_h(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    var xv: XVA; var gv: XVA;
     mv_norm_load(l, &xv, &gv, g);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
 fn mv_res_norm_h(v: Inv) {
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    var xv: XVA; var gv: XVA;
     mv_res_norm_load(v, &xv, &gv);
     mv_norm_store_h(v.lid.x, &xv, &gv, mv_norm_inv(v.lid.x, &xv));
 }
@@ -1107,9 +1120,9 @@ fn mv_res_norm_h(v: Inv) {
 // same bits as int8). The product is exactly W . Q8(x) up to f32 rounding, Q8(x) = q max|x| / 127
 // per block, which is what fat checks; quantizing costs an error of at most max|x| / 254 per value
 // (llama.cpp's CPU path quantizes its k-quant activations the same way).
-var<workgroup> xq: array<vec4<u32>, 192>;    // *_q: the normalized row as int8 x4, by 16 (read as vectors)
-var<workgroup> xqd: array<f32, 96>;          // *_q: the scale of each block of 32 (max|x| / 127)
-var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)
+var<workgroup> xq: array<vec4<u32>, MVT * XV / 4u>;    // *_q: the normalized row as int8 x4, by 16 (read as vectors)
+var<workgroup> xqd: array<f32, MVT * XV / 8u>;          // *_q: the scale of each block of 32 (max|x| / 127)
+var<workgroup> xq16: array<f32, MVT * XV / 4u>;        // *_q: the sum of the q of each 16 (the Q4_K minimum and Q6_K's -32 terms)
 
 // The prologue of the *_q entries: the residual row and 1 / rms as the *_norm entries take them
 // (mv_norm_load, mv_norm_inv); the normalized values (in f32: rounding them to f16 first would only
@@ -1117,16 +1130,16 @@ var<workgroup> xq16: array<f32, 192>;        // *_q: the sum of the q of each 16
 // 32 (the block's 8 vec4 are 8 neighbouring invocations: their maxima meet in xsm) and each block's
 // sums of q by 16 are taken from xq.
 fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    var xv: XVA; var gv: XVA;
     mv_norm_load(l, &xv, &gv, g);
     mv_norm_q_regs(l, &xv, &gv);
 }
 fn mv_res_norm_q(v: Inv) {
-    var xv: array<vec4<f32>, 6>; var gv: array<vec4<f32>, 6>;
+    var xv: XVA; var gv: XVA;
     mv_res_norm_load(v, &xv, &gv);
     mv_norm_q_regs(v.lid.x, &xv, &gv);
 }
-fn mv_norm_q_regs(l: u32, xv: ptr<function, array<vec4<f32>, 6>>, gv: ptr<function, array<vec4<f32>, 6>>) {
+fn mv_norm_q_regs(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
     let inv = mv_norm_inv(l, xv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;

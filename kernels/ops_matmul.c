@@ -46,7 +46,8 @@
      op_matmul_rope_fits / op_matmul_norm_fits / op_matmul_norm_q8_fits   where the fused forms apply
 
    Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
-   (the second for the entries with a norm prologue); WQ_CM_PER_UNIT (3): matmul_cm workgroups
+   (the second for the entries with a norm prologue, half of it for rows past 3,072: wq_norm_threads);
+   WQ_CM_PER_UNIT (3): matmul_cm workgroups
    resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
 
    Kernel keys (config/kernels.def), wt = every weight type of config/dtypes.def (rows made per type):
@@ -79,7 +80,8 @@ typedef struct WqPush {
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
-#define WQ_NORM_MAX   3072u /* longest row of the *_norm entries (matmul.wgsl xn: 768 vec4) */
+#define WQ_NORM_MAX   3072u /* longest row of the *_norm entries (matmul.wgsl XV = 6: 768 vec4) */
+#define WQ_NORM_W_MAX 4096u /* longest row of the *_norm_w entries (XV = 8; f16 activations) */
 static bool is_act_dtype(DType t) { return t == DT_F32 || t == DT_F16; }
 
 /* log2 of the lanes per row of a matvec over `rows` rows of K elements (matmul.wgsl p.ll): the
@@ -362,12 +364,21 @@ static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
     return wq_q8_dev(vk) && dtype_info[W->dtype].i8 == DI_GLU && out == DT_F16;
 }
 
-bool op_matmul_norm_fits(const Tensor *W, const Tensor *X) {
-    return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 && W->ne[0] <= WQ_NORM_MAX;
+bool op_matmul_norm_fits(const Tensor *W, const Tensor *X, DType act) {
+    return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 &&
+           W->ne[0] <= (act == DT_F16 ? WQ_NORM_W_MAX : WQ_NORM_MAX);
 }
 
-static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw) {
-    need(op_matmul_norm_fits(W, X), op, X, "the norm prologue needs weights with decode lanes (config/dtypes.def), f32 rows and k <= 3072");
+/* The kernel op of a norm-prologue product: the *_W op (matmul.wgsl's *_norm_w entries) past WQ_NORM_MAX. */
+static Op wq_norm_op(Op narrow, Op wide, u64 K) { return K > WQ_NORM_MAX ? wide : narrow; }
+/* The invocations a norm-prologue product aims at (mv_lanes): half for the *_norm_w entries, whose
+   longer prologue costs each workgroup more. Measured on the H200: llama-3.1-8b's q/k/v 24.2 -> 20.0 us
+   (16 -> 8 lanes per row), tg128 291.6 -> 303.4; qwen2.5-7b 317.0 -> 321.3; a quarter: the same. */
+static u32 wq_norm_threads(u64 K) { return K > WQ_NORM_MAX ? WQ_MV_NORM_THREADS / 2 : WQ_MV_NORM_THREADS; }
+
+static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const Tensor *nw, DType act) {
+    need(op_matmul_norm_fits(W, X, act), op, X,
+         "the norm prologue needs weights with decode lanes (config/dtypes.def), f32 rows and k <= 3072 (4096 with f16 activations)");
     need(X->nelem / X->ne[0] <= 65535, op, X, "more than 65535 rows");
     need(nw->dtype == DT_F32 && nw->nelem == W->ne[0], op, nw, "the norm weight must be f32 of the row length");
 }
@@ -375,55 +386,48 @@ static void wq_need_norm(const char *op, const Tensor *W, const Tensor *X, const
 /* The output norm and the LM head in one dispatch, on int8 activations: where the int8 lanes run,
    f16 activations, rows of a type with decode lanes of k <= 3072 and f32 rows (a token each: grid z). */
 bool op_matmul_norm_q8_fits(const Vk *vk, const Tensor *W, const Tensor *X, DType act) {
-    return wq_q8_dev(vk) && act == DT_F16 && op_matmul_norm_fits(W, X);
+    return wq_q8_dev(vk) && act == DT_F16 && op_matmul_norm_fits(W, X, act);
+}
+
+/* The products with the norm prologue, one dispatch per chunk of rows: op_matmul_norm (the int8 LM
+   head, kop OP_MATMUL_NORM_Q8) and op_matmul_normed (q/k/v of the q/k-norm models, OP_MATMUL_NORM). */
+static void wq_norm_product(Vk *vk, const char *op, Op kop, DType act, const Tensor *W, const Tensor *X, const Tensor *nw,
+                            f32 eps, const Tensor *Y) {
+    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
+    u64 rb = wq_row_bytes(op, W);
+    bool q8 = kop == OP_MATMUL_NORM_Q8;
+    wq_need_norm(op, W, X, nw, act);
+    need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
+    need(T >= 1 && T <= 65535, op, X, "tokens must be 1..65535");
+    VkPipe *p = op_pipe(vk, q8 ? wq_norm_op(kop, OP_MATMUL_NORM_Q8_W, K) : wq_norm_op(kop, OP_MATMUL_NORM_W, K), PH_DECODE, W->dtype, act, DT_F32);
+    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
+    u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
+    for (u64 r0 = 0; r0 < M; r0 += chunk) {
+        u64 nr = MIN(chunk, M - r0);
+        Tensor v = wq_view(op, W, r0, nr, rb);
+        /* The LM head (q8): 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per
+           workgroup, so each workgroup's prologue serves more rows; the grid is capped at 32
+           workgroups per compute unit (each then takes several groups of rows). Measured on the H200
+           (docs/perf-log.md #88): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes,
+           122.5 us; fewer workgroups than 32 per SM are slower (one per SM 137 us). */
+        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = q8 ? 1 : (u32)T, .scale = 1.0f, .eps = eps,
+                        .ll = q8 ? 2 : mv_lanes(W->dtype, K, M, 6, wq_norm_threads(K)) };
+        const Tensor *ts[4] = { &v, X, Y, nw };
+        u64 groups = (nr + (WQ_MV_WG >> push.ll) - 1) / (WQ_MV_WG >> push.ll);
+        u32 gx = 1, gy = 1;
+        if (q8) gx = (u32)MIN(groups, MIN(vk->caps.compute_units ? (u64)vk->caps.compute_units * 32 : 65535, 65535));
+        else rows_grid(groups, &gx, &gy);
+        vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, (u32)T);
+        op_q8_products += q8;
+    }
 }
 
 void op_matmul_norm(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y) {
-    const char *op = "matmul_norm_q8";
-    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
-    u64 rb = wq_row_bytes(op, W);
-    wq_need_norm(op, W, X, nw);
-    need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
-    VkPipe *p = op_pipe(vk, OP_MATMUL_NORM_Q8, PH_DECODE, W->dtype, DT_F16, DT_F32);
-    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-    u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
-    for (u64 r0 = 0; r0 < M; r0 += chunk) {
-        u64 nr = MIN(chunk, M - r0);
-        Tensor v = wq_view(op, W, r0, nr, rb);
-        /* 4 lanes per row (one per 64-weight chunk of a super-block): 32 rows per workgroup, so each
-           workgroup's prologue serves more rows; the grid is capped at 32 workgroups per compute
-           unit (each then takes several groups of rows). Measured on the H200 (docs/perf-log.md
-           #88): 8 lanes per row and uncapped, 143 us for llama's head; 4 lanes, 122.5 us; fewer
-           workgroups than 32 per SM are slower (one per SM 137 us). */
-        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = 1, .scale = 1.0f, .eps = eps, .ll = 2 };
-        const Tensor *ts[4] = { &v, X, Y, nw };
-        u64 groups = (nr + (WQ_MV_WG >> push.ll) - 1) / (WQ_MV_WG >> push.ll);
-        u64 cap = vk->caps.compute_units ? (u64)vk->caps.compute_units * 32 : 65535;
-        vk_dispatch(vk, p, ts, 4, &push, sizeof push, (u32)MIN(groups, MIN(cap, 65535)), 1, (u32)T);
-        op_q8_products++;
-    }
+    wq_norm_product(vk, "matmul_norm_q8", OP_MATMUL_NORM_Q8, DT_F16, W, X, nw, eps, Y);
 }
 
 void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, DType act, const Tensor *Y) {
-    const char *op = "matmul_norm";
-    u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
-    u64 rb = wq_row_bytes(op, W);
-    wq_need_norm(op, W, X, nw);
-    need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
-    need(T >= 1 && T <= 65535, op, X, "tokens must be 1..65535");
-    VkPipe *p = op_pipe(vk, OP_MATMUL_NORM, PH_DECODE, W->dtype, act, DT_F32);
-    need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-    u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
-    for (u64 r0 = 0; r0 < M; r0 += chunk) {
-        u64 nr = MIN(chunk, M - r0);
-        Tensor v = wq_view(op, W, r0, nr, rb);
-        WqPush push = { .k = (u32)K, .rows = (u32)nr, .r0 = (u32)r0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .eps = eps,
-                        .ll = mv_lanes(W->dtype, K, M, 6, WQ_MV_NORM_THREADS) };
-        const Tensor *ts[4] = { &v, X, Y, nw };
-        u32 mvr = WQ_MV_WG >> push.ll;
-        u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
-        vk_dispatch(vk, p, ts, 4, &push, sizeof push, gx, gy, (u32)T);
-    }
+    wq_norm_product(vk, "matmul_norm", OP_MATMUL_NORM, act, W, X, nw, eps, Y);
 }
 
 /* op_matmul_glu_norm, and with R (O, pw, Xout) Gemma's post-attention residual before the norm:
@@ -431,7 +435,7 @@ void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw
 static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *const *R, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
     const char *op = R ? "matmul_glu_res_norm" : "matmul_glu_norm";
     u64 K = GU->ne[0], M = GU->nelem / K / 2, T = X->nelem / K;
-    wq_need_norm(op, GU, X, nw);
+    wq_need_norm(op, GU, X, nw, Y->dtype);
     need(Y->nelem == M * T && (Y->dtype == DT_F32 || Y->dtype == DT_F16), op, Y, "output must be (n_ff, T) f32 or f16");
     need(align_up(GU->nbytes, 16) <= vk->caps.max_storage_range, op, GU, "gate and up must fit one binding (see op_gate_up_view)");
     if (R) {
@@ -442,7 +446,8 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
              "x' must not overlap x (other workgroups still read x)");
     }
     bool q8 = wq_q8(vk, GU, Y->dtype);
-    Op kop = R ? (q8 ? OP_MATMUL_GLU_RES_NORM_Q8 : OP_MATMUL_GLU_RES_NORM) : (q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM);
+    Op kop = R ? (q8 ? wq_norm_op(OP_MATMUL_GLU_RES_NORM_Q8, OP_MATMUL_GLU_RES_NORM_Q8_W, K) : wq_norm_op(OP_MATMUL_GLU_RES_NORM, OP_MATMUL_GLU_RES_NORM_W, K))
+               : (q8 ? wq_norm_op(OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_GLU_NORM_Q8_W, K) : wq_norm_op(OP_MATMUL_GLU_NORM, OP_MATMUL_GLU_NORM_W, K));
     VkPipe *p = op_pipe(vk, kop, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
     op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
@@ -451,7 +456,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
        workgroup: 4 lanes per row (one super-block per pass, twice the rows per workgroup, half the
        prologues) pay there. Measured on the H200 (docs/perf-log.md #123): gemma-2-2b tg128
        549.6 -> 582.3; the plain-norm entry is faster at mv_lanes' 8 (qwen 778.5 -> 759.6 at 4). */
-    u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_NORM_THREADS);
+    u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, wq_norm_threads(K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
@@ -499,7 +504,7 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     u64 K = W->ne[0], M = W->nelem / K, hd = qo->ne[0], nq = hd * n_head, kvd = hd * n_head_kv, T = X->nelem / K;
     wq_row_bytes(op, W);
     need(op_matmul_rope_fits(W, X), op, X, "needs weights with decode lanes (config/dtypes.def lanes K or B) and rows of the weights' length");
-    if (nw) wq_need_norm(op, W, X, nw);
+    if (nw) wq_need_norm(op, W, X, nw, qo->dtype);
     need(qo->nelem == nq * T && (nw ? is_act_dtype(qo->dtype) : qo->dtype == X->dtype), op, qo,
          "q output must be (head_dim, n_head, T) in the activation dtype");
     need(hd % 2 == 0 && n_rot % 2 == 0 && n_rot > 0 && n_rot <= hd, op, qo, "head_dim and n_rot must be even, 0 < n_rot <= head_dim");
@@ -512,10 +517,10 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == nq &&
                    bk->nelem == kvd && bv->nelem == kvd), op, bias ? bq : W, "biases must all be f32 (head_dim * heads)");
     need(align_up(W->nbytes, 4) <= vk->caps.max_storage_range, op, W, "the weights must fit one binding");
-    VkPipe *p = op_pipe(vk, nw ? OP_MATMUL_ROPE_NORM : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
+    VkPipe *p = op_pipe(vk, nw ? wq_norm_op(OP_MATMUL_ROPE_NORM, OP_MATMUL_ROPE_NORM_W, K) : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
-    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6, nw ? WQ_MV_NORM_THREADS : WQ_MV_THREADS),
+    WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6, nw ? wq_norm_threads(K) : WQ_MV_THREADS),
                     .hd = (u32)hd, .n_head = n_head, .n_head_kv = n_head_kv, .n_rot = n_rot, .log2_base = (f32)log2((f64)base),
                     .freq_scale = freq_scale, .neox = neox ? 1u : 0u, .n_ctx = (u32)kc->ne[1], .bias = bias, .rbase = rbase,
                     .eps = eps };

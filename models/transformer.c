@@ -329,11 +329,11 @@ static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
     if (b->qkv == XQ_SEPARATE) return;
     const Tensor *w = b->qkv == XQ_QKV ? &L->wqkv : &L->wqk;
     if (xf->cfg->qk_norm) {   /* RoPE after the per-head norms (rope_kv_norm): the norm prologue alone */
-        b->qkv_norm = op_matmul_norm_fits(w, &x1) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1));
+        b->qkv_norm = op_matmul_norm_fits(w, &x1, xf->act) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1, xf->act));
         return;
     }
     b->qkv_rope = op_matmul_rope_fits(w, &h1) && (b->qkv == XQ_QKV || op_matmul_rope_fits(&L->wv, &h1));
-    b->qkv_norm = b->qkv_rope && op_matmul_norm_fits(w, &x1) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1));
+    b->qkv_norm = b->qkv_rope && op_matmul_norm_fits(w, &x1, xf->act) && (b->qkv == XQ_QKV || op_matmul_norm_fits(&L->wv, &x1, xf->act));
 }
 
 /* Decode's FFN entry of one layer: gate/up in one pass where its weights lie back to back, with the
@@ -341,7 +341,7 @@ static void xf_path_qkv(const Xf *xf, const XfLayer *L, XfBlockPath *b) {
    prologue where the row fits; and whether the attention residual add makes the FFN norm itself. */
 static void xf_path_ffn(const Xf *xf, const XfLayer *L, bool res_norm, XfBlockPath *b) {
     Tensor x1 = xf_rows(&xf->s.x, 1);
-    bool gu = L->gu.nbytes, gu_norm = gu && op_matmul_norm_fits(&L->gu, &x1);
+    bool gu = L->gu.nbytes, gu_norm = gu && op_matmul_norm_fits(&L->gu, &x1, xf->act);
     if (gu_norm && xf->cfg->post_norms && xf->act == DT_F16 && xf->s.x2.nbytes) { b->ffn = XF_GLU_RES_NORM; b->attn_res_norm = false; }
     else { b->attn_res_norm = res_norm; b->ffn = !gu ? XF_GATE_UP : gu_norm && !res_norm ? XF_GLU_NORM : XF_GLU; }
 }
@@ -488,6 +488,15 @@ static void xf_qkv_rows(Xf *xf, XfRec *R, XfQkv kind) {
     R->qh = xf_heads(&R->q, hd, T); R->kh = xf_heads(&R->k, hd, T); R->qrh = xf_heads(&R->qr, hd, T); R->krh = xf_heads(&R->kr, hd, T);
 }
 
+/* The q|k rows of the q|k product (XQ_QK): (qd + kvd, T) at the start of the q|k|v scratch. */
+static Tensor xf_qk_rows(const Xf *xf, u32 T) {
+    const ModelConfig *c = xf->cfg;
+    Tensor qk = xf->s.qkv;
+    qk.ne[0] = (u64)(c->n_head + c->n_head_kv) * c->head_dim; qk.ne[1] = T;
+    qk.nelem = qk.ne[0] * T; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+    return qk;
+}
+
 /* q, k, v = W . h: with the RoPE/KV-store epilogue (and the norm prologue) one product does the
    rest of the attention input; otherwise plain products into q, k, v. */
 static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
@@ -507,8 +516,7 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
                            c->rope_dim, base, fscale, c->rope_neox, bq, bk, bv, qd + kvd);
         xf_done(xf);
     } else if (norm_in) {   /* (the q/k-norm models: q|k|v or q|k and v, from the residual rows) */
-        Tensor qkv = xf_rows(&xf->s.qkv, R->T), qk = qkv;
-        if (P.qkv == XQ_QK) { qk.ne[0] = qd + kvd; qk.nelem = (u64)(qd + kvd) * R->T; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem); }
+        Tensor qk = P.qkv == XQ_QK ? xf_qk_rows(xf, R->T) : xf_rows(&xf->s.qkv, R->T);
         xf_op(xf, P.qkv == XQ_QKV ? "attn_norm_qkv" : "attn_norm_qk", XT_ATTN, "matmul", l, &qk, &R->x, 0, 0);
         op_matmul_normed(vk, P.qkv == XQ_QKV ? &L->wqkv : &L->wqk, &R->x, &L->attn_norm, c->eps, xf->act, &qk); xf_done(xf);
         if (P.qkv == XQ_QK) {
@@ -520,8 +528,7 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
         xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
     } else {
         if (P.qkv == XQ_QK) {
-            Tensor qk = xf->s.qkv;   /* (qd + kvd, T): q|k rows */
-            qk.ne[0] = qd + kvd; qk.ne[1] = R->T; qk.nelem = (u64)(qd + kvd) * R->T; qk.nbytes = dtype_bytes(qk.dtype, qk.nelem);
+            Tensor qk = xf_qk_rows(xf, R->T);
             xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqk, &R->h, &qk); xf_done(xf);
         } else {
             xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &R->q, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wq, &R->h, &R->q); xf_done(xf);

@@ -63,33 +63,27 @@ grep -q "logits  *f32  *\[128256, 1\]" "$tmp/plan" || { echo "plan: the logits a
 rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q8_0 -c 16384 > "$tmp/plan" 2>&1 || rc=$?
 [ $rc = 0 ] || [ $rc = 3 ] || { echo "plan -c 16384: rc $rc: $(head -3 "$tmp/plan")"; exit 1; }
 grep -q 'context 16384' "$tmp/plan" || { echo "plan -c 16384 does not plan 16384 positions"; exit 1; }
-# sliding-window layers keep a ring of window + batch - 1 positions: gemma-3-1b at 32768 (f16): 4 global layers x
-# 32768 + 22 sliding x (512 + 64 - 1) positions, x 2 (K, V) x 256 (1 kv head x 256) x 2 bytes <= 150 MiB (issue 34)
-"$EDGE_BIN" plan --config gemma-3-1b-it --type Q4_K_M -c 32768 --cache-type f16 > "$tmp/plan" 2>&1 || true
-python3 - "$tmp/plan" <<'PY' || exit 1
+# sliding-window layers keep a ring of window + batch - 1 positions. gemma3_kv TYPE: the plan of gemma-3-1b
+# -c 32768 with --cache-type TYPE: 4 global layers at 32768 positions and 22 sliding at 512 + 64 - 1 = 575, K and V
+# rows of 256 values (1 kv head x 256) at TYPE's bytes (f16: 2; q8_0: llama.cpp's Q8_0 blocks, 34 bytes per 32
+# values, 34/64 of f16's: issue 34's "halves it again"); f16 at most 150 MiB (issue 34)
+gemma3_kv() {
+    "$EDGE_BIN" plan --config gemma-3-1b-it --type Q4_K_M -c 32768 --cache-type "$1" > "$tmp/plan" 2>&1 || true
+    python3 - "$tmp/plan" "$1" <<'PY'
 import re, sys
-t = open(sys.argv[1]).read()
+t, ct = open(sys.argv[1]).read(), sys.argv[2]
+row = {"f16": lambda n: n * 2, "q8_0": lambda n: n // 32 * 34}[ct]   # bytes of n cache values
 g = re.search(r'^  global +4 layers x +32768 positions +(\d+) bytes', t, re.M)
 s = re.search(r'^  sliding +22 layers x +575 positions +(\d+) bytes', t, re.M)
 a = re.search(r'^  in all +(\d+) bytes', t, re.M)
-if not (g and s and a): sys.exit("plan gemma-3-1b -c 32768: no global / sliding / in-all lines:\n" + t[-800:])
-if int(g.group(1)) != 4 * 32768 * 2 * 256 * 2 or int(s.group(1)) != 22 * 575 * 2 * 256 * 2: sys.exit("gemma-3-1b KV by layer kind")
-if int(a.group(1)) > 150 << 20: sys.exit("gemma-3-1b KV over 150 MiB: %s" % a.group(1))
+if not (g and s and a and 'KV cache (%s, context 32768' % ct in t): sys.exit("plan gemma-3-1b -c 32768 %s:\n%s" % (ct, t[-800:]))
+if int(g.group(1)) != row(4 * 32768 * 2 * 256) or int(s.group(1)) != row(22 * 575 * 2 * 256): sys.exit("gemma-3-1b %s KV by layer kind" % ct)
+if int(a.group(1)) != row(4 * 32768 * 2 * 256) + row(22 * 575 * 2 * 256): sys.exit("gemma-3-1b %s KV in all: %s" % (ct, a.group(1)))
+if ct == "f16" and int(a.group(1)) > 150 << 20: sys.exit("gemma-3-1b KV over 150 MiB: %s" % a.group(1))
 PY
-# --cache-type q8_0: llama.cpp's Q8_0 blocks (34 bytes per 32 values): the same layers and positions at 34/64
-# of the f16 bytes (issue 34: "halves it again"): gemma-3-1b -c 32768 and llama-3.2-1b -c 8192
-"$EDGE_BIN" plan --config gemma-3-1b-it --type Q4_K_M -c 32768 --cache-type q8_0 > "$tmp/plan" 2>&1 || true
-python3 - "$tmp/plan" <<'PY' || exit 1
-import re, sys
-t = open(sys.argv[1]).read()
-g = re.search(r'^  global +4 layers x +32768 positions +(\d+) bytes', t, re.M)
-s = re.search(r'^  sliding +22 layers x +575 positions +(\d+) bytes', t, re.M)
-a = re.search(r'^  in all +(\d+) bytes', t, re.M)
-if not (g and s and a and 'KV cache (q8_0, context 32768' in t): sys.exit("plan gemma-3-1b -c 32768 q8_0:\n" + t[-800:])
-if int(g.group(1)) != 4 * 32768 * 2 * 256 // 32 * 34 or int(s.group(1)) != 22 * 575 * 2 * 256 // 32 * 34: sys.exit("gemma-3-1b q8_0 KV by layer kind")
-f16 = 4 * 32768 * 2 * 256 * 2 + 22 * 575 * 2 * 256 * 2
-if int(a.group(1)) * 64 != f16 * 34: sys.exit("gemma-3-1b q8_0 KV: %s, not 34/64 of f16's %d" % (a.group(1), f16))
-PY
+}
+gemma3_kv f16 || exit 1
+gemma3_kv q8_0 || exit 1
 "$EDGE_BIN" plan --config llama-3.2-1b-instruct --type Q4_K_M -c 8192 --cache-type q8_0 > "$tmp/plan" 2>&1 || true
 grep -Eq "^  in all +$((2 * 16 * 512 * 8192 / 32 * 34)) bytes" "$tmp/plan" || { echo "plan llama-3.2-1b q8_0: $(grep -A4 'KV cache (' "$tmp/plan")"; exit 1; }
 rc=0; "$EDGE_BIN" plan --config llama-3.2-1b-instruct --cache-type q8 > /dev/null 2>&1 || rc=$?
