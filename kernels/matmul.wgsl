@@ -522,6 +522,26 @@ fn kv4(q: u32) -> u32 {
     let v = (select(lo, hi, (n & vec4<u32>(8u)) != vec4<u32>(0u)) >> ((n & vec4<u32>(3u)) * 8u)) & vec4<u32>(0xffu);
     return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
 }
+// IQ4_NL / IQ4_XS in the decode lanes: kv4 through a table in shared memory (kv4's selects cost ~13
+// integer ops a value): red[16 j + n] = nibble n's value byte at byte j, so a word of 4 values is 4
+// reads ORed (red is free while the lanes run; 16 words per byte position, so no bank conflicts). Every
+// dot_* that reaches bgrp makes it first (lut_init, after the prologue's use of red) and ends on a barrier
+// (lut_done: the reduction writes red next). Other types: no code. (A 1 KiB table of its own, 2 nibbles a
+// read, made the other types' entries 0.4-1.4% slower on the H200: shared memory every entry declares.)
+fn is_iq4() -> bool { return WT == WT_IQ4_NL || WT == WT_IQ4_XS; }
+fn lut_init(l: u32) {
+    if (!is_iq4()) { return; }
+    workgroupBarrier();
+    if (l < 64u) { red[l] = bitcast<f32>((kv4(l % 16u) & 0xffu) << (8u * (l / 16u))); }
+    workgroupBarrier();
+}
+fn lut_done() { if (is_iq4()) { workgroupBarrier(); } }
+fn kvb(q: u32, sh: u32, j: u32) -> u32 { return bitcast<u32>(red[16u * j + ((q >> sh) & 0xfu)]); }
+// (kv4(q & 0x0f0f0f0f), kv4((q >> 4) & 0x0f0f0f0f)): the 4 low and the 4 high nibbles of q's bytes
+fn kv8(q: u32) -> vec2<u32> {
+    return vec2<u32>(kvb(q, 0u, 0u) | kvb(q, 8u, 1u) | kvb(q, 16u, 2u) | kvb(q, 24u, 3u),
+                     kvb(q, 4u, 0u) | kvb(q, 12u, 1u) | kvb(q, 20u, 2u) | kvb(q, 28u, 3u));
+}
 fn bgrp_off() -> f32 {
     if (WT == WT_Q4_0) { return 8.0; }
     if (WT == WT_Q5_0) { return 16.0; }
@@ -575,8 +595,8 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         r.d = vec2<f32>(f16v(rd16(o)) * f32(i32(ls) - 32));
         let qw = (o + 8u + 16u * ib) / 4u;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            let q = wword(qw + j);
-            r.u[j] = kv4(q & 0x0f0f0f0fu); r.u[j + 4u] = kv4((q >> 4u) & 0x0f0f0f0fu);
+            let kk = kv8(wword(qw + j));
+            r.u[j] = kk.x; r.u[j + 4u] = kk.y;
         }
         return r;
     }
@@ -594,7 +614,7 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         var lo = q[j] & 0x0f0f0f0fu;
         var hi = (q[j] >> 4u) & 0x0f0f0f0fu;
         if (five) { lo = lo | hb4(qh >> (4u * j)); hi = hi | hb4(qh >> (16u + 4u * j)); }
-        if (WT == WT_IQ4_NL) { lo = kv4(lo); hi = kv4(hi); }
+        if (WT == WT_IQ4_NL) { let kk = kv8(q[j]); lo = kk.x; hi = kk.y; }
         r.u[j] = lo; r.u[j + 4u] = hi;
     }
     return r;
@@ -632,6 +652,7 @@ fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
 // lane i's share of k-quant row `row`, activations of token z from x4
 fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
     var s = 0.0;
+    lut_init(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -643,6 +664,7 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
             s = s + lane_k(row, b, c, xa);
         }
     }
+    lut_done();
     return s;
 }
 
@@ -747,6 +769,7 @@ fn mv_norm_xn(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
 // dot_k over the normalized row in xn
 fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
     var s = 0.0;
+    lut_init(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -757,6 +780,7 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
             s = s + lane_k(row, b, c, xa);
         }
     }
+    lut_done();
     return s;
 }
 
@@ -1033,6 +1057,7 @@ fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>
 // dot_k / dot_kn on f16 pairs; with two, also row2 (a glu entry's up row) on the same activations
 fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
+    lut_init(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -1049,10 +1074,12 @@ fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32
             if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
         }
     }
+    lut_done();
     return s;
 }
 fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
+    lut_init(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -1067,6 +1094,7 @@ fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
             if (two) { s.y = s.y + lane_x(row2, b, c, xa, xsum); }
         }
     }
+    lut_done();
     return s;
 }
 // mv_reduce of two sums per invocation (red2 is free after the norm prologue)
@@ -1265,6 +1293,7 @@ fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
 // lane i's share of row `row` (and of row2 with two) over the quantized row
 fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
+    lut_init(l);
     if (ok) {
         let i = lane_of(l);
         for (var b = i / 4u; b < n_units(); b = b + (1u << p.ll) / 4u) {
@@ -1272,6 +1301,7 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
             if (two) { s.y = s.y + lane_q(row2, b, i % 4u); }
         }
     }
+    lut_done();
     return s;
 }
 

@@ -99,6 +99,12 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
     return ll;
 }
 
+/* The invocations a plain decode product aims at: twice WQ_MV_THREADS where both its rows and their
+   length pass 3,072 (llama-3.1-8b's attn_out and ffn_down, the 7B rows'). Measured on the H200:
+   tg128 llama-3.1-8b 291.6 -> 297.4, qwen2.5-7b 317.0 -> 325.2; llama-3.2-1b's ffn_down (2,048 rows of
+   8,192) keeps WQ_MV_THREADS (#77). */
+static u32 wq_mv_threads(u64 K, u64 rows) { return K > WQ_NORM_MAX && rows > WQ_NORM_MAX ? WQ_MV_THREADS * 2 : WQ_MV_THREADS; }
+
 /* Rows per workgroup of a glu entry: the k-quant entries with f16 activations (matmul.wgsl runs its
    *_h and *_q entries for them: matvec_k_glu_h, matvec_k_glu_norm_h / _q, matvec_k_glu_res_norm_h /
    _q) take a gate row and its up row in one invocation (one set of activations for both), the others
@@ -214,7 +220,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         const Tensor *ts[3] = { &v, cm ? &xw : X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-            push.ll = mv_lanes(W->dtype, K, M, 7, WQ_MV_THREADS);
+            push.ll = mv_lanes(W->dtype, K, M, 7, wq_mv_threads(K, M));
             u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
