@@ -237,21 +237,6 @@ static void fat_matmul(FatK *k, u64 M, u64 K, u64 T, f32 xs) { fat_matmul_mode(k
 
 /* matvec_glu: act(gate . x) * (up . x) with gate and up stored back to back, against the f64
    products rounded to the output dtype (as the kernel does) and the f64 activation. */
-/* The op a norm-prologue kernel computes: a *_W op (matmul.wgsl's *_norm_w entries, rows of 3,073..4,096)
-   is its narrow op's product; the checks below read the narrow op. */
-static Op fat_narrow(Op op) {
-    switch (op) {
-    case OP_MATMUL_ROPE_NORM_W: return OP_MATMUL_ROPE_NORM;
-    case OP_MATMUL_GLU_NORM_W: return OP_MATMUL_GLU_NORM;
-    case OP_MATMUL_GLU_NORM_Q8_W: return OP_MATMUL_GLU_NORM_Q8;
-    case OP_MATMUL_GLU_RES_NORM_W: return OP_MATMUL_GLU_RES_NORM;
-    case OP_MATMUL_GLU_RES_NORM_Q8_W: return OP_MATMUL_GLU_RES_NORM_Q8;
-    case OP_MATMUL_NORM_W: return OP_MATMUL_NORM;
-    case OP_MATMUL_NORM_Q8_W: return OP_MATMUL_NORM_Q8;
-    default: return op;
-    }
-}
-
 static f64 fat_gelu(f64 x);
 static f64 fat_silu(f64 x);
 /* The *_norm entries' input: x (the f32 residual) becomes rmsnorm(x) * w rounded to the activation
@@ -272,7 +257,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     const KernelDef *d = k->d;
     DType wt = d->wtype, at = d->atype, ot = d->otype;
     /* res: Gemma's post-attention residual first, x' = x + rmsnorm(o) * pw, stored by the kernel */
-    Op op = fat_narrow(d->op);
+    Op op = op_norm_narrow(d->op);
     bool res = op == OP_MATMUL_GLU_RES_NORM || op == OP_MATMUL_GLU_RES_NORM_Q8;
     bool norm = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_NORM_Q8 || res;   /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
@@ -345,7 +330,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
 static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
     Vk *vk = &k->f->vk;
     DType wt = k->d->wtype, at = k->d->atype;
-    bool q8 = fat_narrow(k->d->op) == OP_MATMUL_NORM_Q8;
+    bool q8 = op_norm_narrow(k->d->op) == OP_MATMUL_NORM_Q8;
     const u64 T = 2;                     /* two rows: a batched decode step (edge run -np), a token each */
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
@@ -631,7 +616,7 @@ static void fat_rope_kv(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv) 
 static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 nkv, bool bias, u64 K) {
     Vk *vk = &k->f->vk;
     DType wt = k->d->wtype, at = k->d->atype, ct = k->d->otype;
-    bool norm = fat_narrow(k->d->op) == OP_MATMUL_ROPE_NORM;    /* x is the f32 residual, normalized in the kernel */
+    bool norm = op_norm_narrow(k->d->op) == OP_MATMUL_ROPE_NORM;    /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
     /* a batched decode step's rows (edge run -np): token t at position pos[t] of sequence slot[t], caches of
        2 slots of n_ctx rows (the last position wraps: a sliding-window ring) */
@@ -1015,6 +1000,39 @@ static void fat_matmul_cases(FatK *k) {
     else fat_matmul(k, 64, 2048, 64, 1);
 }
 
+/* The fused decode products (norm prologues, RoPE epilogue): residual rows of 300 and of 1e20 (whose
+   squares overflow f32); the *_W ops (the *_norm_w entries) run for rows past 3,072 only: llama-3.1-8b's
+   4,096 and qwen2.5-7b's 3,584. short_rows: rows of 640, 896, 1152 are whole blocks of the type. */
+static void fat_fused_cases(FatK *k, bool short_rows) {
+    Vk *vk = &k->f->vk;
+    Op op = op_norm_narrow(k->d->op);
+    bool wide = op != k->d->op, idot = vk->caps.idot;
+    /* the f16-pair glu lanes also where the int8 lanes would run; the int8 kernels also where
+       unaccelerated (vk_kernel_check passed) */
+    op_matmul_q8_off = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_RES_NORM;
+    if (op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_RES_NORM_Q8 || op == OP_MATMUL_NORM_Q8) vk->caps.idot = true;
+    switch (op) {
+    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
+        if (wide) { fat_matmul_glu(k, 40, 4096, 300); fat_matmul_glu(k, 19, 3584, 300); fat_matmul_glu(k, 5, 4096, 1e20f); break; }
+        fat_matmul_glu(k, 37, 2304, 300); fat_matmul_glu(k, 300, 3072, 300); fat_matmul_glu(k, 5, 256, 1e20f);
+        if (short_rows) fat_matmul_glu(k, 29, 1152, 300);   /* gemma-3-1b's rows (not of 256: a group lane's last unit is partial) */
+        break;
+    case OP_MATMUL_NORM: case OP_MATMUL_NORM_Q8:   /* qwen3-1.7b's q|k|v rows (2048 + 2 x 1024 of 2048); the LM head */
+        if (wide) { fat_matmul_norm(k, 300, 4096, 300); fat_matmul_norm(k, 37, 3584, 1); fat_matmul_norm(k, 5, 4096, 1e20f); break; }
+        fat_matmul_norm(k, 300, 2048, 300); fat_matmul_norm(k, 37, 3072, 1); fat_matmul_norm(k, 5, 256, 1e20f);
+        if (short_rows && op == OP_MATMUL_NORM) fat_matmul_norm(k, 40, 1152, 1);   /* gemma-3-1b's rows */
+        if (short_rows && op == OP_MATMUL_NORM_Q8) fat_matmul_norm(k, 37, 640, 1);  /* gemma-3-270m's */
+        break;
+    default:                                        /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
+        if (wide) { fat_matmul_rope(k, 128, 128, false, 4, 2, false, 4096); fat_matmul_rope(k, 128, 128, true, 4, 2, true, 3584); break; }
+        fat_matmul_rope(k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(k, 128, 128, true, 4, 2, true, 1536);
+        fat_matmul_rope(k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(k, 64, 32, true, 4, 4, false, 256);
+        if (short_rows) fat_matmul_rope(k, 64, 64, true, 4, 1, true, 896);   /* qwen2.5-0.5b's rows */
+        break;
+    }
+    op_matmul_q8_off = false; vk->caps.idot = idot;
+}
+
 /* ---- the kernel check: one line per variant --------------------------------------------- */
 static void fat_kernel_one(Fat *f, i32 di) {
     const KernelDef *d = &kdefs[di];
@@ -1032,7 +1050,6 @@ static void fat_kernel_one(Fat *f, i32 di) {
         fat_check_end(f, c, FAT_SKIP, "needs subgroup arithmetic, which this device lacks (portable variant used)"); return;
     }
     FatK k = { .f = f, .d = d, .name = d->kernel, .hash = 0xcbf29ce484222325ull };
-    bool idot = f->vk.caps.idot;
     bool short_rows = d->wtype < DT_COUNT && dtype_info[d->wtype].blk <= 32;   /* rows of 640, 896, 1152 are whole blocks */
     switch (d->op) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
@@ -1069,40 +1086,11 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
-    /* The *_W ops (the *_norm_w entries) run for rows past 3,072 only: llama-3.1-8b's 4,096, qwen2.5-7b's 3,584. */
-    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
-    case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
-    case OP_MATMUL_GLU_NORM_W: case OP_MATMUL_GLU_NORM_Q8_W: case OP_MATMUL_GLU_RES_NORM_W: case OP_MATMUL_GLU_RES_NORM_Q8_W: {
-        Op op = fat_narrow(d->op);
-        op_matmul_q8_off = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_RES_NORM;   /* the f16-pair lanes also where the int8 lanes would run, */
-        if (op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_RES_NORM_Q8) f->vk.caps.idot = true;   /* the int8 lanes also where unaccelerated (vk_kernel_check passed) */
-        if (op != d->op) { fat_matmul_glu(&k, 40, 4096, 300); fat_matmul_glu(&k, 19, 3584, 300); fat_matmul_glu(&k, 5, 4096, 1e20f); }
-        else {
-            fat_matmul_glu(&k, 37, 2304, 300); fat_matmul_glu(&k, 300, 3072, 300); fat_matmul_glu(&k, 5, 256, 1e20f);
-            if (short_rows) fat_matmul_glu(&k, 29, 1152, 300);   /* gemma-3-1b's rows (not of 256: a group lane's last unit is partial) */
-        }
-        op_matmul_q8_off = false; f->vk.caps.idot = idot; break;
-    }
-    case OP_MATMUL_NORM:            /* qwen3-1.7b's q|k|v rows (2048 + 2 x 1024 of 2048), gemma-3-1b's of 1152 */
-        fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);
-        if (short_rows) fat_matmul_norm(&k, 40, 1152, 1);
-        break;
-    case OP_MATMUL_NORM_W: fat_matmul_norm(&k, 29, 4096, 1); fat_matmul_norm(&k, 17, 3584, 300); fat_matmul_norm(&k, 5, 4096, 1e20f); break;
-    case OP_MATMUL_NORM_Q8: case OP_MATMUL_NORM_Q8_W:   /* residual rows of 300 and of 1e20 (whose squares overflow f32) */
-        f->vk.caps.idot = true;     /* also where unaccelerated (vk_kernel_check passed) */
-        if (d->op == OP_MATMUL_NORM_Q8_W) { fat_matmul_norm(&k, 300, 4096, 300); fat_matmul_norm(&k, 37, 3584, 1); fat_matmul_norm(&k, 5, 4096, 1e20f); }
-        else {
-            fat_matmul_norm(&k, 300, 2048, 300); fat_matmul_norm(&k, 37, 3072, 1); fat_matmul_norm(&k, 5, 256, 1e20f);
-            if (short_rows) fat_matmul_norm(&k, 37, 640, 1);
-        }
-        f->vk.caps.idot = idot; break;
-    case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:           /* llama (norm pairs), qwen (neox, biases), gemma (head 256) shapes, scaled down */
-        fat_matmul_rope(&k, 64, 64, false, 8, 2, false, 2048); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 1536);
-        fat_matmul_rope(&k, 256, 256, true, 2, 1, false, 2304); fat_matmul_rope(&k, 64, 32, true, 4, 4, false, 256);
-        if (short_rows) fat_matmul_rope(&k, 64, 64, true, 4, 1, true, 896);   /* qwen2.5-0.5b's rows */
-        break;
-    case OP_MATMUL_ROPE_NORM_W:     /* llama-3.1-8b's rows (norm pairs), qwen2.5-7b's (neox, biases), scaled down */
-        fat_matmul_rope(&k, 128, 128, false, 4, 2, false, 4096); fat_matmul_rope(&k, 128, 128, true, 4, 2, true, 3584); break;
+    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
+    case OP_MATMUL_NORM: case OP_MATMUL_NORM_Q8: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:
+    case OP_MATMUL_GLU_NORM_W: case OP_MATMUL_GLU_NORM_Q8_W: case OP_MATMUL_GLU_RES_NORM_W: case OP_MATMUL_GLU_RES_NORM_Q8_W:
+    case OP_MATMUL_NORM_W: case OP_MATMUL_NORM_Q8_W: case OP_MATMUL_ROPE_NORM_W:
+        fat_fused_cases(&k, short_rows); break;
     case OP_GLU:      fat_glu(&k, 9216); break;
     case OP_SOFTCAP:  fat_softcap(&k, 256000); break;
     case OP_ARGMAX: case OP_TOPK: case OP_ARGMAX_CHECK: case OP_ARGMAX_PART: case OP_ARGMAX_MERGE:

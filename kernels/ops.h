@@ -95,6 +95,9 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X, DType act);
      /* can a product take the norm in its prologue: weights with decode lanes (config/dtypes.def lanes K or B)
         with rows of k <= 3072 (4096 with act f16: matmul.wgsl's *_norm_w entries), X f32 rows */
+Op op_norm_narrow(Op op);
+     /* a norm-prologue *_W op (the *_norm_w entries, rows past 3072) -> the op whose product it computes
+        (fat's checks); any other op unchanged */
 void op_matmul_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu);
      /* op_matmul_glu of rmsnorm(X) * nw, X the f32 residual row (one token; op_matmul_norm_fits); Y f32 or f16.
         Weights whose i8 column (config/dtypes.def) is GLU, with f16 Y, run on int8 activations

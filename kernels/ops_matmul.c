@@ -44,6 +44,7 @@
                                           (nw: the attention norm in the prologue)
      op_matmul_norm(vk, W, X, nw, eps, Y) decode: the output norm and the LM head in one dispatch (int8 lanes)
      op_matmul_rope_fits / op_matmul_norm_fits / op_matmul_norm_q8_fits   where the fused forms apply
+     op_norm_narrow(op)                   a *_W op (the *_norm_w entries) -> its product's op
 
    Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
    (the second for the entries with a norm prologue, half of it for rows past 3,072: wq_norm_threads);
@@ -375,8 +376,22 @@ bool op_matmul_norm_fits(const Tensor *W, const Tensor *X, DType act) {
            W->ne[0] <= (act == DT_F16 ? WQ_NORM_W_MAX : WQ_NORM_MAX);
 }
 
-/* The kernel op of a norm-prologue product: the *_W op (matmul.wgsl's *_norm_w entries) past WQ_NORM_MAX. */
-static Op wq_norm_op(Op narrow, Op wide, u64 K) { return K > WQ_NORM_MAX ? wide : narrow; }
+/* The norm-prologue ops and their *_W twins (matmul.wgsl's *_norm_w entries, rows past WQ_NORM_MAX). */
+static const Op wq_norm_ops[][2] = {
+    { OP_MATMUL_ROPE_NORM, OP_MATMUL_ROPE_NORM_W }, { OP_MATMUL_GLU_NORM, OP_MATMUL_GLU_NORM_W },
+    { OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_GLU_NORM_Q8_W }, { OP_MATMUL_GLU_RES_NORM, OP_MATMUL_GLU_RES_NORM_W },
+    { OP_MATMUL_GLU_RES_NORM_Q8, OP_MATMUL_GLU_RES_NORM_Q8_W }, { OP_MATMUL_NORM, OP_MATMUL_NORM_W },
+    { OP_MATMUL_NORM_Q8, OP_MATMUL_NORM_Q8_W },
+};
+Op op_norm_narrow(Op op) {
+    for (size_t i = 0; i < sizeof wq_norm_ops / sizeof wq_norm_ops[0]; i++) if (wq_norm_ops[i][1] == op) return wq_norm_ops[i][0];
+    return op;
+}
+/* The kernel op of a norm-prologue product over rows of K: narrow, or its *_W twin past WQ_NORM_MAX. */
+static Op wq_norm_op(Op narrow, u64 K) {
+    for (size_t i = 0; K > WQ_NORM_MAX && i < sizeof wq_norm_ops / sizeof wq_norm_ops[0]; i++) if (wq_norm_ops[i][0] == narrow) return wq_norm_ops[i][1];
+    return narrow;
+}
 /* The invocations a norm-prologue product aims at (mv_lanes): half for the *_norm_w entries, whose
    longer prologue costs each workgroup more. Measured on the H200: llama-3.1-8b's q/k/v 24.2 -> 20.0 us
    (16 -> 8 lanes per row), tg128 291.6 -> 303.4; qwen2.5-7b 317.0 -> 321.3; a quarter: the same. */
@@ -405,7 +420,7 @@ static void wq_norm_product(Vk *vk, const char *op, Op kop, DType act, const Ten
     wq_need_norm(op, W, X, nw, act);
     need(Y->nelem == M * T && Y->dtype == DT_F32, op, Y, "output must be (rows, T) f32");
     need(T >= 1 && T <= 65535, op, X, "tokens must be 1..65535");
-    VkPipe *p = op_pipe(vk, q8 ? wq_norm_op(kop, OP_MATMUL_NORM_Q8_W, K) : wq_norm_op(kop, OP_MATMUL_NORM_W, K), PH_DECODE, W->dtype, act, DT_F32);
+    VkPipe *p = op_pipe(vk, wq_norm_op(kop, K), PH_DECODE, W->dtype, act, DT_F32);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
@@ -452,8 +467,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
              "x' must not overlap x (other workgroups still read x)");
     }
     bool q8 = wq_q8(vk, GU, Y->dtype);
-    Op kop = R ? (q8 ? wq_norm_op(OP_MATMUL_GLU_RES_NORM_Q8, OP_MATMUL_GLU_RES_NORM_Q8_W, K) : wq_norm_op(OP_MATMUL_GLU_RES_NORM, OP_MATMUL_GLU_RES_NORM_W, K))
-               : (q8 ? wq_norm_op(OP_MATMUL_GLU_NORM_Q8, OP_MATMUL_GLU_NORM_Q8_W, K) : wq_norm_op(OP_MATMUL_GLU_NORM, OP_MATMUL_GLU_NORM_W, K));
+    Op kop = wq_norm_op(R ? (q8 ? OP_MATMUL_GLU_RES_NORM_Q8 : OP_MATMUL_GLU_RES_NORM) : (q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM), K);
     VkPipe *p = op_pipe(vk, kop, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
     op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
@@ -523,7 +537,7 @@ void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, 
     need(!bias || (bk && bv && bq->dtype == DT_F32 && bk->dtype == DT_F32 && bv->dtype == DT_F32 && bq->nelem == nq &&
                    bk->nelem == kvd && bv->nelem == kvd), op, bias ? bq : W, "biases must all be f32 (head_dim * heads)");
     need(align_up(W->nbytes, 4) <= vk->caps.max_storage_range, op, W, "the weights must fit one binding");
-    VkPipe *p = op_pipe(vk, nw ? wq_norm_op(OP_MATMUL_ROPE_NORM, OP_MATMUL_ROPE_NORM_W, K) : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
+    VkPipe *p = op_pipe(vk, nw ? wq_norm_op(OP_MATMUL_ROPE_NORM, K) : OP_MATMUL_ROPE, PH_DECODE, W->dtype, qo->dtype, kc->dtype);
     need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, W, 0, M, dtype_bytes(W->dtype, K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .ll = mv_lanes(W->dtype, K, M, 6, nw ? wq_norm_threads(K) : WQ_MV_THREADS),
