@@ -202,8 +202,7 @@ echo "== tint: $T/root/usr/bin/tint"
 # gate/up entries on int8 activations). Such a file must declare
 # 'const WT_<ID> = <DType value>u;' for every weight type (checked here), so that its code names
 # the same ids as the table (in the file or a snippet it includes). A line '//! variant-each-cm NAME
-# ENTRY [WORD...]' is made the same way for the weight types whose cm column is not NO, where {lo} is
-# 1 for HILO (f16 hi + lo parts), 0 for HI.
+# ENTRY [WORD...]' is made the same way for the weight types whose cm column is YES.
 # A line '//! include common/NAME.wgsl' appends that shared snippet (kernels/common/, helpers that
 # several kernel files use; never compiled on its own) to the source Tint compiles, after the file's
 # own lines, so Tint's line numbers for the file stay its own (build/wgsl/NAME.wgsl is what it read).
@@ -213,7 +212,7 @@ dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,i8,w,hf0,hf1
     { echo "build.sh: cannot read config/dtypes.def" >&2; exit 1; }
 # variant_each SRC: the '//! variant-each' lines of SRC as '//! variant' lines, one per weight type
 variant_each() {
-    local n=0 id nm role blk by lanes i8 w cm mv h lo kinds files
+    local n=0 id nm role blk by lanes i8 w cm mv h kinds files
     files="$1 $(sed -n 's/^\/\/! include /kernels\//p' "$1")"
     while read -r _ id nm role blk by lanes i8 w cm; do
         if [ "$role" = WEIGHT ]; then
@@ -222,9 +221,8 @@ variant_each() {
             mv=matvec; h=""; kinds=each; [ "$lanes" != ANY ] && { mv=matvec_k; h=_h; kinds='each\|lanes'; }
             [ "$i8" = GLU ] && kinds="$kinds"'\|i8glu'
             [ "$cm" != NO ] && kinds="$kinds"'\|each-cm'
-            lo=1; [ "$cm" = HI ] && lo=0
             grep "^//! variant-\($kinds\) " "$1" | sed -e 's/^\/\/! variant-[a-z0-9-]* /\/\/! variant /' -e "s/{t}/$nm/g" -e "s/{WT}/$n/g" \
-                -e "s/{blk}/$blk/g" -e "s/{bytes}/$by/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g" -e "s/{lo}/$lo/g"
+                -e "s/{blk}/$blk/g" -e "s/{bytes}/$by/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g"
         fi
         n=$((n+1))
     done <<< "$dtypes"

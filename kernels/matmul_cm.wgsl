@@ -1,6 +1,6 @@
 // matmul_cm.wgsl — the prefill product Y (M, T) = W (K, M) . X (K, T) on the GPU's matrix units
 // (Tint's subgroup matrices -> SPIR-V cooperative matrices, VK_KHR_cooperative_matrix), for
-// every weight type whose cm column in config/dtypes.def is not NO (all but F32) and f16
+// every weight type whose cm column in config/dtypes.def is not NO (all but F32 and BF16) and f16
 // activations. A workgroup is 4 subgroups of 32 and computes a
 // 64-row x 128-token tile. Per 32-wide k step (one sub-block of Q4_K scales) all 128 invocations
 // dequantize the 64 x 32 weight tile into shared memory (invocation l: row l / 2, weights
@@ -20,12 +20,13 @@
 // at the time of those loads (two steps ahead, the f32 values held as raw's words). So a type is
 // its case in dq4 and its row in config/dtypes.def: the `//! variant-each-cm` lines below are made
 // once per type whose cm column is not NO (build.sh), its kernels.def rows by an X-macro over it.
-// Exactness: each dequantized weight w (f32, as matmul.wgsl's dq4) is split into hi (w with its
-// mantissa cut to f16's 10 bits) and lo = f16(w - hi), and both are multiplied: hi + lo carries 22
-// bits of w, so the product matches the f32 kernel to accumulation order (f16 x f16 products are
-// exact in f32). Types whose weights f16 holds exactly (F16, BF16: cm column HI, override LO = 0)
-// have lo = 0 and skip its product. A weight beyond the f16 range (|w| > 65504) turns NaN: its
-// outputs are NaN, never silently wrong. The host (ops_matmul.c, key OP_MATMUL_CM) uses it only on
+// Precision: each dequantized weight w (f32, as matmul.wgsl's dq4) is rounded to f16, as the
+// activations are (relative error <= 2^-11 per weight; f16 x f16 products are exact in f32 and
+// accumulate in f32). `edge fat` measures <= 3e-4 of the natural magnitude (the f16 class, 1e-3).
+// Splitting w into f16 hi + lo parts (two products, the f32 kernel's result to accumulation order)
+// cost 18-26% of pp512 on the H200 (docs/perf-log.md, session 23). F16 weights are exact (BF16 ones
+// run the tiles: f16 does not hold their exponent range). A weight beyond the f16 range
+// (|w| > 65504) turns NaN: its outputs are NaN, never silently wrong. The host (ops_matmul.c, key OP_MATMUL_CM) uses it only on
 // devices with a 16x16x16 f16/f32 subgroup-scope configuration and subgroups of 32 (caps.coopmat,
 // shown by `edge info`; EDGE_NO_COOPMAT=1 and every EDGE_PROFILE turn it off), for k a multiple of
 // 32 (of 256 for the super-block types: whole blocks); elsewhere the prefill products run
@@ -35,9 +36,9 @@
 // whole number of 32-element steps and of blocks (host check). So the robustness transform is off:
 //! norobust
 //! tintvalidate
-//! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} alias:A=f16
-//! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm WT={WT} BLK={blk} BB={bytes} LO={lo} KSPLIT=1 alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm WT={WT} BLK={blk} BB={bytes} alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:A=f16
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
@@ -46,7 +47,6 @@ alias O = f32;
 override WT: u32 = 7u;                 // weight type: the C enum DType, a row of config/dtypes.def (WT_* of common/dq4.wgsl)
 override BLK: u32 = 256u;              // its elements and bytes per block (dq4)
 override BB: u32 = 144u;
-override LO: u32 = 1u;                 // 1: the lo parts' product too (cm column HILO); 0: f16 holds the weights (HI)
 override YMAX: f32 = 0x1.fffffep+127f;
 override KSPLIT: u32 = 0u;             // matmul_cm_split_*: split-k (grid z = k slice of p.kc, f32 partials), as matmul.wgsl
 
@@ -66,8 +66,7 @@ const TM = 64u;                                  // rows per tile (ops_matmul.c 
 const TN = 128u;                                 // tokens per tile, 32 per subgroup (ops_matmul.c WQ_CM_TN)
 const TK = 32u;                                  // k per step (one sub-block of Q4_K scales)
 const TS = TK + 8u;                              // row stride of the weight tiles (16-byte aligned rows, padded)
-var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k], hi parts
-var<workgroup> wl: array<f16, 2 * TM * TS>;      // lo parts
+var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k]
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
 
 //! include common/clampn.wgsl
@@ -164,28 +163,18 @@ fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
     return d;
 }
 
-// Dequantize row r's 16 weights into tile buffer b as hi and lo parts. A block whose bound
-// leaves the f16 range (or is NaN) takes the per-weight path: a weight beyond it becomes NaN.
+// Dequantize row r's 16 weights into tile buffer b, rounded to f16. A block whose bound leaves
+// the f16 range (or is NaN) takes the per-weight path: a weight beyond it becomes NaN.
 fn put16(b: u32, dr: u32, dh: u32, raw: array<u32, 20>, r: u32, k0: u32) {
     let d = dq16(raw, r, k0, dh);
     let fo = b * TM * TS + dr * TS + 16u * dh;
     if (d.bound <= 65504.0) {
-        // hi: w with its mantissa cut to f16's 10 bits (exact in f16 in the normal range), lo: the
-        // exact f32 remainder. (hi = f16(w), lo = f16(w - f32(hi)) is not safe: a driver may fold the
-        // f32 -> f16 -> f32 round trip away, leaving lo = 0; measured on the H200.)
-        for (var i = 0u; i < 16u; i = i + 1u) {
-            let hf = bitcast<f32>(bitcast<u32>(d.v[i]) & 0xffffe000u);
-            wh[fo + i] = f16(hf);
-            if (LO != 0u) { wl[fo + i] = f16(d.v[i] - hf); }
-        }
+        for (var i = 0u; i < 16u; i = i + 1u) { wh[fo + i] = f16(d.v[i]); }
         return;
     }
     let nanh = bitcast<vec2<f16>>(0x7e007e00u | (p.acc & 0u)).x;   // a runtime NaN (a constant one is a WGSL error)
     for (var i = 0u; i < 16u; i = i + 1u) {
-        let ok = abs(d.v[i]) <= 65504.0;
-        let hf = bitcast<f32>(bitcast<u32>(clamp(d.v[i], -65504.0, 65504.0)) & 0xffffe000u);
-        wh[fo + i] = select(nanh, f16(hf), ok);
-        if (LO != 0u) { wl[fo + i] = select(nanh, f16(d.v[i] - hf), ok); }
+        wh[fo + i] = select(nanh, f16(clamp(d.v[i], -65504.0, 65504.0)), abs(d.v[i]) <= 65504.0);
     }
 }
 
@@ -201,13 +190,8 @@ alias MC = subgroup_matrix_result<f32, 16, 16>;
 // Every matrix is a named variable, not an array element: an array of matrices indexed in loops
 // can be kept in local memory by the driver.
 fn lda(t: u32, k: u32) -> ML { return subgroupMatrixLoad<ML>(&xa, t * p.k + k, false, p.k); }       // tokens t .. +15, k .. +15
-fn ldh(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wh, o, true, TS); }
-fn ldl(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wl, o, true, TS); }
-fn mm2(a: ML, bh: MR, bl: MR, c: MC) -> MC {
-    let ch = subgroupMatrixMultiplyAccumulate(a, bh, c);
-    if (LO == 0u) { return ch; }                 // (HI types: lo = 0)
-    return subgroupMatrixMultiplyAccumulate(a, bl, ch);
-}
+fn ldw(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wh, o, true, TS); }
+fn mm(a: ML, b: MR, c: MC) -> MC { return subgroupMatrixMultiplyAccumulate(a, b, c); }
 // one 16x16 result (tokens t .. +15, rows r .. +15) through the subgroup's staging square
 fn out16(c: MC, so: u32, ln: u32, yo: u32, t: u32, r: u32) {
     subgroupMatrixStore(&os, so, c, false, 16u);
@@ -247,14 +231,14 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         let bo = cur * TM * TS;
         // a<i><h>: token block i, k half h of the step
         let a00 = lda(tq, kb); let a01 = lda(tq, kb + 16u); let a10 = lda(tq + 16u, kb); let a11 = lda(tq + 16u, kb + 16u);
-        { let bh = ldh(bo); let bl = ldl(bo); c00 = mm2(a00, bh, bl, c00); c10 = mm2(a10, bh, bl, c10); }
-        { let bh = ldh(bo + 16u * TS); let bl = ldl(bo + 16u * TS); c01 = mm2(a00, bh, bl, c01); c11 = mm2(a10, bh, bl, c11); }
-        { let bh = ldh(bo + 32u * TS); let bl = ldl(bo + 32u * TS); c02 = mm2(a00, bh, bl, c02); c12 = mm2(a10, bh, bl, c12); }
-        { let bh = ldh(bo + 48u * TS); let bl = ldl(bo + 48u * TS); c03 = mm2(a00, bh, bl, c03); c13 = mm2(a10, bh, bl, c13); }
-        { let bh = ldh(bo + 16u); let bl = ldl(bo + 16u); c00 = mm2(a01, bh, bl, c00); c10 = mm2(a11, bh, bl, c10); }
-        { let bh = ldh(bo + 16u * TS + 16u); let bl = ldl(bo + 16u * TS + 16u); c01 = mm2(a01, bh, bl, c01); c11 = mm2(a11, bh, bl, c11); }
-        { let bh = ldh(bo + 32u * TS + 16u); let bl = ldl(bo + 32u * TS + 16u); c02 = mm2(a01, bh, bl, c02); c12 = mm2(a11, bh, bl, c12); }
-        { let bh = ldh(bo + 48u * TS + 16u); let bl = ldl(bo + 48u * TS + 16u); c03 = mm2(a01, bh, bl, c03); c13 = mm2(a11, bh, bl, c13); }
+        { let b = ldw(bo); c00 = mm(a00, b, c00); c10 = mm(a10, b, c10); }
+        { let b = ldw(bo + 16u * TS); c01 = mm(a00, b, c01); c11 = mm(a10, b, c11); }
+        { let b = ldw(bo + 32u * TS); c02 = mm(a00, b, c02); c12 = mm(a10, b, c12); }
+        { let b = ldw(bo + 48u * TS); c03 = mm(a00, b, c03); c13 = mm(a10, b, c13); }
+        { let b = ldw(bo + 16u); c00 = mm(a01, b, c00); c10 = mm(a11, b, c10); }
+        { let b = ldw(bo + 16u * TS + 16u); c01 = mm(a01, b, c01); c11 = mm(a11, b, c11); }
+        { let b = ldw(bo + 32u * TS + 16u); c02 = mm(a01, b, c02); c12 = mm(a11, b, c12); }
+        { let b = ldw(bo + 48u * TS + 16u); c03 = mm(a01, b, c03); c13 = mm(a11, b, c13); }
         if (kb + TK < ke) {
             put16(1u - cur, dr, dh, raw, row0 + dr, kb + TK);
             if (live && kb + 2u * TK < ke) { raw = ld_raw(row0 + dr, kb + 2u * TK, dh); }

@@ -180,12 +180,15 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 
 /* Does a prefill product run on the cooperative-matrix kernel (matmul_cm.wgsl)? On devices that
    have the 16x16x16 f16 configuration (caps.coopmat), for every weight type with matmul_cm products
-   (config/dtypes.def cm: all but F32), rows a multiple of its 32-element k step, and f16 activations. */
+   (config/dtypes.def cm: all but F32 and BF16), rows a multiple of its 32-element k step, f16 activations, and X
+   bound up to a whole tile of tokens within the device's binding limit. */
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
-    return ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
-           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0;
+    if (!(ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
+          dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0)) return false;
+    u64 K = W->ne[0], T = X->nelem / K;
+    return dtype_bytes(X->dtype, K * ((T + WQ_CM_TN - 1) / WQ_CM_TN * WQ_CM_TN)) <= vk->caps.max_storage_range;
 }
 
 /* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's

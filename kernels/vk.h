@@ -55,14 +55,14 @@ typedef enum DtBind { DB_F32, DB_F16, DB_WORDS, DB_I32 } DtBind;      /* what a 
 typedef enum DtUp { DU_COPY, DU_Q6K } DtUp;                            /* upload: as stored, or vk_q6k_units */
 typedef enum DtLanes { DL_ANY, DL_K, DL_B } DtLanes;                   /* decode lanes (matmul.wgsl): none, k-quant, 32-element groups */
 typedef enum DtI8 { DI_NONE, DI_HEAD, DI_GLU } DtI8;                   /* products on int8 activations: none, the LM head, also gate/up */
-typedef enum DtCm { DC_NO, DC_HI, DC_HILO } DtCm;                      /* prefill on cooperative matrices (matmul_cm.wgsl) */
+typedef enum DtCm { DC_NO, DC_YES } DtCm;                      /* prefill on cooperative matrices (matmul_cm.wgsl) */
 typedef struct DTypeInfo {
     const char *name;           /* "q4_k" */
     DtRole role; i32 ggml;      /* ggml type id, -1 for DATA */
     u32 blk, bytes;             /* elements and bytes per block */
     DtBind bind; DtUp up; DtLanes lanes; DtI8 i8;
     i16 hf[2];                  /* byte offsets of the block's f16 scale fields, -1 none */
-    DtCm cm;                    /* its matmul_cm_* products: none, f16 weights (one product), hi + lo parts (two) */
+    DtCm cm;                    /* has matmul_cm_* products (weights rounded to f16) */
 } DTypeInfo;
 extern const DTypeInfo dtype_info[DT_COUNT];
 extern const char *const dtype_name[DT_COUNT];

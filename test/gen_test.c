@@ -578,7 +578,7 @@ TEST(gen_model_real_shapes_split_k_prefill_matches_reference) {
 }
 
 /* The same layer with f16 activations, 40 tokens, slices by the device's own rule: on a device
-   with cooperative matrices (caps.coopmat) every prefill product (all but F32 weights) runs on matmul_cm
+   with cooperative matrices (caps.coopmat) every prefill product (all but F32 and BF16 weights) runs on matmul_cm
    (or matmul_cm_split), which must then have run; elsewhere on the f16 tiles. Against the f32 CPU
    reference, so the bound is the f16 activations' (measured: lavapipe 4.7e-3 of max |logit| 4.75,
    the H200: 4.9e-3, 7 products on matmul_cm). */

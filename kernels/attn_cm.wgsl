@@ -1,0 +1,154 @@
+// attn_cm.wgsl — prefill attention on the GPU's matrix units (Tint's subgroup matrices -> SPIR-V
+// cooperative matrices, VK_KHR_cooperative_matrix): attention.wgsl's attn_flash, for f16 activations,
+// an f16 cache, head_dim 64 or 128, no sliding window and no softcap (ops_attn.c op_attention_cm_fits;
+// elsewhere attn_flash runs). A workgroup is one subgroup of 32 and takes 16 queries of one head
+// (grid (n_head, ceil(T / 16))); keys go in chunks of 16 from the first query's first key to the last
+// query's position. Two passes over the chunks, so no running rescale of the output is needed:
+//   1. S = Q K^T (16 x 16 per chunk, head_dim / 16 products; f16 in, f32 accumulation), times scale:
+//      each query's max m over its own keys (causal: key <= the query's position)
+//   2. S again, e = exp(S - m) (0 outside the query's keys) as f16 hi + lo parts (P, Pl: e to ~2^-22),
+//      the query's sum l of e; O += P V + Pl V (2 x head_dim / 16 products per chunk)
+// then out = O / l. The scores and P go through shared memory (sS, sP, sPl): invocation l owns half a
+// row (query l / 2, keys 8 (l % 2) .. +7). Precision: q, k and v are f16 values already, products
+// accumulate in f32; e in f16 alone (one product) moved each weight by up to 2^-11 and measured
+// 8.6e-4 of fat's 1e-3 bound (with the f16 output's own rounding), so e keeps its lo part. The
+// weights are 2^12 exp(s - m) (out = O / l cancels the factor), so a lo part is a normal f16 for
+// weights down to 2^-15: a driver may flush f16 subnormals to zero (the H200 does: with weights of
+// exp(s - m) the lo parts bought nothing, 8.1e-4).
+// Keys: rows kr0 + j of the cache (window 0: no ring wrap); a chunk reads 16 whole rows, so its first
+// row is min(j0, n_ctx - 16) (the host asks n_ctx >= 16) and keys before j0 (read again) are masked.
+// Queries past T are never read (q goes through sQ, zero rows) nor stored. So the robustness
+// transform is off:
+//! norobust
+//! tintvalidate
+//! variant attn_cm_f16_f16c attn_cm
+enable f16;
+enable chromium_experimental_subgroup_matrix;
+
+struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
+                q0: u32 }             // attention.wgsl's push constants (ops_attn.c AttnPush)
+var<immediate> p: Params;
+@group(0) @binding(0) var<storage, read> q: array<f16>;           // (head_dim, n_head, T)
+@group(0) @binding(1) var<storage, read> kc: array<f16>;          // (head_dim * n_head_kv, n_ctx, n_seq)
+@group(0) @binding(2) var<storage, read> vc: array<f16>;          // (head_dim * n_head_kv, n_ctx, n_seq)
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
+@group(0) @binding(4) var<storage, read_write> outf: array<f16>;  // (head_dim, n_head, T)
+
+const F32_MAX = 3.4028234e38;
+const QB = 16u;                                  // queries per workgroup (ops_attn.c ATTN_CM_QB)
+var<workgroup> sQ: array<f16, 16 * 128>;         // the 16 queries [query][head_dim] (zero past T)
+var<workgroup> sS: array<f32, 256>;              // a chunk's scores [query][key], then an output block
+var<workgroup> sP: array<f16, 256>;              // its weights [query][key]: hi parts
+var<workgroup> sPl: array<f16, 256>;             // lo parts
+var<workgroup> sM: array<f32, 32>;               // per invocation: its half row's max, then its sum
+var<workgroup> posw: array<u32, 4>;
+
+//! include common/clampn.wgsl
+//! include common/rows.wgsl
+
+alias ML = subgroup_matrix_left<f16, 16, 16>;
+alias MR = subgroup_matrix_right<f16, 16, 16>;
+alias MC = subgroup_matrix_result<f32, 16, 16>;
+
+// S = Q K^T for the 16 keys whose first element (head hk) is at kb
+fn scores(kb: u32, nd: u32, kvw: u32) -> MC {
+    var s: MC;
+    for (var jd = 0u; jd < nd; jd = jd + 1u) {
+        let a = subgroupMatrixLoad<ML>(&sQ, 16u * jd, false, p.head_dim);
+        let b = subgroupMatrixLoad<MR>(&kc, kb + 16u * jd, true, kvw);     // K^T: key c's 16 values contiguous
+        s = subgroupMatrixMultiplyAccumulate(a, b, s);
+    }
+    return s;
+}
+
+// O block jd += P V + Pl V (values jd * 16 .. +15 of the 16 keys whose head hk starts at vb)
+fn pv(o: MC, ph: ML, pl: ML, vb: u32, jd: u32, kvw: u32) -> MC {
+    let v = subgroupMatrixLoad<MR>(&vc, vb + 16u * jd, false, kvw);
+    return subgroupMatrixMultiplyAccumulate(pl, v, subgroupMatrixMultiplyAccumulate(ph, v, o));
+}
+
+// the scaled score of invocation l's key c (0..7 of its half row), or -F32_MAX outside the query's keys
+fn score_at(l: u32, c: u32, j: u32, j0: u32, qp: u32, live: bool) -> f32 {
+    if (!live || j < j0 || j > qp) { return -F32_MAX; }
+    return clampn(sS[16u * (l / 2u) + 8u * (l % 2u) + c] * p.scale, F32_MAX);
+}
+
+// output block jd (16 queries x 16 values) through sS: out = O / l
+fn out16(o: MC, l: u32, jd: u32, tb: u32, h: u32, nq: u32, tot: f32) {
+    subgroupMatrixStore(&sS, 0u, o, false, 16u);
+    workgroupBarrier();
+    let i = l / 2u;
+    if (i < nq) {
+        let ok = tot > 0.0 || (bitcast<u32>(tot) & 0x7fffffffu) > 0x7f800000u;    // a NaN sum stays NaN
+        let b = ((tb + i) * p.n_head + h) * p.head_dim + 16u * jd + 8u * (l % 2u);
+        for (var c = 0u; c < 8u; c = c + 1u) { outf[b + c] = f16(select(0.0, sS[16u * i + 8u * (l % 2u) + c] / tot, ok)); }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(32)
+fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let h = wid.x;
+    let tb = wid.y * QB;                         // queries tb .. tb + nq - 1
+    if (l == 0u) { let n = rows_n(); posw[0] = n; posw[1] = row_pos(0u); posw[2] = row_slot(0u) * p.n_ctx; }
+    let n_tok = workgroupUniformLoad(&posw[0]);  // a prefill batch: one slot, consecutive positions
+    let p0 = workgroupUniformLoad(&posw[1]);
+    let kr0 = workgroupUniformLoad(&posw[2]);
+    if (tb >= n_tok || h >= p.n_head) { return; }
+    let nq = min(QB, n_tok - tb);
+    let d_n = p.head_dim;
+    let nd = d_n / 16u;
+    let kvw = d_n * p.n_head_kv;
+    let hc = (h / (p.n_head / p.n_head_kv)) * d_n;   // the KV head's first element in a cache row
+    for (var e = l; e < QB * d_n; e = e + 32u) {
+        let i = e / d_n;
+        var v = f16(0.0);
+        if (i < nq) { v = q[((tb + i) * p.n_head + h) * d_n + e % d_n]; }
+        sQ[e] = v;
+    }
+    workgroupBarrier();
+    let live = l / 2u < nq;
+    let qp = p0 + tb + l / 2u;                   // this invocation's query position
+    let jhi = p0 + tb + nq - 1u;
+    var m = -F32_MAX;
+    for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
+        let jb = min(j0, p.n_ctx - 16u);
+        subgroupMatrixStore(&sS, 0u, scores((kr0 + jb) * kvw + hc, nd, kvw), false, 16u);
+        workgroupBarrier();
+        for (var c = 0u; c < 8u; c = c + 1u) { m = max(m, score_at(l, c, jb + 8u * (l % 2u) + c, j0, qp, live)); }
+        workgroupBarrier();
+    }
+    sM[l] = m;
+    workgroupBarrier();
+    m = max(sM[l & ~1u], sM[l | 1u]);
+    var o0: MC; var o1: MC; var o2: MC; var o3: MC; var o4: MC; var o5: MC; var o6: MC; var o7: MC;
+    var sum = 0.0;
+    for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
+        let jb = min(j0, p.n_ctx - 16u);
+        let kb = (kr0 + jb) * kvw + hc;
+        subgroupMatrixStore(&sS, 0u, scores(kb, nd, kvw), false, 16u);
+        workgroupBarrier();
+        for (var c = 0u; c < 8u; c = c + 1u) {
+            let s = score_at(l, c, jb + 8u * (l % 2u) + c, j0, qp, live);
+            let e = select(0.0, exp(s - m) * 4096.0, s > -F32_MAX);
+            // hi: e with its mantissa cut to f16's 10 bits, lo: the f32 remainder (lo = e - f32(f16(e))
+            // is not safe: a driver may fold the round trip away, lo = 0; see matmul_cm.wgsl's history)
+            let eh = bitcast<f32>(bitcast<u32>(e) & 0xffffe000u);
+            sum = sum + e;
+            sP[16u * (l / 2u) + 8u * (l % 2u) + c] = f16(eh);
+            sPl[16u * (l / 2u) + 8u * (l % 2u) + c] = f16(e - eh);
+        }
+        workgroupBarrier();
+        let ph = subgroupMatrixLoad<ML>(&sP, 0u, false, 16u);
+        let pl = subgroupMatrixLoad<ML>(&sPl, 0u, false, 16u);
+        o0 = pv(o0, ph, pl, kb, 0u, kvw); o1 = pv(o1, ph, pl, kb, 1u, kvw); o2 = pv(o2, ph, pl, kb, 2u, kvw); o3 = pv(o3, ph, pl, kb, 3u, kvw);
+        if (nd > 4u) { o4 = pv(o4, ph, pl, kb, 4u, kvw); o5 = pv(o5, ph, pl, kb, 5u, kvw); o6 = pv(o6, ph, pl, kb, 6u, kvw); o7 = pv(o7, ph, pl, kb, 7u, kvw); }
+    }
+    workgroupBarrier();
+    sM[l] = sum;
+    workgroupBarrier();
+    let tot = sM[l & ~1u] + sM[l | 1u];
+    out16(o0, l, 0u, tb, h, nq, tot); out16(o1, l, 1u, tb, h, nq, tot); out16(o2, l, 2u, tb, h, nq, tot); out16(o3, l, 3u, tb, h, nq, tot);
+    if (nd > 4u) { out16(o4, l, 4u, tb, h, nq, tot); out16(o5, l, 5u, tb, h, nq, tot); out16(o6, l, 6u, tb, h, nq, tot); out16(o7, l, 7u, tb, h, nq, tot); }
+}
