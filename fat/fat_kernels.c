@@ -937,6 +937,8 @@ static void fat_attention_cases(FatK *k) {
         if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
+        FatAttn dodd = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 1 };   /* (an odd cache: above) */
+        if (!flash) fat_attention(k, &dodd);
         if (k->d->op == OP_ATTN_MERGE) {           /* more than 256 key chunks: attn_merge's loops past its preloads */
             FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4 };
             fat_attention(k, &mid);
@@ -949,10 +951,10 @@ static void fat_attention_cases(FatK *k) {
         if (flash) {                               /* several query blocks and key chunks, a window across them */
             FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1 };
             fat_attention(k, &blk);
-            /* attn_cm: a context that is no multiple of its 16-key chunks (the last chunk read from 16
-               rows before the cache's end), large scores */
+            /* an odd context: attn_cm's last 16-key chunk read from 16 rows before the cache's end; a
+               q8_0 cache of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
             FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3 };
-            if (cm) fat_attention(k, &odd);
+            fat_attention(k, &odd);
         }
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
     }

@@ -171,6 +171,19 @@ static void attn_shapes(const char *n, const Tensor *q, const Tensor *kc, const 
          "caches must both be (head_dim * n_head_kv (op_kv_width), n_ctx, n_seq) of one dtype");
 }
 
+/* A cache as the attention kernels bind it. They read it as 16-byte vectors (attention.wgsl kc4 / vc4),
+   and a binding holds range / 16 whole vectors: a q8_0 cache whose bytes are no multiple of 16 (rows of
+   34 words for kv_dim 128, an odd row count) lost its last row's scales (read as zeros on the H200:
+   tests gpu_fixture_logits_cache_q8_0, 13 rows). So the binding is rounded up to 16 bytes, inside the
+   reservation vk_tensor_at makes for every tensor. */
+static Tensor attn_cache(const char *n, const Tensor *c) {
+    Tensor v = *c;
+    v.nbytes = align_up(c->nbytes, 16);
+    need(!c->arena || c->arena->planning || c->offset + v.nbytes <= c->arena->blocks[c->block].size, n, c,
+         "the cache's binding rounded up to 16 bytes passes its arena block");
+    return v;
+}
+
 void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *scores,
                   const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     const char *n = "attention";
@@ -183,7 +196,8 @@ void op_attention(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, c
     VkPipe *p = op_pipe(vk, OP_ATTENTION, PH_ANY, kc->dtype, q->dtype, out->dtype);
     AttnPush push =
         { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
-    const Tensor *ts[6] = { q, kc, vc, pos, scores, out };
+    Tensor k4 = attn_cache(n, kc), v4 = attn_cache(n, vc);
+    const Tensor *ts[6] = { q, &k4, &v4, pos, scores, out };
     vk_dispatch(vk, p, ts, 6, &push, sizeof push, n_head, (u32)T, 1);
 }
 
@@ -207,7 +221,8 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
     need(n_head <= 65535 && nc <= 65535 && T <= 65535, n, q, "more than 65535 heads, key chunks or queries");
     VkPipe *ps = op_pipe(vk, OP_ATTN_SPLIT, decode ? PH_DECODE : PH_PREFILL, kc->dtype, q->dtype, part->dtype);
     VkPipe *pm = op_pipe(vk, OP_ATTN_MERGE, PH_ANY, DT_F32, part->dtype, out->dtype);
-    const Tensor *t1[5] = { q, kc, vc, pos, part }, *t2[3] = { part, pos, out };
+    Tensor k4 = attn_cache(n, kc), v4 = attn_cache(n, vc);
+    const Tensor *t1[5] = { q, &k4, &v4, pos, part }, *t2[3] = { part, pos, out };
     for (u64 q0 = 0; q0 < T; q0 += Q) {      /* queries q0 .. q0 + n - 1 */
         u32 nq = (u32)MIN(Q, T - q0);
         AttnPush push =
@@ -276,7 +291,8 @@ void op_attention_flash_with(Vk *vk, Op kop, const Tensor *q, const Tensor *kc, 
     VkPipe *p = op_pipe(vk, kop, PH_PREFILL, kc->dtype, q->dtype, out->dtype);
     AttnPush push =
         { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
-    const Tensor *ts[5] = { q, kc, vc, pos, out };
+    Tensor k4 = attn_cache(n, kc), v4 = attn_cache(n, vc);
+    const Tensor *ts[5] = { q, &k4, &v4, pos, out };
     vk_dispatch(vk, p, ts, 5, &push, sizeof push, n_head, (u32)((T + qb - 1) / qb), 1);
 }
 
