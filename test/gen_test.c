@@ -665,7 +665,8 @@ TEST(gen_model_gemma3_rope_scaling_gpu_matches_reference) {
    1152), one layer each as llama-quantize's presets make them there (Q4_K_M: Q5_0 / Q8_0 fallbacks
    beside Q4_K and Q6_K; the others rotate over the configs), on the GPU against the CPU reference:
    6 tokens of prefill with f32 activations, and decoded one at a time with f16 activations where
-   the device has them (the bounds of the real-shape tests above). */
+   the device has them (the bounds of the real-shape tests above; the int8 lanes' where they ran:
+   0.018-0.025 measured with max |logit| 2.5-4.9, on the H200 and on lavapipe with EDGE_IDOT=1). */
 TEST(gen_model_real_widths_fallback_mixes_match_reference) {
     Vk *vk = test_vk();
     bool f16 = vk->caps.f16_arith && vk->caps.storage16;
@@ -683,9 +684,13 @@ TEST(gen_model_real_widths_fallback_mixes_match_reference) {
             CHECKF(r.worst <= 1e-3 * (1 + r.mx), "%s f32 prefill: |gpu - ref| = %g (max |logit| %g)", file, r.worst, r.mx);
             f64 w16 = -1;
             if (f16) {
+                u64 q8 = op_q8_products;
                 GentCmp h = gent_layer_cmp(configs[c], &gt, file, 20 + c * 4 + j, toks, 6, DT_F16, true);
                 if (!h.ran) continue;
-                CHECKF(h.worst <= 3e-3 * (1 + h.mx), "%s f16 decode: |gpu - ref| = %g (max |logit| %g)", file, h.worst, h.mx);
+                /* where gate/up and the LM head ran on int8 activations (devices that accelerate 8-bit dot
+                   products, or EDGE_IDOT=1), their class: gen_model_real_shapes_int8_decode_matches_reference */
+                f64 bound = op_q8_products > q8 ? 1.5e-2 : 3e-3;
+                CHECKF(h.worst <= bound * (1 + h.mx), "%s f16 decode: |gpu - ref| = %g (max |logit| %g, bound %g (1 + that))", file, h.worst, h.mx, bound);
                 w16 = h.worst;
             }
             out("    %-34s max |gpu - ref| f32 prefill %.3g, f16 decode %.3g (max |logit| %.3g)\n", file, r.worst, w16, r.mx);
