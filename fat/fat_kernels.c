@@ -739,7 +739,7 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = op_kv_width(ct, kvd) * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
     u64 npart = (u64)op_attn_part_row(c->hd) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
-    if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 512, &e)) {
+    if (!vk_arena_init(vk, &a, "fat-attn", 2 * fat_tbytes(at, nq) + 2 * fat_tbytes(ct, nc) + fat_tbytes(DT_F32, ns) + fat_tbytes(DT_F32, npart) + 16 * 1024, &e)) {
         fmt_buf(err, errn, "%s", e.msg); return false;
     }
     u64 shq[3] = { c->hd, c->nh, c->T }, shc[2] = { op_kv_width(ct, kvd), c->n_ctx }, shs[3] = { c->n_ctx, c->nh, c->T }, shp[1] = { op_rows_words(c->T) };
@@ -766,6 +766,10 @@ static void fat_attention(FatK *k, const FatAttn *c) {
     fat_seed(c->hd * 101 + c->nh * 7 + c->nkv + c->T);
     for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * c->qscale;
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
+    /* rows past the batch's keys hold NaN (a cache row no query attends may hold anything: stale rows of an
+       earlier sequence, never-written memory); no kernel may read them into a result. (Not in a q8_0
+       cache: the host quantizer would convert NaN to an integer.) */
+    if (ct != DT_Q8_0) for (u64 i = (u64)(c->p0 + c->T) * kvd; i < nc; i++) kc[i] = vc[i] = NAN;
     fat_round(at, q, nq); fat_round(ct, kc, nc); fat_round(ct, vc, nc);
     if (ct == DT_Q8_0) { fat_q8_round(kc, kvd, c->n_ctx); fat_q8_round(vc, kvd, c->n_ctx); }   /* the reference reads the cache's values */
     char err[160];
@@ -789,7 +793,10 @@ static void fat_attention(FatK *k, const FatAttn *c) {
         for (u32 j = 0; j < c->n_ctx; j++) { p[j] = exp(p[j] - m); sum += p[j]; }
         for (u32 dd = 0; dd < c->hd; dd++) {
             f64 w = 0, mg = 0;
-            for (u32 j = 0; j < c->n_ctx; j++) { f64 v = vc[(u64)j * kvd + hk * c->hd + dd]; w += p[j] / sum * v; mg += p[j] / sum * fabs(v); }
+            for (u32 j = 0; j < c->n_ctx; j++) {
+                if (p[j] == 0) continue;          /* (masked: the rows past the keys hold NaN) */
+                f64 v = vc[(u64)j * kvd + hk * c->hd + dd]; w += p[j] / sum * v; mg += p[j] / sum * fabs(v);
+            }
             u64 i = ((u64)t * c->nh + h) * c->hd + dd;
             /* a score error of a few f32 ulps of sum|q k| moves the output by about as much (relative) */
             want[i] = w; mag[i] = (mg + 1e-30) * (tol + 4 * 6e-8 * smag) / tol;
@@ -951,8 +958,8 @@ static void fat_attention_cases(FatK *k) {
         if (flash) {                               /* several query blocks and key chunks, a window across them */
             FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1 };
             fat_attention(k, &blk);
-            /* an odd context: attn_cm's last 16-key chunk read from 16 rows before the cache's end; a
-               q8_0 cache of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
+            /* an odd context: attn_cm's chunks (16 rows, the last ending at the last key); a q8_0 cache
+               of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
             FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3 };
             fat_attention(k, &odd);
         }
@@ -1179,18 +1186,20 @@ static void fat_trap_attention(Fat *f, i32 di) {
     if (ki < 0 || !vk_kernel_check(&f->vk.caps, &kernel_table[ki], &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ki < 0 ? "kernel not embedded" : ke.msg); return; }
     f32 *sw = malloc(65600 * 4);
     u64 n = fat_sweep(sw, d->atype == DT_F32);
-    FatAttn a = { 256, 1, 1, 0, 32, 0, 0, 0, 1 };          /* gemma's head dim: 256 sweep values per query */
-    a.T = (u32)((n + 255) / 256); a.n_ctx = a.p0 + a.T;
-    u64 nq = (u64)a.T * 256, nc = (u64)a.n_ctx * 256;
+    bool cm = d->op == OP_ATTN_CM;                         /* (head_dim 64 / 128, no softcap) */
+    u32 hd = cm ? 128 : 256;
+    FatAttn a = { hd, 1, 1, 0, 32, 0, 0, 0, 1 };           /* gemma's head dim (attn_cm: 128): hd sweep values per query */
+    a.T = (u32)((n + hd - 1) / hd); a.n_ctx = a.p0 + a.T;
+    u64 nq = (u64)a.T * hd, nc = (u64)a.n_ctx * hd;
     f32 *q = calloc(nq, 4), *o = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4);
     memcpy(q, sw, n * 4);
     fat_seed(4242);
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal(); }
     fat_round(d->wtype, kc, nc); fat_round(d->wtype, vc, nc);
-    if (d->wtype == DT_Q8_0) { fat_q8_round(kc, 256, a.n_ctx); fat_q8_round(vc, 256, a.n_ctx); }
+    if (d->wtype == DT_Q8_0) { fat_q8_round(kc, hd, a.n_ctx); fat_q8_round(vc, hd, a.n_ctx); }
     f32 vmax = 0; for (u64 i = 0; i < nc; i++) vmax = MAX(vmax, fabsf(vc[i]));
     u64 bad = 0, out_of_range = 0; char err[160] = "";
-    for (int cap = 0; cap < 2; cap++) {
+    for (int cap = 0; cap < (cm ? 1 : 2); cap++) {
         a.softcap = cap ? 50.0f : 0.0f;
         if (!fat_attention_run(f, d, &a, q, o, kc, vc, err, sizeof err)) { bad++; break; }
         if (f->perturb && !strcmp(f->perturb, d->kernel) && cap == 0) o[nq / 2] = NAN;   /* fault injector */
@@ -1201,14 +1210,14 @@ static void fat_trap_attention(Fat *f, i32 di) {
     }
     fat_num(c, "queries", a.T); fat_num(c, "nonfinite", (f64)bad); fat_num(c, "out_of_range", (f64)out_of_range);
     if (bad || out_of_range) fat_check_end(f, c, FAT_FAIL, "%llu NaN/Inf, %llu outputs outside the values' range %s", (unsigned long long)bad, (unsigned long long)out_of_range, err);
-    else fat_check_end(f, c, FAT_PASS, "%u queries over every finite f16%s, softcap 0/50: finite, within range", a.T, d->atype == DT_F32 ? " + large f32" : "");
+    else fat_check_end(f, c, FAT_PASS, "%u queries over every finite f16%s, softcap %s: finite, within range", a.T, d->atype == DT_F32 ? " + large f32" : "", cm ? "0" : "0/50");
     free(sw); free(q); free(o); free(kc); free(vc);
 }
 
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || kdefs[i].op == OP_ATTN_CM) fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }

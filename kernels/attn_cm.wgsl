@@ -2,8 +2,7 @@
 // cooperative matrices, VK_KHR_cooperative_matrix): attention.wgsl's attn_flash, for f16 activations,
 // an f16 cache, head_dim 64 or 128, no sliding window and no softcap (ops_attn.c op_attention_cm_fits;
 // elsewhere attn_flash runs). A workgroup is one subgroup of 32 and takes 16 queries of one head
-// (grid (n_head, ceil(T / 16))); keys go in chunks of 16 from the first query's first key to the last
-// query's position. Two passes over the chunks, so no running rescale of the output is needed:
+// (grid (n_head, ceil(T / 16))); keys go in chunks of 16 from key 0 to the last query's position. Two passes over the chunks, so no running rescale of the output is needed:
 //   1. S = Q K^T (16 x 16 per chunk, head_dim / 16 products; f16 in, f32 accumulation), times scale:
 //      each query's max m over its own keys (causal: key <= the query's position)
 //   2. S again, e = exp(S - m) (0 outside the query's keys) as f16 hi + lo parts (P, Pl: e to ~2^-22),
@@ -14,9 +13,16 @@
 // 8.6e-4 of fat's 1e-3 bound (with the f16 output's own rounding), so e keeps its lo part. The
 // weights are 2^12 exp(s - m) (out = O / l cancels the factor), so a lo part is a normal f16 for
 // weights down to 2^-15: a driver may flush f16 subnormals to zero (the H200 does: with weights of
-// exp(s - m) the lo parts bought nothing, 8.1e-4).
-// Keys: rows kr0 + j of the cache (window 0: no ring wrap); a chunk reads 16 whole rows, so its first
-// row is min(j0, n_ctx - 16) (the host asks n_ctx >= 16) and keys before j0 (read again) are masked.
+// exp(s - m) the lo parts bought nothing, 8.1e-4). As shipped: 4.9e-4 on the H200, attn_flash's own
+// error (the f16 output's rounding).
+// Keys: rows kr0 + j of the cache (window 0: no ring wrap). A chunk reads 16 whole rows: the last one
+// ends at jhi, the last query's position (first row jhi - 15; keys before j0, read again, are masked),
+// so every row read holds a key this sequence wrote, except where the keys so far are fewer than 16
+// (jhi < 15: rows 0 .. 15, the host asks n_ctx >= 16). Such rows can hold anything (stale rows of an
+// earlier sequence, never-written memory): a key row past jhi only enters masked scores, and the
+// values of that one chunk go through sQ (free once its scores are made) with zero rows past jhi
+// (NaN bits times a zero weight would be NaN). A masked key inside a chunk gets weight 0; a NaN score
+// of one of the query's own keys stays NaN through the sum and the output.
 // Queries past T are never read (q goes through sQ, zero rows) nor stored. So the robustness
 // transform is off:
 //! norobust
@@ -61,17 +67,21 @@ fn scores(kb: u32, nd: u32, kvw: u32) -> MC {
     return s;
 }
 
-// O block jd += P V + Pl V (values jd * 16 .. +15 of the 16 keys whose head hk starts at vb)
-fn pv(o: MC, ph: ML, pl: ML, vb: u32, jd: u32, kvw: u32) -> MC {
-    let v = subgroupMatrixLoad<MR>(&vc, vb + 16u * jd, false, kvw);
+// O block jd += P V + Pl V (values jd * 16 .. +15 of the 16 keys whose head hk starts at vb; staged:
+// the values in sQ, [key][head_dim])
+fn pv(o: MC, ph: ML, pl: ML, vb: u32, jd: u32, kvw: u32, staged: bool) -> MC {
+    var v: MR;
+    if (staged) { v = subgroupMatrixLoad<MR>(&sQ, 16u * jd, false, p.head_dim); }
+    else { v = subgroupMatrixLoad<MR>(&vc, vb + 16u * jd, false, kvw); }
     return subgroupMatrixMultiplyAccumulate(pl, v, subgroupMatrixMultiplyAccumulate(ph, v, o));
 }
 
-// the scaled score of invocation l's key c (0..7 of its half row), or -F32_MAX outside the query's keys
-fn score_at(l: u32, c: u32, j: u32, j0: u32, qp: u32, live: bool) -> f32 {
-    if (!live || j < j0 || j > qp) { return -F32_MAX; }
-    return clampn(sS[16u * (l / 2u) + 8u * (l % 2u) + c] * p.scale, F32_MAX);
-}
+// Is invocation l's key j one of its query's keys (and not one read again before j0)?
+fn inside(j: u32, j0: u32, qp: u32, live: bool) -> bool { return live && j >= j0 && j <= qp; }
+// its scaled score c (0..7 of its half row)
+fn score_at(l: u32, c: u32) -> f32 { return clampn(sS[16u * (l / 2u) + 8u * (l % 2u) + c] * p.scale, F32_MAX); }
+// the first row of the chunk at j0: 16 rows that end at jhi at the latest (from 0 while jhi < 15)
+fn chunk_row(j0: u32, jhi: u32) -> u32 { return select(min(j0, jhi - 15u), 0u, jhi < 15u); }
 
 // output block jd (16 queries x 16 values) through sS: out = O / l
 fn out16(o: MC, l: u32, jd: u32, tb: u32, h: u32, nq: u32, tot: f32) {
@@ -113,10 +123,10 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     let jhi = p0 + tb + nq - 1u;
     var m = -F32_MAX;
     for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
-        let jb = min(j0, p.n_ctx - 16u);
+        let jb = chunk_row(j0, jhi);
         subgroupMatrixStore(&sS, 0u, scores((kr0 + jb) * kvw + hc, nd, kvw), false, 16u);
         workgroupBarrier();
-        for (var c = 0u; c < 8u; c = c + 1u) { m = max(m, score_at(l, c, jb + 8u * (l % 2u) + c, j0, qp, live)); }
+        for (var c = 0u; c < 8u; c = c + 1u) { if (inside(jb + 8u * (l % 2u) + c, j0, qp, live)) { m = max(m, score_at(l, c)); } }
         workgroupBarrier();
     }
     sM[l] = m;
@@ -125,15 +135,20 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     var o0: MC; var o1: MC; var o2: MC; var o3: MC; var o4: MC; var o5: MC; var o6: MC; var o7: MC;
     var sum = 0.0;
     for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
-        let jb = min(j0, p.n_ctx - 16u);
+        let jb = chunk_row(j0, jhi);
         let kb = (kr0 + jb) * kvw + hc;
         subgroupMatrixStore(&sS, 0u, scores(kb, nd, kvw), false, 16u);
         workgroupBarrier();
+        let staged = jhi < 15u;                  // (the one chunk: its values into sQ, zero past jhi)
+        if (staged) {
+            for (var e = l; e < QB * d_n; e = e + 32u) { var v = f16(0.0); if (e / d_n <= jhi) { v = vc[kb + (e / d_n) * kvw + e % d_n]; } sQ[e] = v; }
+        }
         for (var c = 0u; c < 8u; c = c + 1u) {
-            let s = score_at(l, c, jb + 8u * (l % 2u) + c, j0, qp, live);
-            let e = select(0.0, exp(s - m) * 4096.0, s > -F32_MAX);
+            var e = 0.0;                         // weight 0 outside the query's keys; a NaN score stays NaN
+            if (inside(jb + 8u * (l % 2u) + c, j0, qp, live)) { e = exp(score_at(l, c) - m) * 4096.0; }
             // hi: e with its mantissa cut to f16's 10 bits, lo: the f32 remainder (lo = e - f32(f16(e))
-            // is not safe: a driver may fold the round trip away, lo = 0; see matmul_cm.wgsl's history)
+            // is not safe: a driver may fold the round trip away, leaving lo = 0, as the H200 did for
+            // matmul_cm's weights in session 7)
             let eh = bitcast<f32>(bitcast<u32>(e) & 0xffffe000u);
             sum = sum + e;
             sP[16u * (l / 2u) + 8u * (l % 2u) + c] = f16(eh);
@@ -142,8 +157,8 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
         workgroupBarrier();
         let ph = subgroupMatrixLoad<ML>(&sP, 0u, false, 16u);
         let pl = subgroupMatrixLoad<ML>(&sPl, 0u, false, 16u);
-        o0 = pv(o0, ph, pl, kb, 0u, kvw); o1 = pv(o1, ph, pl, kb, 1u, kvw); o2 = pv(o2, ph, pl, kb, 2u, kvw); o3 = pv(o3, ph, pl, kb, 3u, kvw);
-        if (nd > 4u) { o4 = pv(o4, ph, pl, kb, 4u, kvw); o5 = pv(o5, ph, pl, kb, 5u, kvw); o6 = pv(o6, ph, pl, kb, 6u, kvw); o7 = pv(o7, ph, pl, kb, 7u, kvw); }
+        o0 = pv(o0, ph, pl, kb, 0u, kvw, staged); o1 = pv(o1, ph, pl, kb, 1u, kvw, staged); o2 = pv(o2, ph, pl, kb, 2u, kvw, staged); o3 = pv(o3, ph, pl, kb, 3u, kvw, staged);
+        if (nd > 4u) { o4 = pv(o4, ph, pl, kb, 4u, kvw, staged); o5 = pv(o5, ph, pl, kb, 5u, kvw, staged); o6 = pv(o6, ph, pl, kb, 6u, kvw, staged); o7 = pv(o7, ph, pl, kb, 7u, kvw, staged); }
     }
     workgroupBarrier();
     sM[l] = sum;

@@ -21,8 +21,9 @@
 // its case in dq4 and its row in config/dtypes.def: the `//! variant-each-cm` lines below are made
 // once per type whose cm column is not NO (build.sh), its kernels.def rows by an X-macro over it.
 // Precision: each dequantized weight w (f32, as matmul.wgsl's dq4) is rounded to f16, as the
-// activations are (relative error <= 2^-11 per weight; f16 x f16 products are exact in f32 and
-// accumulate in f32). `edge fat` measures <= 3e-4 of the natural magnitude (the f16 class, 1e-3).
+// activations are (relative error <= 2^-11 per weight for |w| >= 2^-14; below, f16's subnormals:
+// an absolute error <= 2^-25, or 0 where a driver flushes them; f16 x f16 products are exact in f32
+// and accumulate in f32). `edge fat` measures <= 3e-4 of the natural magnitude (the f16 class, 1e-3).
 // Splitting w into f16 hi + lo parts (two products, the f32 kernel's result to accumulation order)
 // cost 18-26% of pp512 on the H200 (docs/perf-log.md, session 23). F16 weights are exact (BF16 ones
 // run the tiles: f16 does not hold their exponent range). A weight beyond the f16 range

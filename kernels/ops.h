@@ -67,8 +67,8 @@ void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Ten
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);
      /* prefill on cooperative matrices (matmul_cm.wgsl)? The device has them (caps.coopmat), weights of a
-        type with matmul_cm products (config/dtypes.def cm: all but F32) with rows a multiple of 32, f16 X,
-        and not op_matmul_cm_off */
+        type with matmul_cm products (config/dtypes.def cm: all but F32 and BF16) with rows a multiple of 32,
+        f16 X bound up to a whole tile of tokens within the binding limit, and not op_matmul_cm_off */
 extern bool op_matmul_cm_off;   /* tests: the plain prefill tiles even where matmul_cm would run */
 extern u64 op_cm_products;      /* products recorded on matmul_cm */
 u32  op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X);

@@ -17,8 +17,9 @@
                                                    op_attn_part_row = head_dim + 4 floats (m, sum, 0, 0, acc):
                                                    a batch of more goes in groups, a dispatch pair each
      op_attention_flash(...)                       batches: 16 queries of a head per workgroup (attn_flash_w
-                                                   where it holds more and fits), one dispatch, no scratch
-     op_attention_split_fits / op_attention_flash_fits / op_attn_chunks   what the device and shape allow
+                                                   where it holds more and fits; attn_cm on cooperative
+                                                   matrices where op_attention_cm_fits), one dispatch, no scratch
+     op_attention_split_fits / op_attention_flash_fits / op_attention_cm_fits / op_attn_chunks   what the device and shape allow
      op_glu, op_softcap, op_argmax, op_topk        one dispatch each
      op_argmax_check(vk, logits, ids, part)        [id, NaN/Inf flag] per row; with part, the scan split over
                                                    op_argmax_slices (one per 1,024 logits, 2..128) and merged

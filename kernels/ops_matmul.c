@@ -22,7 +22,7 @@
               q/k/v product keeps its f16 lanes (docs/perf-log.md #85). The fused entries (norm
               prologues, RoPE epilogue, glu) run on every type with decode lanes.
      prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
-              weight type but F32) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
+              weight type but F32 and BF16) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
               of tokens. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
               free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
               the compute units better than the tiles alone.

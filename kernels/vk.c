@@ -197,7 +197,7 @@ typedef VkResult (VKAPI_PTR *EdgePfnCoopMatProps)(VkPhysicalDevice, u32 *, EdgeC
 #define EDGE_STYPE_COOPMAT_FEATURES ((VkStructureType)1000506000)
 #define EDGE_STYPE_COOPMAT_PROPS    ((VkStructureType)1000506001)
 
-/* Does the device list M = N = K = 16, f16 x f16 + f32 -> f32 at subgroup scope (what matmul_cm.wgsl uses)? */
+/* Does the device list M = N = K = 16, f16 x f16 + f32 -> f32 at subgroup scope (what matmul_cm.wgsl and attn_cm.wgsl use)? */
 static bool vk_coopmat_16(Vk *vk) {
     EdgePfnCoopMatProps f = (EdgePfnCoopMatProps)vkGetInstanceProcAddr_(vk->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
     if (!f) return false;

@@ -76,7 +76,7 @@ typedef struct VkCaps {
     bool f16_arith;             /* shaderFloat16 enabled */
     bool storage16;             /* storageBuffer16BitAccess enabled */
     bool int8_arith;            /* shaderInt8 */
-    bool coopmat;               /* cooperative matrices 16x16x16 f16 -> f32 in subgroups of 32, Vulkan memory model (matmul_cm.wgsl) */
+    bool coopmat;               /* cooperative matrices 16x16x16 f16 -> f32 in subgroups of 32, Vulkan memory model (matmul_cm.wgsl, attn_cm.wgsl) */
     bool idot;                  /* the *_q decode lanes run: shaderIntegerDotProduct with signed 4x8 packed dot products accelerated (or EDGE_IDOT=1) */
     bool idot_ok;               /* shaderIntegerDotProduct is enabled on the device (EDGE_IDOT=1 may use it unaccelerated) */
     bool timestamps;            /* timestampComputeAndGraphics */

@@ -57,14 +57,14 @@ static void mt_random_weights(DType t, u64 rows, u64 k, u8 *bytes, f32 *wf) {
     for (u64 r = 0; r < rows; r++) dequant_row(mt_ggml_type(t), bytes + r * rb, wf + r * k, k);
 }
 
-typedef struct MtErr { f64 worst, worst_orig; u32 nans; } MtErr;
+typedef struct MtErr { f64 worst, worst_orig; u32 nans; bool cm; } MtErr;   /* cm: the product ran on matmul_cm */
 
 /* Y = W X through op_matmul on the device; W given as bytes + its dequantized values.
    Returns the errors; checks are done by the caller. */
 static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType ot, Phase ph,
                     u64 M, u64 K, u64 T, f32 xscale, u64 seed) {
     Vk *vk = test_vk();
-    MtErr r = { 0, 0, 0 };
+    MtErr r = { 0, 0, 0, false };
     DevArena a; Err e;
     u64 wb = dtype_bytes(wt, M * K), xb = dtype_bytes(at, K * T), yb = dtype_bytes(ot, M * T);
     /* + a tile of 128 tokens: matmul_cm binds X up to a whole tile */
@@ -87,6 +87,7 @@ static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType o
               K * 2 * ((T + 127) / 128 * 128) <= vk->caps.max_storage_range;     /* X bound up to a 128-token tile */
     CHECKF(!cm || op_cm_products > cm0, "%s prefill M=%llu K=%llu T=%llu: the device has cooperative matrices, but matmul_cm did not run",
            mt_dn(wt), (unsigned long long)M, (unsigned long long)K, (unsigned long long)T);
+    r.cm = op_cm_products > cm0;
     if (ot == DT_F16) { vk_download(vk, &ty, y16); for (u64 i = 0; i < M * T; i++) y[i] = f32_from_f16(y16[i]); }
     else vk_download(vk, &ty, y);
     f64 ymax = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
@@ -114,12 +115,9 @@ static const char *mt_path_name(DType at, DType ot) { return at == DT_F32 ? "a32
 
 /* The tolerance of a path (see the header). */
 #define MT_TOL_PAIRS 5e-4
-static bool mt_pairs(DType wt, DType at, Phase ph) {
-    if (at != DT_F16) return false;
-    if (ph == PH_DECODE) return dtype_klanes(wt);
-    return test_vk()->caps.coopmat && dtype_info[wt].cm != DC_NO;        /* matmul_cm: f16 weights */
-}
-static f64 mt_tol(DType wt, DType at, DType ot, Phase ph) { return ot == DT_F16 ? 1e-3 : mt_pairs(wt, at, ph) ? MT_TOL_PAIRS : 1e-5; }
+static bool mt_pairs(DType wt, DType at, Phase ph) { return at == DT_F16 && ph == PH_DECODE && dtype_klanes(wt); }
+/* cm: the product ran on matmul_cm (its weights rounded to f16: the pair lanes' class) */
+static f64 mt_tol(DType wt, DType at, DType ot, Phase ph, bool cm) { return ot == DT_F16 ? 1e-3 : mt_pairs(wt, at, ph) || cm ? MT_TOL_PAIRS : 1e-5; }
 
 /* One random case: check the tolerances of the path. */
 static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T, f32 xscale, u64 seed) {
@@ -128,7 +126,7 @@ static void mt_case(DType wt, DType at, DType ot, Phase ph, u64 M, u64 K, u64 T,
     trng_seed(seed * 7919 + 1);
     mt_random_weights(wt, M, K, wb, wf);
     MtErr r = mt_run(wt, wb, wf, at, ot, ph, M, K, T, xscale, seed);
-    f64 tol = mt_tol(wt, at, ot, ph);
+    f64 tol = mt_tol(wt, at, ot, ph, r.cm);
     const char *pn = mt_path_name(at, ot), *phn = ph == PH_DECODE ? "decode" : "prefill";
     CHECKF(r.nans == 0, "%s %s %s M=%llu K=%llu T=%llu: %u NaN/inf outputs", mt_dn(wt), pn, phn,
            (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, r.nans);
@@ -381,7 +379,7 @@ TEST(kernel_matmul_dequant_fixtures) {
             MtErr r1 = mt_run(wt, t->data, wf, DT_F32, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 700 + n_checked);
             MtErr r2 = mt_run(wt, t->data, wf, DT_F16, DT_F32, (Phase)ph, ne1, ne0, T, 1.0f, 710 + n_checked);
             CHECKF(r1.nans == 0 && r2.nans == 0, "%s %s: NaN/inf", file, name);
-            CHECKF(r1.worst <= 1e-5 && r2.worst <= mt_tol(wt, DT_F16, DT_F32, (Phase)ph) && r2.worst_orig <= 1e-3,
+            CHECKF(r1.worst <= 1e-5 && r2.worst <= mt_tol(wt, DT_F16, DT_F32, (Phase)ph, r2.cm) && r2.worst_orig <= 1e-3,
                    "%s %s %s: errors %g (f32 x) %g (f16 x) %g (f16 x vs f32 x)",
                    file, name, ph == PH_DECODE ? "decode" : "prefill", r1.worst, r2.worst, r2.worst_orig);
         }
