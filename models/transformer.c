@@ -397,14 +397,38 @@ static void xf_block_path_print(const XfPath *p, u32 il, u32 n_layer) {
         b.qkv_norm ? " and the norm prologue" : "", ffn[b.ffn], b.attn_res_norm ? "; the attention residual makes the FFN norm" : "");
 }
 
+/* The layers whose batches' attention runs on attn_cm: where the plan takes flash attention,
+   op_attention_flash picks attn_cm per layer where op_attention_cm_fits (cooperative matrices, f16
+   cache, head_dim 64 or 128, no sliding window or softcap), as xf_attention calls it. */
+static u32 xf_attn_cm_layers(const Xf *xf) {
+    const ModelConfig *c = xf->cfg;
+    u32 n = 0;
+    for (u32 il = 0; xf->path[PH_PREFILL].attn_flash && il < c->n_layer; il++)
+        n += op_attention_cm_fits(xf->vk, c->head_dim, xf->kv, xf->act, model_layer_is_swa(c, il) ? c->swa_window : 0,
+                                  c->attn_softcap, xf->s.kv[il].k.ne[1]);
+    return n;
+}
+
+/* The attention of a phase's plan line: flash in batches (attn_cm in the layers where it fits), else
+   split over key chunks or one pass. */
+static const char *xf_attn_plan_str(const Xf *xf, Phase ph, char *buf, int n) {
+    if (ph != PH_PREFILL || !xf->path[ph].attn_flash) return xf->s.attn_part.nbytes ? "split over key chunks" : "one pass";
+    u32 cm = xf_attn_cm_layers(xf);
+    if (!cm) return "flash";
+    if (cm == xf->cfg->n_layer) return "flash on cooperative matrices (attn_cm)";
+    fmt_buf(buf, n, "flash, on cooperative matrices (attn_cm) in %u of %u layers (those without a sliding window)", cm, xf->cfg->n_layer);
+    return buf;
+}
+
 void xf_path_print(const Xf *xf) {
     u32 n = xf->cfg->n_layer;
     for (int ph = PH_PREFILL; ph <= PH_DECODE; ph++) {
         const XfPath *p = &xf->path[ph];
+        char attn[128];
         out("  %s plan: %s; attention %s; %s; LM head %s\n", ph == PH_DECODE ? "decode" : "prefill",
             !p->rope_kv ? "RoPE and KV stores apart" : p->norm_in_rope ? "q/k norms+RoPE+KV stores in one dispatch"
             : p->bias_in_rope ? "biases+RoPE+KV stores in one dispatch" : "RoPE+KV stores in one dispatch",
-            ph == PH_PREFILL && p->attn_flash ? "flash" : xf->s.attn_part.nbytes ? "split over key chunks" : "one pass",
+            xf_attn_plan_str(xf, (Phase)ph, attn, sizeof attn),
             p->ffn_res_norm ? "the FFN residual makes the next attention norm" : "plain FFN residual",
             p->head_norm ? "with the output norm in its prologue" : "after the output norm");
         bool *shown = calloc(n, 1);

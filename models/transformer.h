@@ -123,7 +123,7 @@ typedef struct XfPath {
     bool  norm_in_rope; /* rope_kv_norm makes the per-head q/k norms too (Qwen3, Gemma 3; else q_norm, k_norm) */
     bool  ffn_res_norm; /* post-norm models: the FFN residual add also makes the next layer's attention norm */
     bool  head_norm;    /* one row: the output norm in the LM head's prologue (int8 lanes) */
-    bool  attn_flash;   /* batches: attention through attn_flash (else split over key chunks, or one pass) */
+    bool  attn_flash;   /* batches: attention through attn_flash, attn_cm where op_attention_cm_fits (else split over key chunks, or one pass) */
     XfBlockPath *layer; /* (n_layer); 0: every layer plain (XfBlockPath of zeros) */
 } XfPath;
 

@@ -460,14 +460,24 @@ void xf_profile_print(Xf *xf, FILE *f) {
 }
 
 /* ---- describe mode: kernels, dtypes and the dtype chain --------------------------------- */
+/* The bytes of a bound tensor that hold its data: a binding may reach past them (matmul_cm binds X
+   up to a whole tile of tokens, attention binds caches up to 16 bytes), and those bytes are read
+   without their values reaching an output (tokens past the batch are never stored), so whatever
+   dtype wrote them is not this tensor's. */
+static u64 xf_data_bytes(const Tensor *t) {
+    u64 nb = t->nelem ? dtype_bytes(t->dtype, t->nelem) : 0;
+    return nb && nb < t->nbytes ? nb : t->nbytes;
+}
+
 static void xf_chain_write(XfDesc *d, const Tensor *t, const char *by) {
+    u64 nb = xf_data_bytes(t);
     for (u32 i = 0; i < d->n_w;) {        /* the new write replaces whatever it overlaps */
         XfWrite *w = &d->w[i];
-        if (w->a == t->arena && w->block == t->block && w->off < t->offset + t->nbytes && t->offset < w->off + w->bytes) d->w[i] = d->w[--d->n_w];
+        if (w->a == t->arena && w->block == t->block && w->off < t->offset + nb && t->offset < w->off + w->bytes) d->w[i] = d->w[--d->n_w];
         else i++;
     }
     if (d->n_w == d->cap_w) { d->cap_w = d->cap_w ? 2 * d->cap_w : 64; d->w = realloc(d->w, d->cap_w * sizeof *d->w); }
-    d->w[d->n_w++] = (XfWrite){ t->arena, t->block, t->offset, t->nbytes, t->dtype, by };
+    d->w[d->n_w++] = (XfWrite){ t->arena, t->block, t->offset, nb, t->dtype, by };
 }
 
 static void xf_chain_error(XfDesc *d, const char *fmt, ...) {
@@ -489,9 +499,10 @@ static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
             if (t->arena == &xf->w.arena) continue;
             if (pass == 1) { if (b->writable) xf_chain_write(d, t, xf->d.cur.name); continue; }
             bool seen = false, bad = false;
+            u64 nb = xf_data_bytes(t);
             for (u32 j = 0; j < d->n_w && !bad; j++) {
                 const XfWrite *w = &d->w[j];
-                if (w->a != t->arena || w->block != t->block || w->off >= t->offset + t->nbytes || t->offset >= w->off + w->bytes) continue;
+                if (w->a != t->arena || w->block != t->block || w->off >= t->offset + nb || t->offset >= w->off + w->bytes) continue;
                 seen = true;
                 if (w->dt != t->dtype) {
                     bad = true;
@@ -554,6 +565,8 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
         if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? (dtype_klanes(kd->wtype) ? "; decode matvec (8..128 lanes per row by shape, 8 per 256 elements)" : "; decode matvec (1..128 lanes per row by shape, 4 elements per lane and pass)") : "; prefill tiles 64x64");
         if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT) out("; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
+        if (kd->op == OP_ATTN_CM) out("; prefill attention on cooperative matrices, 16 queries per workgroup (device has VK_KHR_cooperative_matrix 16x16x16 f16; "
+                                      "f16 cache, head_dim 64 or 128, no sliding window or softcap)");
         if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8 ||
             kd->op == OP_MATMUL_GLU_NORM_Q8_W || kd->op == OP_MATMUL_NORM_Q8_W || kd->op == OP_MATMUL_GLU_RES_NORM_Q8_W) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");

@@ -521,7 +521,14 @@ TEST(forward_ops_have_f32_and_f16_kernels_and_refuse_bad_shapes) {
     vk_arena_free(&a);
 }
 
-/* ---- rope_kv: the same bits as rope, rope and kv_store ------------------------------------ */
+/* ---- rope_kv: the values of rope, rope and kv_store, up to the driver's contraction -------- */
+/* rope_kv against add_bias, rope, rope and kv_store: the same rounding of x + bias to the activation
+   dtype, the same angles (products and exp2 only: nothing to contract) and the same rotation, so the
+   outputs are equal up to where the driver contracts xa c - xb s into an fma differently in the two
+   shaders (vk_test.c fuse_gap; NVIDIA does, lavapipe gives equal bits): a few f32 roundings of
+   |xa| + |xb|, the size of the rotated pair, far within 1e-5 of the largest |value| (a rotation
+   keeps a pair's length), and with f16 outputs one f16 step. Cache rows the step does not write
+   must keep their old values on both sides. */
 TEST(kernel_rope_kv_equals_separate_ops) {
     Vk *vk = test_vk();
     struct { u32 hd, nh, nkv, T, p0, n_ctx, n_rot; bool neox; } cs[] = {
@@ -576,14 +583,11 @@ TEST(kernel_rope_kv_equals_separate_ops) {
         vk_submit_wait(vk);
         const Tensor *pa[3][2] = { { &qo1, &qo2 }, { &kc1, &kc2 }, { &vc1, &vc2 } };
         for (int t = 0; t < 3; t++) {
-            u64 nb = pa[t][0]->nbytes;
-            u8 *b1 = malloc(nb), *b2 = malloc(nb);
-            vk_download(vk, pa[t][0], b1); vk_download(vk, pa[t][1], b2);
-            u64 diff = 0;
-            for (u64 i = 0; i < nb; i++) diff += b1[i] != b2[i];
-            CHECKF(diff == 0, "case %u %s bias %d: %s: %llu bytes differ between rope_kv and the separate ops", ci, dtype_name[at], bias,
-                   pa[t][0]->name, (unsigned long long)diff);
-            free(b1); free(b2);
+            f32 *y1 = down_f32(vk, pa[t][0]), *y2 = down_f32(vk, pa[t][1]);
+            FuseGap gap = fuse_gap(y2, y1, pa[t][0]->nelem, at == DT_F16, 0);
+            CHECKF(gap.past == 0, "case %u %s bias %d: %s: %llu of %llu values of rope_kv and the separate ops past the contraction bound (largest gap %.3g)",
+                   ci, dtype_name[at], bias, pa[t][0]->name, (unsigned long long)gap.past, (unsigned long long)pa[t][0]->nelem, gap.worst);
+            free(y1); free(y2);
         }
         free(buf);
         vk_arena_free(&a);

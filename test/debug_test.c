@@ -141,15 +141,22 @@ static __attribute__((noinline)) u32 dbg_describe_one(Vk *vk, const Model *m, u3
 
 static Vk dbg_vk;   /* a device-less Vk: describe mode needs only capabilities */
 
-TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
+/* dbg_vk with the capabilities of a desktop GPU, cooperative matrices where coopmat */
+static Vk *dbg_vk_init(bool coopmat) {
     Vk *vk = &dbg_vk;
     memset(vk, 0, sizeof *vk);
     vk->caps.f16_arith = vk->caps.storage16 = vk->caps.int8_arith = true;
+    vk->caps.coopmat = coopmat;
     vk->caps.subgroup_ops = ~0u; vk->caps.max_push = 256; vk->caps.min_offset_align = 64;
     vk->caps.max_storage_range = 1u << 27; vk->caps.max_alloc = 1ull << 31;
     vk->caps.max_shared = 32768; vk->caps.max_wg_invocations = 1024;
     vk->caps.max_wg_size[0] = vk->caps.max_wg_size[1] = vk->caps.max_wg_size[2] = 1024;
     vk->caps.subgroup_size = 32;
+    return vk;
+}
+
+TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
+    Vk *vk = dbg_vk_init(false);
     u32 checked = 0;
     for (u32 r = 0; r < MODEL_COUNT; r++) {
         DbgModel d; dbg_model(&d, &model_table[r], DT_COUNT);
@@ -160,6 +167,19 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
         free(d.t); free(d.layers);
     }
     CHECK(checked == 4 * MODEL_COUNT);
+
+    /* a device with cooperative matrices: matmul_cm binds each product's X up to a whole tile of
+       128 tokens and attn_cm runs prefill attention; the chain holds there too (it flagged the
+       tile's tail, another tensor's bytes, before the check read only a binding's data) */
+    checked = 0;
+    vk = dbg_vk_init(true);
+    for (u32 r = 0; r < MODEL_COUNT; r++) {
+        DbgModel d; dbg_model(&d, &model_table[r], DT_Q4_K);
+        checked += dbg_describe_one(vk, &d.m, r, DT_F16, 16, 4);
+        free(d.t); free(d.layers);
+    }
+    CHECK(checked == MODEL_COUNT);
+    vk = dbg_vk_init(false);
 
     /* every weight type in every config, with its fallbacks where a row is not whole blocks of it
        (gemma-3-270m's 640: Q5_0 beside Q4_K), f32 and f16 activations, both phases: each op finds
@@ -198,6 +218,37 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
     xf_chain_cb(&xf, &p, ts, 3);
     CHECKF(desc.chain_errors == 1 && strstr(desc.chain_msg, "reads 'h' as f32, but op 'writer' wrote it as f16"), "%s", desc.chain_msg);
     xf_desc_free(&desc);
+}
+
+/* edge paths where the device has cooperative matrices (described: lavapipe has none): prefill
+   attention records attn_cm in the layers where op_attention_cm_fits (f16 cache, head_dim 64 or
+   128, no sliding window or softcap) and attn_flash elsewhere, and the plan line says so. */
+TEST(paths_report_attn_cm_where_op_attention_cm_fits) {
+    struct { ModelId id; DType act; bool coopmat; u32 cm; const char *plan; } cs[] = {
+        { MODEL_tiny_llama,  DT_F16, true,  2, "flash on cooperative matrices (attn_cm)" },   /* head_dim 64 */
+        { MODEL_tiny_llama,  DT_F16, false, 0, "flash" },                                     /* no cooperative matrices */
+        { MODEL_tiny_llama,  DT_F32, true,  0, "flash" },                                     /* f32 activations and cache */
+        { MODEL_tiny_gemma2, DT_F16, true,  0, "flash" },                                     /* softcap, head_dim 256 */
+        { MODEL_tiny_gemma3, DT_F16, true,  1, "flash, on cooperative matrices (attn_cm) in 1 of 6 layers (those without a sliding window)" },
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(cs); i++) {
+        Vk *vk = dbg_vk_init(cs[i].coopmat);
+        DbgModel d; dbg_model(&d, &model_table[cs[i].id], DT_Q4_K);
+        static Xf xf; static XfDesc desc;
+        xf_describe(&xf, vk, &d.m, 128, 16, cs[i].act, 16, &desc);
+        u32 cm = 0, attn = 0;
+        for (u32 j = 0; j < desc.n_ops; j++) if (!strcmp(desc.ops[j].name, "attention")) {
+            attn++;
+            cm += desc.ops[j].k && !strncmp(desc.ops[j].k->name, "attn_cm_", 8);
+        }
+        char buf[128];
+        const char *plan = xf_attn_plan_str(&xf, PH_PREFILL, buf, sizeof buf);
+        CHECKF(attn == d.m.cfg.n_layer && cm == cs[i].cm && xf_attn_cm_layers(&xf) == cm && !strcmp(plan, cs[i].plan),
+               "%s act %s coopmat %d: %u of %u attention ops on attn_cm (want %u), the plan counts %u: '%s'", model_table[cs[i].id].name,
+               dtype_name[cs[i].act], cs[i].coopmat, cm, attn, cs[i].cm, xf_attn_cm_layers(&xf), plan);
+        xf_desc_free(&desc); xf_free(&xf);
+        free(d.t); free(d.layers);
+    }
 }
 
 static f64 dbg_share_sum(const char *text, const char *phase, u32 *disp) {

@@ -27,6 +27,44 @@ static f32  trng_normal(void) {
     return (f32)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
+/* ---- fused kernels against the separate ones: the gap a contraction can leave --------------
+   A fused kernel runs the arithmetic of the separate kernels it replaces, but SPIR-V lets a driver
+   contract a * b + c into one fma unless the shader marks it NoContraction, and a driver may
+   contract differently in two shaders (NVIDIA does; lavapipe gives equal bits). So the tests
+   compare them element by element within what a different contraction can move, no further. */
+typedef struct FuseGap { u64 past; f64 worst; } FuseGap;   /* elements past their bound; the largest |a - b| */
+
+/* A tensor of f32 or f16 downloaded as f32 (malloc'd: the caller frees it). */
+static f32 *down_f32(Vk *vk, const Tensor *t) {
+    f32 *v = malloc(t->nelem * 4);
+    if (t->dtype == DT_F32) { vk_download(vk, t, v); return v; }
+    u16 *h = malloc(t->nelem * 2);
+    vk_download(vk, t, h);
+    for (u64 i = 0; i < t->nelem; i++) v[i] = f32_from_f16(h[i]);
+    free(h);
+    return v;
+}
+
+/* a against b (n values): NaN pairs with NaN only, an infinity with the same one; else
+   |a - b| <= 1e-5 max |finite a, b| (f32 roundings of a few contracted terms) + with f16
+   2^-10 max(|a|, |b|) (values that differ by far less than an f16 step can round to neighbouring
+   f16 values) + extra[i] where extra is given. */
+static FuseGap fuse_gap(const f32 *a, const f32 *b, u64 n, bool f16, const f64 *extra) {
+    f64 mx = 0;
+    for (u64 i = 0; i < n; i++) {
+        if (isfinite(a[i])) mx = MAX(mx, fabs((f64)a[i]));
+        if (isfinite(b[i])) mx = MAX(mx, fabs((f64)b[i]));
+    }
+    FuseGap g = { 0, 0 };
+    for (u64 i = 0; i < n; i++) {
+        if (a[i] == b[i] || (isnan(a[i]) && isnan(b[i]))) continue;
+        f64 d = fabs((f64)a[i] - b[i]), tol = 1e-5 * mx + (f16 ? 0x1p-10 * MAX(fabs((f64)a[i]), fabs((f64)b[i])) : 0) + (extra ? extra[i] : 0);
+        if (!isfinite(a[i]) || !isfinite(b[i]) || !(d <= tol)) g.past++;   /* NaN against a number, inf against another value */
+        if (!(d <= g.worst)) g.worst = d;
+    }
+    return g;
+}
+
 TEST(kernel_table_is_tint_spirv_with_reflected_bindings) {
     REQUIRE(KERNEL_TABLE_COUNT > 0);
     for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
