@@ -15,7 +15,10 @@
 // are read, multiplied and never stored: a token's products do not mix with another token's).
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
 // The weight format is a parameter (override WT, its block BLK / BB): Q4_K and Q6_K have their own
-// loads (ld_raw: the words a step needs, two steps ahead) and decode (dq16); every other type
+// loads (ld_raw: the words a step needs, two steps ahead, as two 16-byte vectors: a Q4_K block is 9
+// of them, Q6_K's ql and qh parts start on 16-byte boundaries; four word loads each were 8-16%
+// slower, docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
+// conversions); every other type
 // decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
 // at the time of those loads (two steps ahead, the f32 values held as raw's words). So a type is
 // its case in dq4 and its row in config/dtypes.def: the `//! variant-each-cm` lines below are made
@@ -57,7 +60,7 @@ struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32
                 n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
 var<immediate> p: Params;
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;          // weight rows (GGUF bytes; Q6_K in units, below)
+@group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;    // weight rows by 16 bytes (GGUF bytes; Q6_K in units, below)
 @group(0) @binding(1) var<storage, read> xa: array<A>;           // (k, t) activations, bound to a whole tile of tokens
 @group(0) @binding(2) var<storage, read_write> y: array<O>;      // (m, t)
 
@@ -71,8 +74,8 @@ var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k]
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
 
 //! include common/clampn.wgsl
-fn wword(i: u32) -> u32 { return w[i]; }
-fn wwords() -> u32 { return arrayLength(&w); }
+fn wword(i: u32) -> u32 { return w[i >> 2u][i & 3u]; }
+fn wwords() -> u32 { return 4u * arrayLength(&w); }
 // The block decode of every weight type (dq4, f16v; the WT_* ids):
 //! include common/dq4.wgsl
 
@@ -80,7 +83,7 @@ fn wwords() -> u32 { return arrayLength(&w); }
 // floor(range / 210) from its words: 8 blocks per 420
 //! include common/q6a.wgsl
 fn q6a(bi: u32) -> Q6A {
-    let nw = arrayLength(&w);
+    let nw = wwords();
     return q6a_at(bi, nw / 420u * 8u + (nw % 420u) * 4u / 210u);
 }
 
@@ -112,17 +115,27 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     let j = (k0 % 256u) / 32u;
     if (WT == WT_Q4_K) {
         let ow = (r * nsb + k0 / 256u) * 36u;
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = w[ow + i]; }
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[4u + i] = w[ow + 4u + 8u * (j / 2u) + 4u * h + i]; }
+        let hd = w[ow / 4u];                     // a super-block is 9 vectors: the header, then 8 of quants
+        let qv = w[ow / 4u + 1u + 2u * (j / 2u) + h];
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = hd[i]; raw[4u + i] = qv[i]; }
         return raw;
     }
     let a = q6a(r * nsb + k0 / 256u);
     let qa = (a.ql + 64u * (j / 4u) + 32u * (j % 2u) + 16u * h) / 4u;
     let qb = (a.qh + 32u * (j / 4u) + 16u * h) / 4u;
-    for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = w[qa + i]; raw[9u + i] = w[qb + i]; }
-    raw[18] = w[(a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u];
-    raw[19] = w[a.d / 4u] >> (8u * (a.d & 2u));
+    let lv = w[qa / 4u];                         // ql and qh parts start on 16-byte boundaries (q6a)
+    let hv = w[qb / 4u];
+    for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = lv[i]; raw[9u + i] = hv[i]; }
+    raw[18] = wword((a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u);
+    raw[19] = wword(a.d / 4u) >> (8u * (a.d & 2u));
     return raw;
+}
+
+// The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without
+// int-to-float conversions, which run at a fraction of the float rate
+fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
+    let b = vec4<u32>(v & 0xffu, (v >> 8u) & 0xffu, (v >> 16u) & 0xffu, v >> 24u) | vec4<u32>(0x4b000000u);
+    return bitcast<vec4<f32>>(b) - vec4<f32>(8388608.0 + off);
 }
 
 // Weights 16 h .. 16 h + 15 of those 32, from raw (as matmul.wgsl's dq4), and a bound on their
@@ -141,8 +154,8 @@ fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
         let dl = f16v(raw[0]) * sm.x;
         let ml = f16v(raw[0] >> 16u) * sm.y;
         for (var i = 0u; i < 4u; i = i + 1u) {
-            let q = raw[4u + i] >> (4u * (j % 2u));
-            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dl * f32((q >> (8u * c)) & 0xfu) - ml; }
+            let q = bytes_f32((raw[4u + i] >> (4u * (j % 2u))) & 0x0f0f0f0fu, 0.0);
+            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dl * q[c] - ml; }
         }
         d.bound = 15.0 * abs(dl) + abs(ml);
         return d;
@@ -153,12 +166,10 @@ fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
     let sc = (raw[18] >> (8u * ((2u * qq) % 4u) + 8u * h)) & 0xffu;
     let ds = f16v(raw[19]) * f32(bitcast<i32>(sc << 24u) >> 24u);
     for (var i = 0u; i < 4u; i = i + 1u) {
-        let ql = raw[i] >> (4u * (qq >> 1u));
-        let qh = raw[9u + i] >> (2u * qq);
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            let q = ((ql >> (8u * c)) & 0xfu) | (((qh >> (8u * c)) & 3u) << 4u);
-            d.v[4u * i + c] = ds * f32(i32(q) - 32);
-        }
+        let ql = (raw[i] >> (4u * (qq >> 1u))) & 0x0f0f0f0fu;
+        let qh = ((raw[9u + i] >> (2u * qq)) & 0x03030303u) << 4u;
+        let q = bytes_f32(ql | qh, 32.0);
+        for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = ds * q[c]; }
     }
     d.bound = 32.0 * abs(ds);
     return d;
