@@ -4,13 +4,15 @@
 // activations. A workgroup is 4 subgroups of 32 and computes a
 // 64-row x 128-token tile. Per 32-wide k step (one sub-block of Q4_K scales) all 128 invocations
 // dequantize the 64 x 32 weight tile into shared memory (invocation l: row l / 2, weights
-// 16 (l % 2) .. +15); subgroup s multiplies its 32 tokens (tokens 32 s .. +31 of the tile, loaded
-// straight from the activation buffer) with all 64 rows as 2 x 4 products of 16x16x16 (f16 in,
-// f32 accumulation). The weight tile is double-buffered (one barrier per step: step s multiplies
-// one buffer while it dequantizes step s + 1 into the other) and the weight words are loaded two
-// steps ahead; the activations are loaded at their step (loading them a step ahead took 176
-// registers instead of 164, 2 workgroups per SM instead of 3: pp 5-9% slower). The subgroup's offsets come from @builtin(subgroup_id),
-// which is subgroup-uniform as the matrix operations require (an offset derived from the
+// 16 (l % 2) .. +15) and stages the 128 x 32 activation tile there too (invocation l: tokens
+// l / 8 + 16 i, k 4 (l % 8) .. +3, as 8-byte vectors); subgroup s multiplies its 32 tokens (32 s
+// .. +31 of the tile) with all 64 rows as 2 x 4 products of 16x16x16 (f16 in, f32 accumulation).
+// Both tiles are double-buffered (one barrier per step: step s multiplies one buffer while step
+// s + 1 is written into the other); the activations are loaded one step ahead, the weight words
+// two. (The activations loaded by the matrix loads straight from the buffer at their step were
+// 9-34% slower on the H100, docs/perf-log.md session 24: 157 registers now, 3 workgroups per SM,
+// 34 KiB of workgroup memory, so devices with 32 KiB run the tiles.)
+// The subgroup's offsets come from @builtin(subgroup_id), which is subgroup-uniform as the matrix operations require (an offset derived from the
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
@@ -61,7 +63,7 @@ struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32
 var<immediate> p: Params;
 
 @group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;    // weight rows by 16 bytes (GGUF bytes; Q6_K in units, below)
-@group(0) @binding(1) var<storage, read> xa: array<A>;           // (k, t) activations, bound to a whole tile of tokens
+@group(0) @binding(1) var<storage, read> xa: array<vec4<A>>;     // (k, t) activations by 4, bound to a whole tile of tokens
 @group(0) @binding(2) var<storage, read_write> y: array<O>;      // (m, t)
 
 // The tile is written out for 4 subgroups x (2 token blocks x 4 row blocks of 16) (c<i><j> below).
@@ -71,6 +73,7 @@ const TN = 128u;                                 // tokens per tile, 32 per subg
 const TK = 32u;                                  // k per step (one sub-block of Q4_K scales)
 const TS = TK + 8u;                              // row stride of the weight tiles (16-byte aligned rows, padded)
 var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k]
+var<workgroup> xs: array<f16, 2 * TN * TS>;      // activations [buffer][token][k]
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
 
 //! include common/clampn.wgsl
@@ -201,7 +204,23 @@ alias MR = subgroup_matrix_right<f16, 16, 16>;
 alias MC = subgroup_matrix_result<f32, 16, 16>;
 // Every matrix is a named variable, not an array element: an array of matrices indexed in loops
 // can be kept in local memory by the driver.
-fn lda(t: u32, k: u32) -> ML { return subgroupMatrixLoad<ML>(&xa, t * p.k + k, false, p.k); }       // tokens t .. +15, k .. +15
+fn lda(o: u32) -> ML { return subgroupMatrixLoad<ML>(&xs, o, false, TS); }       // 16 tokens x 16 k from xs[o]
+// The activations of one step: invocation l loads tokens l / 8 + 16 i (i < 8), k 4 (l % 8) .. +3,
+// as 8-byte vectors one step ahead, and stores them into xs after the step's products
+struct XL { v0: vec4<A>, v1: vec4<A>, v2: vec4<A>, v3: vec4<A>, v4: vec4<A>, v5: vec4<A>, v6: vec4<A>, v7: vec4<A> }
+fn ldx(t0: u32, k0: u32, l: u32) -> XL {
+    let kq = p.k / 4u;
+    let b = (t0 + l / 8u) * kq + k0 / 4u + l % 8u;
+    let s = 16u * kq;
+    return XL(xa[b], xa[b + s], xa[b + 2u * s], xa[b + 3u * s], xa[b + 4u * s], xa[b + 5u * s], xa[b + 6u * s], xa[b + 7u * s]);
+}
+fn st4(o: u32, v: vec4<A>) { xs[o] = v.x; xs[o + 1u] = v.y; xs[o + 2u] = v.z; xs[o + 3u] = v.w; }
+fn stx(buf: u32, x: XL, l: u32) {
+    let o = buf * TN * TS + (l / 8u) * TS + 4u * (l % 8u);
+    let s = 16u * TS;
+    st4(o, x.v0); st4(o + s, x.v1); st4(o + 2u * s, x.v2); st4(o + 3u * s, x.v3);
+    st4(o + 4u * s, x.v4); st4(o + 5u * s, x.v5); st4(o + 6u * s, x.v6); st4(o + 7u * s, x.v7);
+}
 fn ldw(o: u32) -> MR { return subgroupMatrixLoad<MR>(&wh, o, true, TS); }
 fn mm(a: ML, b: MR, c: MC) -> MC { return subgroupMatrixMultiplyAccumulate(a, b, c); }
 // one 16x16 result (tokens t .. +15, rows r .. +15) through the subgroup's staging square
@@ -221,7 +240,8 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
              @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) ln: u32) {
     let l = lid.x;
     let row0 = wid.x * TM;
-    let tq = wid.y * TN + sg * 32u;              // this subgroup's tokens tq .. tq + 31 (2 blocks of 16)
+    let t0 = wid.y * TN;
+    let tq = t0 + sg * 32u;                      // this subgroup's tokens tq .. tq + 31 (2 blocks of 16)
     let dr = l / 2u;                             // dequantization: row dr, weights 16 dh .. +15 of each step
     let dh = l % 2u;
     let live = row0 + dr < p.rows;
@@ -235,14 +255,19 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     // the other (one barrier per step); the raw words run two steps ahead.
     var raw: array<u32, 20>;
     if (live) { raw = ld_raw(row0 + dr, k0, dh); }
+    var xl = ldx(t0, k0, l);
     put16(0u, dr, dh, raw, row0 + dr, k0);
+    stx(0u, xl, l);
     if (live && k0 + TK < ke) { raw = ld_raw(row0 + dr, k0 + TK, dh); }
     workgroupBarrier();
     for (var kb = k0; kb < ke; kb = kb + TK) {
         let cur = (kb - k0) / TK % 2u;
         let bo = cur * TM * TS;
+        let more = kb + TK < ke;
+        if (more) { xl = ldx(t0, kb + TK, l); }
         // a<i><h>: token block i, k half h of the step
-        let a00 = lda(tq, kb); let a01 = lda(tq, kb + 16u); let a10 = lda(tq + 16u, kb); let a11 = lda(tq + 16u, kb + 16u);
+        let xo = cur * TN * TS + sg * 32u * TS;
+        let a00 = lda(xo); let a01 = lda(xo + 16u); let a10 = lda(xo + 16u * TS); let a11 = lda(xo + 16u * TS + 16u);
         { let b = ldw(bo); c00 = mm(a00, b, c00); c10 = mm(a10, b, c10); }
         { let b = ldw(bo + 16u * TS); c01 = mm(a00, b, c01); c11 = mm(a10, b, c11); }
         { let b = ldw(bo + 32u * TS); c02 = mm(a00, b, c02); c12 = mm(a10, b, c12); }
@@ -251,8 +276,9 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         { let b = ldw(bo + 16u * TS + 16u); c01 = mm(a01, b, c01); c11 = mm(a11, b, c11); }
         { let b = ldw(bo + 32u * TS + 16u); c02 = mm(a01, b, c02); c12 = mm(a11, b, c12); }
         { let b = ldw(bo + 48u * TS + 16u); c03 = mm(a01, b, c03); c13 = mm(a11, b, c13); }
-        if (kb + TK < ke) {
+        if (more) {
             put16(1u - cur, dr, dh, raw, row0 + dr, kb + TK);
+            stx(1u - cur, xl, l);
             if (live && kb + 2u * TK < ke) { raw = ld_raw(row0 + dr, kb + 2u * TK, dh); }
         }
         workgroupBarrier();

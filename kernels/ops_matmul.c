@@ -180,13 +180,17 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
 
 /* Does a prefill product run on the cooperative-matrix kernel (matmul_cm.wgsl)? On devices that
    have the 16x16x16 f16 configuration (caps.coopmat), for every weight type with matmul_cm products
-   (config/dtypes.def cm: all but F32 and BF16), rows a multiple of its 32-element k step, f16 activations, and X
-   bound up to a whole tile of tokens within the device's binding limit. */
+   (config/dtypes.def cm: all but F32 and BF16), rows a multiple of its 32-element k step, f16 activations, X
+   bound up to a whole tile of tokens within the device's binding limit, and the kernel's workgroup
+   memory within the device's. */
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
     if (!(ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0)) return false;
+    i32 ki = kdef_find(OP_MATMUL_CM, PH_PREFILL, W->dtype, DT_F16, DT_F32);    /* its workgroup memory (34 KiB) fits */
+    Err e;
+    if (ki < 0 || !vk_kernel_check(&vk->caps, &kernel_table[ki], &e)) return false;
     u64 K = W->ne[0], T = X->nelem / K;
     return dtype_bytes(X->dtype, K * ((T + WQ_CM_TN - 1) / WQ_CM_TN * WQ_CM_TN)) <= vk->caps.max_storage_range;
 }

@@ -149,7 +149,7 @@ static Vk *dbg_vk_init(bool coopmat) {
     vk->caps.coopmat = coopmat;
     vk->caps.subgroup_ops = ~0u; vk->caps.max_push = 256; vk->caps.min_offset_align = 64;
     vk->caps.max_storage_range = 1u << 27; vk->caps.max_alloc = 1ull << 31;
-    vk->caps.max_shared = 32768; vk->caps.max_wg_invocations = 1024;
+    vk->caps.max_shared = 49152; vk->caps.max_wg_invocations = 1024;
     vk->caps.max_wg_size[0] = vk->caps.max_wg_size[1] = vk->caps.max_wg_size[2] = 1024;
     vk->caps.subgroup_size = 32;
     return vk;
