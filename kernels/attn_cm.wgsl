@@ -7,7 +7,9 @@
 //      each query's max m over its own keys (causal: key <= the query's position)
 //   2. S again, e = exp(S - m) (0 outside the query's keys) as f16 hi + lo parts (P, Pl: e to ~2^-22),
 //      the query's sum l of e; O += P V + Pl V (2 x head_dim / 16 products per chunk)
-// then out = O / l. The scores and P go through shared memory (sS, sP, sPl): invocation l owns half a
+// then out = O / l. A chunk's K slices are loaded while the chunk before is multiplied, its V slices
+// at the start of its iteration (H100: pp2048 +2-6% over loading each where it is used, docs/perf-log.md
+// session 24; 230 registers). The scores and P go through shared memory (sS, sP, sPl): invocation l owns half a
 // row (query l / 2, keys 8 (l % 2) .. +7). Precision: q, k and v are f16 values already, products
 // accumulate in f32; e in f16 alone (one product) moved each weight by up to 2^-11 and measured
 // 8.6e-4 of fat's 1e-3 bound (with the f16 output's own rounding), so e keeps its lo part. The
@@ -56,25 +58,24 @@ alias ML = subgroup_matrix_left<f16, 16, 16>;
 alias MR = subgroup_matrix_right<f16, 16, 16>;
 alias MC = subgroup_matrix_result<f32, 16, 16>;
 
-// S = Q K^T for the 16 keys whose first element (head hk) is at kb
-fn scores(kb: u32, nd: u32, kvw: u32) -> MC {
+// K^T of a chunk (key c's 16 values contiguous) and V, head_dim slice jd; the product with Q's slice jd
+fn ldk(kb: u32, jd: u32, kvw: u32) -> MR { return subgroupMatrixLoad<MR>(&kc, kb + 16u * jd, true, kvw); }
+fn ldv(kb: u32, jd: u32, kvw: u32) -> MR { return subgroupMatrixLoad<MR>(&vc, kb + 16u * jd, false, kvw); }
+fn mq(s: MC, jd: u32, k: MR) -> MC { return subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<ML>(&sQ, 16u * jd, false, p.head_dim), k, s); }
+// S = Q K^T of a chunk from its K slices (loaded a chunk ahead by the caller)
+fn scores(nd: u32, k0: MR, k1: MR, k2: MR, k3: MR, k4: MR, k5: MR, k6: MR, k7: MR) -> MC {
     var s: MC;
-    for (var jd = 0u; jd < nd; jd = jd + 1u) {
-        let a = subgroupMatrixLoad<ML>(&sQ, 16u * jd, false, p.head_dim);
-        let b = subgroupMatrixLoad<MR>(&kc, kb + 16u * jd, true, kvw);     // K^T: key c's 16 values contiguous
-        s = subgroupMatrixMultiplyAccumulate(a, b, s);
-    }
+    s = mq(s, 0u, k0); s = mq(s, 1u, k1); s = mq(s, 2u, k2); s = mq(s, 3u, k3);
+    if (nd > 4u) { s = mq(s, 4u, k4); s = mq(s, 5u, k5); s = mq(s, 6u, k6); s = mq(s, 7u, k7); }
     return s;
 }
 
-// O block jd += P V + Pl V (values jd * 16 .. +15 of the 16 keys whose head hk starts at vb; staged:
-// the values in sQ, [key][head_dim])
-fn pv(o: MC, ph: ML, pl: ML, vb: u32, jd: u32, kvw: u32, staged: bool) -> MC {
-    var v: MR;
-    if (staged) { v = subgroupMatrixLoad<MR>(&sQ, 16u * jd, false, p.head_dim); }
-    else { v = subgroupMatrixLoad<MR>(&vc, vb + 16u * jd, false, kvw); }
+// O block jd += P V + Pl V (v: values jd * 16 .. +15 of the chunk's 16 keys); the staged chunk's
+// values from sQ, [key][head_dim]
+fn pv(o: MC, ph: ML, pl: ML, v: MR) -> MC {
     return subgroupMatrixMultiplyAccumulate(pl, v, subgroupMatrixMultiplyAccumulate(ph, v, o));
 }
+fn ldsv(jd: u32) -> MR { return subgroupMatrixLoad<MR>(&sQ, 16u * jd, false, p.head_dim); }
 
 // Is invocation l's key j one of its query's keys (and not one read again before j0)?
 fn inside(j: u32, j0: u32, qp: u32, live: bool) -> bool { return live && j >= j0 && j <= qp; }
@@ -122,9 +123,22 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     let qp = p0 + tb + l / 2u;                   // this invocation's query position
     let jhi = p0 + tb + nq - 1u;
     var m = -F32_MAX;
+    // k<d>: the chunk's K slices, loaded while the chunk before is multiplied (named matrices, not an
+    // array: an array of matrices can be kept in local memory)
+    var k0: MR; var k1: MR; var k2: MR; var k3: MR; var k4: MR; var k5: MR; var k6: MR; var k7: MR;
+    var kb = (kr0 + chunk_row(0u, jhi)) * kvw + hc;
+    k0 = ldk(kb, 0u, kvw); k1 = ldk(kb, 1u, kvw); k2 = ldk(kb, 2u, kvw); k3 = ldk(kb, 3u, kvw);
+    if (nd > 4u) { k4 = ldk(kb, 4u, kvw); k5 = ldk(kb, 5u, kvw); k6 = ldk(kb, 6u, kvw); k7 = ldk(kb, 7u, kvw); }
     for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
         let jb = chunk_row(j0, jhi);
-        subgroupMatrixStore(&sS, 0u, scores((kr0 + jb) * kvw + hc, nd, kvw), false, 16u);
+        var n0: MR; var n1: MR; var n2: MR; var n3: MR; var n4: MR; var n5: MR; var n6: MR; var n7: MR;
+        let kn = (kr0 + chunk_row(j0 + 16u, jhi)) * kvw + hc;
+        if (j0 + 16u <= jhi) {
+            n0 = ldk(kn, 0u, kvw); n1 = ldk(kn, 1u, kvw); n2 = ldk(kn, 2u, kvw); n3 = ldk(kn, 3u, kvw);
+            if (nd > 4u) { n4 = ldk(kn, 4u, kvw); n5 = ldk(kn, 5u, kvw); n6 = ldk(kn, 6u, kvw); n7 = ldk(kn, 7u, kvw); }
+        }
+        subgroupMatrixStore(&sS, 0u, scores(nd, k0, k1, k2, k3, k4, k5, k6, k7), false, 16u);
+        k0 = n0; k1 = n1; k2 = n2; k3 = n3; k4 = n4; k5 = n5; k6 = n6; k7 = n7;
         workgroupBarrier();
         for (var c = 0u; c < 8u; c = c + 1u) { if (inside(jb + 8u * (l % 2u) + c, j0, qp, live)) { m = max(m, score_at(l, c)); } }
         workgroupBarrier();
@@ -134,12 +148,28 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     m = max(sM[l & ~1u], sM[l | 1u]);
     var o0: MC; var o1: MC; var o2: MC; var o3: MC; var o4: MC; var o5: MC; var o6: MC; var o7: MC;
     var sum = 0.0;
+    kb = (kr0 + chunk_row(0u, jhi)) * kvw + hc;
+    k0 = ldk(kb, 0u, kvw); k1 = ldk(kb, 1u, kvw); k2 = ldk(kb, 2u, kvw); k3 = ldk(kb, 3u, kvw);
+    if (nd > 4u) { k4 = ldk(kb, 4u, kvw); k5 = ldk(kb, 5u, kvw); k6 = ldk(kb, 6u, kvw); k7 = ldk(kb, 7u, kvw); }
+    let staged = jhi < 15u;                      // (the one chunk: its values into sQ, zero past jhi)
     for (var j0 = 0u; j0 <= jhi; j0 = j0 + 16u) {
         let jb = chunk_row(j0, jhi);
-        let kb = (kr0 + jb) * kvw + hc;
-        subgroupMatrixStore(&sS, 0u, scores(kb, nd, kvw), false, 16u);
+        kb = (kr0 + jb) * kvw + hc;
+        // this chunk's V slices at its start (the staged chunk's: below), the next chunk's K
+        var v0: MR; var v1: MR; var v2: MR; var v3: MR; var v4: MR; var v5: MR; var v6: MR; var v7: MR;
+        if (!staged) {
+            v0 = ldv(kb, 0u, kvw); v1 = ldv(kb, 1u, kvw); v2 = ldv(kb, 2u, kvw); v3 = ldv(kb, 3u, kvw);
+            if (nd > 4u) { v4 = ldv(kb, 4u, kvw); v5 = ldv(kb, 5u, kvw); v6 = ldv(kb, 6u, kvw); v7 = ldv(kb, 7u, kvw); }
+        }
+        var n0: MR; var n1: MR; var n2: MR; var n3: MR; var n4: MR; var n5: MR; var n6: MR; var n7: MR;
+        let kn = (kr0 + chunk_row(j0 + 16u, jhi)) * kvw + hc;
+        if (j0 + 16u <= jhi) {
+            n0 = ldk(kn, 0u, kvw); n1 = ldk(kn, 1u, kvw); n2 = ldk(kn, 2u, kvw); n3 = ldk(kn, 3u, kvw);
+            if (nd > 4u) { n4 = ldk(kn, 4u, kvw); n5 = ldk(kn, 5u, kvw); n6 = ldk(kn, 6u, kvw); n7 = ldk(kn, 7u, kvw); }
+        }
+        subgroupMatrixStore(&sS, 0u, scores(nd, k0, k1, k2, k3, k4, k5, k6, k7), false, 16u);
+        k0 = n0; k1 = n1; k2 = n2; k3 = n3; k4 = n4; k5 = n5; k6 = n6; k7 = n7;
         workgroupBarrier();
-        let staged = jhi < 15u;                  // (the one chunk: its values into sQ, zero past jhi)
         if (staged) {
             for (var e = l; e < QB * d_n; e = e + 32u) { var v = f16(0.0); if (e / d_n <= jhi) { v = vc[kb + (e / d_n) * kvw + e % d_n]; } sQ[e] = v; }
         }
@@ -157,8 +187,12 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
         workgroupBarrier();
         let ph = subgroupMatrixLoad<ML>(&sP, 0u, false, 16u);
         let pl = subgroupMatrixLoad<ML>(&sPl, 0u, false, 16u);
-        o0 = pv(o0, ph, pl, kb, 0u, kvw, staged); o1 = pv(o1, ph, pl, kb, 1u, kvw, staged); o2 = pv(o2, ph, pl, kb, 2u, kvw, staged); o3 = pv(o3, ph, pl, kb, 3u, kvw, staged);
-        if (nd > 4u) { o4 = pv(o4, ph, pl, kb, 4u, kvw, staged); o5 = pv(o5, ph, pl, kb, 5u, kvw, staged); o6 = pv(o6, ph, pl, kb, 6u, kvw, staged); o7 = pv(o7, ph, pl, kb, 7u, kvw, staged); }
+        if (staged) {
+            v0 = ldsv(0u); v1 = ldsv(1u); v2 = ldsv(2u); v3 = ldsv(3u);
+            if (nd > 4u) { v4 = ldsv(4u); v5 = ldsv(5u); v6 = ldsv(6u); v7 = ldsv(7u); }
+        }
+        o0 = pv(o0, ph, pl, v0); o1 = pv(o1, ph, pl, v1); o2 = pv(o2, ph, pl, v2); o3 = pv(o3, ph, pl, v3);
+        if (nd > 4u) { o4 = pv(o4, ph, pl, v4); o5 = pv(o5, ph, pl, v5); o6 = pv(o6, ph, pl, v6); o7 = pv(o7, ph, pl, v7); }
     }
     workgroupBarrier();
     sM[l] = sum;
