@@ -9,8 +9,8 @@
 // .. +31 of the tile) with all 64 rows as 2 x 4 products of 16x16x16 (f16 in, f32 accumulation).
 // Both tiles are double-buffered (one barrier per step: step s multiplies one buffer while step
 // s + 1 is written into the other); the activations are loaded one step ahead, the weight words
-// two. (The activations loaded by the matrix loads straight from the buffer at their step were
-// 9-34% slower on the H100, docs/perf-log.md session 24: 157 registers now, 3 workgroups per SM,
+// two. (Staged, pp512 is 9-34% above the matrix loads straight from the buffer at their step on
+// the H100, docs/perf-log.md session 24: 157 registers now, 3 workgroups per SM,
 // 34 KiB of workgroup memory, so devices with 32 KiB run the tiles.)
 // The subgroup's offsets come from @builtin(subgroup_id), which is subgroup-uniform as the matrix operations require (an offset derived from the
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
@@ -18,8 +18,8 @@
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
 // The weight format is a parameter (override WT, its block BLK / BB): Q4_K and Q6_K have their own
 // loads (ld_raw: the words a step needs, two steps ahead, as two 16-byte vectors: a Q4_K block is 9
-// of them, Q6_K's ql and qh parts start on 16-byte boundaries; four word loads each were 8-16%
-// slower, docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
+// of them, Q6_K's ql and qh parts start on 16-byte boundaries: pp512 +3-15% over 8-10 word loads,
+// docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
 // conversions); every other type
 // decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
 // at the time of those loads (two steps ahead, the f32 values held as raw's words). So a type is

@@ -77,7 +77,7 @@ typedef struct WqPush {
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
 #define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */
-#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H200: 164 registers per invocation -> 3) */
+#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H100 / H200: 157 registers per invocation -> 3) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
@@ -188,7 +188,8 @@ u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
     if (!(ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0)) return false;
-    i32 ki = kdef_find(OP_MATMUL_CM, PH_PREFILL, W->dtype, DT_F16, DT_F32);    /* its workgroup memory (34 KiB) fits */
+    i32 d = kdef_find(OP_MATMUL_CM, PH_PREFILL, W->dtype, DT_F16, DT_F32);   /* the kernel runs here: its 34 KiB */
+    i32 ki = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);                     /* of workgroup memory, ... */
     Err e;
     if (ki < 0 || !vk_kernel_check(&vk->caps, &kernel_table[ki], &e)) return false;
     u64 K = W->ne[0], T = X->nelem / K;

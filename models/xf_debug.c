@@ -460,13 +460,16 @@ void xf_profile_print(Xf *xf, FILE *f) {
 }
 
 /* ---- describe mode: kernels, dtypes and the dtype chain --------------------------------- */
-/* The bytes of a bound tensor that hold its data: a binding may reach past them (matmul_cm binds X
-   up to a whole tile of tokens, attention binds caches up to 16 bytes), and those bytes are read
-   without their values reaching an output (tokens past the batch are never stored), so whatever
-   dtype wrote them is not this tensor's. */
+/* The bytes of a bound tensor that the check reads: its binding, but for the two bindings padded past
+   their data (matmul_cm binds X up to a whole tile of WQ_CM_TN tokens, attention binds caches up to 16
+   bytes), whose tails are read without reaching an output (tokens past the batch are never stored), so
+   whatever dtype wrote them is not this tensor's. Other views (the strided q/k/v views) keep their span. */
 static u64 xf_data_bytes(const Tensor *t) {
-    u64 nb = t->nelem ? dtype_bytes(t->dtype, t->nelem) : 0;
-    return nb && nb < t->nbytes ? nb : t->nbytes;
+    u64 nb = t->nelem ? dtype_bytes(t->dtype, t->nelem) : 0, rows = t->ne[0] ? t->nelem / t->ne[0] : 0;
+    if (!nb || nb >= t->nbytes) return t->nbytes;
+    bool cache_pad = t->nbytes == align_up(nb, 16);
+    bool tile_pad = rows && t->nbytes == dtype_bytes(t->dtype, t->ne[0] * align_up(rows, WQ_CM_TN));
+    return cache_pad || tile_pad ? nb : t->nbytes;
 }
 
 static void xf_chain_write(XfDesc *d, const Tensor *t, const char *by) {

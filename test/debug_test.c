@@ -173,12 +173,22 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
        tile's tail, another tensor's bytes, before the check read only a binding's data) */
     checked = 0;
     vk = dbg_vk_init(true);
+    u64 cm0 = op_cm_products;
     for (u32 r = 0; r < MODEL_COUNT; r++) {
         DbgModel d; dbg_model(&d, &model_table[r], DT_Q4_K);
         checked += dbg_describe_one(vk, &d.m, r, DT_F16, 16, 4);
         free(d.t); free(d.layers);
     }
     CHECK(checked == MODEL_COUNT);
+    CHECKF(op_cm_products > cm0 + 4 * MODEL_COUNT, "%llu products on matmul_cm", (unsigned long long)(op_cm_products - cm0));
+
+    /* matmul_cm needs 34 KiB of workgroup memory: with 32 KiB the products run the tiles (they
+       died when the pipeline was made, before op_matmul_cm_fits asked the kernel) */
+    vk->caps.max_shared = 32768;
+    cm0 = op_cm_products;
+    DbgModel dq; dbg_model(&dq, &model_table[MODEL_llama_3_2_1b_instruct], DT_Q4_K);
+    CHECK(dbg_describe_one(vk, &dq.m, MODEL_llama_3_2_1b_instruct, DT_F16, 16, 4) == 1 && op_cm_products == cm0);
+    free(dq.t); free(dq.layers);
     vk = dbg_vk_init(false);
 
     /* every weight type in every config, with its fallbacks where a row is not whole blocks of it

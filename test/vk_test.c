@@ -34,6 +34,10 @@ static f32  trng_normal(void) {
    compare them element by element within what a different contraction can move, no further. */
 typedef struct FuseGap { u64 past; f64 worst; } FuseGap;   /* elements past their bound; the largest |a - b| */
 
+/* Where the bits must agree anyway: lavapipe (a CPU device, LLVM) compiles the fused and separate
+   shaders' arithmetic alike, so there a gap of any size is a real difference. */
+static bool fuse_exact(const Vk *vk) { return vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+
 /* A tensor of f32 or f16 downloaded as f32 (malloc'd: the caller frees it). */
 static f32 *down_f32(Vk *vk, const Tensor *t) {
     f32 *v = malloc(t->nelem * 4);
