@@ -962,6 +962,9 @@ static void fat_attention_cases(FatK *k) {
                of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
             FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3 };
             fat_attention(k, &odd);
+            /* several of attn_cm's 64-key chunks, each query's running maximum moving between them */
+            FatAttn many = { m->head_dim, m->n_head, m->n_head_kv, 40, 200, 256, win ? 20 : 0, m->attn_softcap, 2 };
+            fat_attention(k, &many);
         }
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
     }

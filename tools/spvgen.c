@@ -65,10 +65,10 @@ static uint32_t size_of(uint32_t t) {
    workgroup variables (the instruction walk fills the global id tables above as well). */
 typedef struct Refl {
     uint32_t wg[3];
-    int f16, s16, sub, subarith, subballot, subshuffle, coopmat, idot;
+    int f16, s16, sub, subarith, subballot, subshuffle, coopmat, idot, matrices;
     uint32_t vars[MAXB * 2], varty[MAXB * 2]; int nv;      /* storage/uniform variables and their pointer types */
     uint32_t pc_type;                                       /* the push-constant pointer type (0: none) */
-    uint32_t wgvars[64]; int nwg;                           /* Workgroup-storage-class variables' pointer types */
+    uint32_t wgvars[64], wgids[64]; int nwg;                /* Workgroup-storage-class variables' pointer types and ids */
 } Refl;
 
 static uint32_t *read_spv(const char *path, size_t *nw) {
@@ -90,6 +90,7 @@ static void reflect_op(uint32_t op, uint32_t wc, const uint32_t *a, Refl *r, con
         r->sub |= a[0] == 61;  r->subarith |= a[0] == 63;
         r->subballot |= a[0] == 64 || a[0] == 65;  r->subshuffle |= a[0] == 66 || a[0] == 67;
         r->coopmat |= a[0] == 6022 || a[0] == 5345;   /* CooperativeMatrixKHR, VulkanMemoryModel */
+        r->matrices |= a[0] == 6022;
         r->idot |= a[0] == 6019;                      /* DotProduct (integer dot products) */
         break;
     case 16: if (a[1] == 17) { r->wg[0] = a[2]; r->wg[1] = a[3]; r->wg[2] = a[4]; } break;   /* LocalSize */
@@ -113,7 +114,7 @@ static void reflect_op(uint32_t op, uint32_t wc, const uint32_t *a, Refl *r, con
     case 59: /* OpVariable: type id, result, storage class */
         if (a[2] == 12 || a[2] == 2) { if (r->nv < MAXB * 2) { r->vars[r->nv] = a[1]; r->varty[r->nv] = a[0]; r->nv++; } }
         if (a[2] == 9) r->pc_type = a[0];
-        if (a[2] == 4) { if (r->nwg == 64) fail("too many workgroup variables", path); r->wgvars[r->nwg++] = a[0]; }
+        if (a[2] == 4) { if (r->nwg == 64) fail("too many workgroup variables", path); r->wgids[r->nwg] = a[1]; r->wgvars[r->nwg++] = a[0]; }
         break;
     }
 }
@@ -144,6 +145,15 @@ static size_t emit_kernel(FILE *o, char *table, size_t tl, size_t cap, const cha
     for (int v = 0; v < r->nwg; v++) {
         uint32_t sz = size_of(types[r->wgvars[v]].a[1]);
         if (!sz) fail("cannot size a workgroup variable", path);
+        /* A driver may place workgroup variables in any order (NVIDIA's sorts them): one of 8 bytes put
+           attn_cm's f16 arrays 8 bytes off, and its matrix loads read shifted rows (session 25). Where
+           matrices are loaded from workgroup memory, every workgroup variable is whole 16-byte units. */
+        if (r->matrices && sz % 16) {
+            fprintf(stderr, "spvgen: %s: workgroup variable '%s' is %u bytes, not a multiple of 16 (a kernel with cooperative matrices "
+                    "must keep every workgroup variable in 16-byte units: the driver may order them so that the matrices' arrays lose their alignment)\n",
+                    path, r->wgids[v] < MAXID ? names[r->wgids[v]] : "?", sz);
+            exit(1);
+        }
         shared += sz;
     }
     tl += (size_t)snprintf(table + tl, cap - tl,
