@@ -7,33 +7,39 @@
 //      accumulation), times scale, into its square of sS
 //   2. its invocations turn S into weights e = 2^11 exp(S - m) (0 outside a query's keys) against the
 //      row's reference m, as f16 hi + lo parts (sP, sPl: e to ~2^-22), and the query's sum l of e
-//   3. subgroup s: O += P V + Pl V for its output columns (head_dim / 64 blocks of 16; 2 products per
-//      block and 16 keys)
+//   3. subgroup s, at the next chunk's step 1: O += P V + Pl V for its output columns (head_dim / 64
+//      blocks of 16; 2 products per block and 16 keys)
+// The chunk's keys and values go through workgroup memory (sK, sV): all 128 invocations load them as
+// 8-byte vectors a chunk ahead (the keys of chunk c + 1 and the values of chunk c while chunk c is
+// made) and store them after step 1, so the matrix loads read workgroup memory (rows padded by 8
+// values: no bank conflicts). H100, attention of a 512-token batch of a 2,048-token prompt: 445 -> 277
+// us per layer (llama-3.2-1b), 469 -> 345 (llama-3.2-3b) against matrix loads from the cache.
 // The reference m is a row's running maximum, moved only when a score passes it by more than TAU (a
 // flag, one uniform load per chunk): then the chunk's row maxima make the new m, O and l are scaled by
 // exp(m_old - m_new) (O through sS: the matrices' elements are not addressable) and the weights are
 // made again. So e <= 2^11 e^TAU < 2^15 (f16's range), and the first chunk always sets it (O is 0 then:
-// not scaled). Rescales are rare after the first chunk (the running maximum settles), so a chunk costs
-// one barrier after the scores and the flag's uniform load. H100, against the two-pass kernel of
-// session 24 (a subgroup per 16 queries, 16-key chunks, S made twice): pp2048 qwen2.5-1.5b +26%,
-// llama-3.2-3b +11%, qwen3-4b +8%, llama-3.2-1b +1% (docs/perf-log.md session 25).
+// not scaled). Rescales are rare after the first chunk (the running maximum settles: with none after
+// it, attention is 1-3% faster), so a chunk costs one barrier after the scores and the flag's uniform
+// load. H100, pp2048 against the two-pass kernel of session 24 (a subgroup per 16 queries, 16-key
+// chunks, S made twice, keys and values matrix-loaded from the cache): llama-3.2-1b +19%,
+// qwen2.5-1.5b +26%, llama-3.2-3b +20% (docs/perf-log.md session 25).
 // Every workgroup variable is whole 16-byte units (tools/spvgen.c fails the build otherwise): the
 // driver may order them as it likes, and an 8-byte flag array once put sP 8 bytes off, so the matrix
 // loads of P read rows shifted by 4 values (row 0 took the flag's bits: NaN).
 // Precision: q, k and v are f16 values already, products accumulate in f32; e in f16 alone moved each
-// weight by up to 2^-11 (8.6e-4 of fat's 1e-3 bound), so e keeps its lo part, a normal f16 for weights
-// down to 2^-15 of the row's largest (a driver may flush f16 subnormals: the H200 does).
-// Keys: rows kr0 + j of the cache (window 0: no ring wrap). A subgroup's 16 keys are 16 whole rows: the
-// last ones end at jhi, the last query's position (first row jhi - 15; keys before the subgroup's first,
-// read again, are masked; a subgroup wholly past jhi reads those rows too and masks them all, and its
-// products with V are skipped), so every row read holds a key this sequence wrote, except where the
-// keys so far are fewer than 16 (jhi < 15: rows 0 .. 15, the host asks n_ctx >= 16). Such rows can hold
-// anything (stale rows of an earlier sequence, never-written memory): a key row past jhi only enters
-// masked scores, and the values of that one chunk go through sQ (free once its scores are made) with
-// zero rows past jhi (NaN bits times a zero weight would be NaN). A masked key gets weight 0; a NaN
-// score of one of the query's own keys stays NaN through the sum and the output.
-// Queries past T are never read (q goes through sQ, zero rows) nor stored. So the robustness
-// transform is off:
+// weight by up to 2^-11 (8.6e-4 of fat's 1e-3 bound; P V with the lo part costs ~10% of attention),
+// so e keeps its lo part, a normal f16 for weights down to 2^-15 of the row's largest (a driver may
+// flush f16 subnormals: the H200 does). `edge fat`: 4.9e-4, the f16 output's rounding.
+// Keys: rows kr0 + j of the cache (window 0: no ring wrap). A 16-key group is 16 whole rows: the last
+// ones end at jhi, the last query's position (first row jhi - 15; keys before the group's first, read
+// again, are masked; a group wholly past jhi reads those rows too and masks them all, and its products
+// with V are skipped), so every row read holds a key this sequence wrote, except where the keys so far
+// are fewer than 16 (jhi < 15: rows 0 .. 15, the host asks n_ctx >= 16). Such rows can hold anything
+// (stale rows of an earlier sequence, never-written memory): a key row past jhi only enters masked
+// scores, and a value row past jhi is stored as zeros (NaN bits times a zero weight would be NaN). A
+// masked key gets weight 0; a NaN score of one of the query's own keys stays NaN through the sum and
+// the output. Queries past T are never read (q goes through sQ, zero rows) nor stored. So the
+// robustness transform is off:
 //! norobust
 //! tintvalidate
 //! variant attn_cm_f16_f16c attn_cm
@@ -44,8 +50,8 @@ struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u
                 q0: u32 }             // attention.wgsl's push constants (ops_attn.c AttnPush)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<f16>;           // (head_dim, n_head, T)
-@group(0) @binding(1) var<storage, read> kc: array<f16>;          // (head_dim * n_head_kv, n_ctx, n_seq)
-@group(0) @binding(2) var<storage, read> vc: array<f16>;          // (head_dim * n_head_kv, n_ctx, n_seq)
+@group(0) @binding(1) var<storage, read> kc: array<vec4<f16>>;    // (head_dim * n_head_kv, n_ctx, n_seq) by 4
+@group(0) @binding(2) var<storage, read> vc: array<vec4<f16>>;    // (head_dim * n_head_kv, n_ctx, n_seq) by 4
 @group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
 @group(0) @binding(4) var<storage, read_write> outf: array<f16>;  // (head_dim, n_head, T)
 
@@ -55,10 +61,14 @@ const NSG = 4u;                                  // subgroups per workgroup
 const KC = 64u;                                  // keys per chunk: 16 per subgroup
 const TAU = 2.7;                                 // a score may pass its row's reference by this much (e^TAU < 16)
 const WS = 2048.0;                               // the weights' factor 2^11 (out = O / l cancels it)
-var<workgroup> sQ: array<f16, 16 * 128>;         // the 16 queries [query][head_dim] (zero past T)
+const KS = 136u;                                 // row stride of sK / sV / sQ in values (head_dim <= 128, + 8: no bank conflicts)
+const PS = 72u;                                  // row stride of sP / sPl
+var<workgroup> sK: array<f16, 64 * KS>;          // the chunk's keys [key][head_dim] (row stride head_dim + 8)
+var<workgroup> sV: array<f16, 64 * KS>;          // the values of the chunk before [key][head_dim]
+var<workgroup> sQ: array<f16, 16 * KS>;          // the 16 queries [query][head_dim] (zero past T)
 var<workgroup> sS: array<f32, 256 * NSG>;        // per subgroup: its 16 x 16 scores [query][key], or an output block
-var<workgroup> sP: array<f16, 16 * KC>;          // the chunk's weights [query][key]: hi parts
-var<workgroup> sPl: array<f16, 16 * KC>;         // lo parts
+var<workgroup> sP: array<f16, 16 * PS>;          // the chunk's weights [query][key]: hi parts
+var<workgroup> sPl: array<f16, 16 * PS>;         // lo parts
 var<workgroup> sM: array<f32, 16>;               // each query's reference m
 var<workgroup> sA: array<f32, 16>;               // each query's rescale factor exp(m_old - m_new)
 var<workgroup> sR: array<f32, 128>;              // partial row maxima, then partial sums
@@ -72,24 +82,66 @@ alias ML = subgroup_matrix_left<f16, 16, 16>;
 alias MR = subgroup_matrix_right<f16, 16, 16>;
 alias MC = subgroup_matrix_result<f32, 16, 16>;
 
-// K^T of 16 keys (key c's 16 values contiguous) and V, head_dim slice jd; the product with Q's slice jd
-fn ldk(kb: u32, jd: u32, kvw: u32) -> MR { return subgroupMatrixLoad<MR>(&kc, kb + 16u * jd, true, kvw); }
-fn ldv(kb: u32, jd: u32, kvw: u32) -> MR { return subgroupMatrixLoad<MR>(&vc, kb + 16u * jd, false, kvw); }
-fn mq(s: MC, jd: u32, k: MR) -> MC { return subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<ML>(&sQ, 16u * jd, false, p.head_dim), k, s); }
-// S = Q K^T of 16 keys from their K slices (loaded a chunk ahead by the caller)
-fn scores(nd: u32, k0: MR, k1: MR, k2: MR, k3: MR, k4: MR, k5: MR, k6: MR, k7: MR) -> MC {
+// The chunk's keys and values go through sK / sV: invocation l loads vectors of 4 values (column
+// 4 (l % hq) of rows l / hq + rpl u, hq = head_dim / 4, rpl = 128 / hq; u < 8, and 8 .. 15 for
+// head_dim 128: X8 a and b) one chunk ahead and stores them after the chunk's scores are made.
+struct X8 { v0: vec4<f16>, v1: vec4<f16>, v2: vec4<f16>, v3: vec4<f16>, v4: vec4<f16>, v5: vec4<f16>, v6: vec4<f16>, v7: vec4<f16> }
+// where a chunk's rows come from: the cache's first row kr0, row width kvw (vec4 units: kvw / 4), the
+// KV head's offset hc, the last key jhi, the chunk's first key j0
+struct Src { kr0: u32, kvw: u32, hc: u32, jhi: u32, hq: u32, rpl: u32 }
+// the cache row (from kr0) of the chunk's row r: its 16-key group's rows end at jhi at the latest
+fn crow(r: u32, j0: u32, q: Src) -> u32 { return chunk_row(j0 + 16u * (r / 16u), q.jhi) + r % 16u; }
+fn gk(r: u32, j0: u32, l: u32, q: Src) -> vec4<f16> { return kc[((q.kr0 + crow(r, j0, q)) * q.kvw + q.hc) / 4u + l % q.hq]; }
+// values past jhi (while the keys so far are fewer than 16) are zero: such rows may hold anything
+fn gv(r: u32, j0: u32, l: u32, q: Src) -> vec4<f16> {
+    let c = crow(r, j0, q);
+    return select(vc[((q.kr0 + c) * q.kvw + q.hc) / 4u + l % q.hq], vec4<f16>(0.0), c > q.jhi);
+}
+fn ldk8(u0: u32, j0: u32, l: u32, q: Src) -> X8 {
+    let r = l / q.hq + q.rpl * u0;
+    let s = q.rpl;
+    return X8(gk(r, j0, l, q), gk(r + s, j0, l, q), gk(r + 2u * s, j0, l, q), gk(r + 3u * s, j0, l, q),
+              gk(r + 4u * s, j0, l, q), gk(r + 5u * s, j0, l, q), gk(r + 6u * s, j0, l, q), gk(r + 7u * s, j0, l, q));
+}
+fn ldv8(u0: u32, j0: u32, l: u32, q: Src) -> X8 {
+    let r = l / q.hq + q.rpl * u0;
+    let s = q.rpl;
+    return X8(gv(r, j0, l, q), gv(r + s, j0, l, q), gv(r + 2u * s, j0, l, q), gv(r + 3u * s, j0, l, q),
+              gv(r + 4u * s, j0, l, q), gv(r + 5u * s, j0, l, q), gv(r + 6u * s, j0, l, q), gv(r + 7u * s, j0, l, q));
+}
+fn stk4(o: u32, v: vec4<f16>) { sK[o] = v.x; sK[o + 1u] = v.y; sK[o + 2u] = v.z; sK[o + 3u] = v.w; }
+fn stv4(o: u32, v: vec4<f16>) { sV[o] = v.x; sV[o + 1u] = v.y; sV[o + 2u] = v.z; sV[o + 3u] = v.w; }
+fn stk8(u0: u32, x: X8, l: u32, q: Src) {
+    let o = (l / q.hq + q.rpl * u0) * KS + 4u * (l % q.hq);
+    let s = q.rpl * KS;
+    stk4(o, x.v0); stk4(o + s, x.v1); stk4(o + 2u * s, x.v2); stk4(o + 3u * s, x.v3);
+    stk4(o + 4u * s, x.v4); stk4(o + 5u * s, x.v5); stk4(o + 6u * s, x.v6); stk4(o + 7u * s, x.v7);
+}
+fn stv8(u0: u32, x: X8, l: u32, q: Src) {
+    let o = (l / q.hq + q.rpl * u0) * KS + 4u * (l % q.hq);
+    let s = q.rpl * KS;
+    stv4(o, x.v0); stv4(o + s, x.v1); stv4(o + 2u * s, x.v2); stv4(o + 3u * s, x.v3);
+    stv4(o + 4u * s, x.v4); stv4(o + 5u * s, x.v5); stv4(o + 6u * s, x.v6); stv4(o + 7u * s, x.v7);
+}
+
+// S = Q K^T of subgroup sg's 16 keys of the chunk in sK (K^T slice jd: key c's 16 values contiguous)
+fn mq(s: MC, sg: u32, jd: u32) -> MC {
+    let k = subgroupMatrixLoad<MR>(&sK, 16u * sg * KS + 16u * jd, true, KS);
+    return subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<ML>(&sQ, 16u * jd, false, KS), k, s);
+}
+fn scores(nd: u32, sg: u32) -> MC {
     var s: MC;
-    s = mq(s, 0u, k0); s = mq(s, 1u, k1); s = mq(s, 2u, k2); s = mq(s, 3u, k3);
-    if (nd > 4u) { s = mq(s, 4u, k4); s = mq(s, 5u, k5); s = mq(s, 6u, k6); s = mq(s, 7u, k7); }
+    s = mq(s, sg, 0u); s = mq(s, sg, 1u); s = mq(s, sg, 2u); s = mq(s, sg, 3u);
+    if (nd > 4u) { s = mq(s, sg, 4u); s = mq(s, sg, 5u); s = mq(s, sg, 6u); s = mq(s, sg, 7u); }
     return s;
 }
-// O block += P V + Pl V over the chunk's keys 16 i .. +15
-fn pv(o: MC, i: u32, v: MR) -> MC {
-    let ph = subgroupMatrixLoad<ML>(&sP, 16u * i, false, KC);
-    let pl = subgroupMatrixLoad<ML>(&sPl, 16u * i, false, KC);
+// O block jd += P V + Pl V over the keys 16 i .. +15 of the chunk in sP / sV
+fn pv(o: MC, i: u32, jd: u32) -> MC {
+    let ph = subgroupMatrixLoad<ML>(&sP, 16u * i, false, PS);
+    let pl = subgroupMatrixLoad<ML>(&sPl, 16u * i, false, PS);
+    let v = subgroupMatrixLoad<MR>(&sV, 16u * i * KS + 16u * jd, false, KS);
     return subgroupMatrixMultiplyAccumulate(pl, v, subgroupMatrixMultiplyAccumulate(ph, v, o));
 }
-fn ldsv(jd: u32) -> MR { return subgroupMatrixLoad<MR>(&sQ, 16u * jd, false, p.head_dim); }
 
 // Is key j one of query qp's keys (and not one read again before j0)?
 fn inside(j: u32, j0: u32, qp: u32, live: bool) -> bool { return live && j >= j0 && j <= qp; }
@@ -118,8 +170,8 @@ fn weights(sg: u32, ln: u32, jb: u32, js: u32, qp: u32, live: bool, m: f32) -> v
         // matmul_cm's weights in session 7)
         let eh = bitcast<f32>(bitcast<u32>(e) & 0xffffe000u);
         cs = cs + e;
-        sP[KC * i + 16u * sg + h + c] = f16(eh);
-        sPl[KC * i + 16u * sg + h + c] = f16(e - eh);
+        sP[PS * i + 16u * sg + h + c] = f16(eh);
+        sPl[PS * i + 16u * sg + h + c] = f16(e - eh);
     }
     return vec2<f32>(cs, fl);
 }
@@ -169,6 +221,13 @@ fn out16(o: MC, sg: u32, ln: u32, jd: u32, tb: u32, h: u32, nq: u32) {
     workgroupBarrier();
 }
 
+// O += the P V of the chunk at j0 (its P in sP / sPl, its V in sV), 16-key groups past jhi skipped
+fn pv_chunk(o0: ptr<function, MC>, o1: ptr<function, MC>, j0: u32, jhi: u32, sg: u32, nb: u32) {
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        if (j0 + 16u * i <= jhi) { *o0 = pv(*o0, i, sg); if (nb > 1u) { *o1 = pv(*o1, i, sg + NSG); } }
+    }
+}
+
 @compute @workgroup_size(128)
 fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
            @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) ln: u32) {
@@ -192,50 +251,35 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
         let i = e / d_n;
         var v = f16(0.0);
         if (i < nq) { v = q[((tb + i) * p.n_head + h) * d_n + e % d_n]; }
-        sQ[e] = v;
+        sQ[i * KS + e % d_n] = v;
     }
-    workgroupBarrier();
     let live = ln / 2u < nq;
     let qp = p0 + tb + ln / 2u;                  // this invocation's query position (step 2)
     let jhi = p0 + tb + nq - 1u;
-    let staged = jhi < 15u;                      // (the one chunk: its values into sQ, zero past jhi)
+    let src = Src(kr0, kvw, hc, jhi, d_n / 4u, 512u / d_n);
     var m = -F32_MAX;                            // the reference of this invocation's query
     var sum = 0.0;                               // its part of the query's sum
     var o0: MC; var o1: MC;                      // output blocks sg and sg + NSG
-    // k<d>: the subgroup's K slices, loaded while the chunk before is multiplied (named matrices, not
-    // an array: an array of matrices can be kept in local memory)
-    var k0: MR; var k1: MR; var k2: MR; var k3: MR; var k4: MR; var k5: MR; var k6: MR; var k7: MR;
-    var kb = (kr0 + chunk_row(16u * sg, jhi)) * kvw + hc;
-    k0 = ldk(kb, 0u, kvw); k1 = ldk(kb, 1u, kvw); k2 = ldk(kb, 2u, kvw); k3 = ldk(kb, 3u, kvw);
-    if (nd > 4u) { k4 = ldk(kb, 4u, kvw); k5 = ldk(kb, 5u, kvw); k6 = ldk(kb, 6u, kvw); k7 = ldk(kb, 7u, kvw); }
+    // xk*: the next chunk's keys, xv*: this chunk's values (loaded a chunk ahead, stored after the scores)
+    var xka = ldk8(0u, 0u, l, src); var xkb: X8; var xva: X8; var xvb: X8;
+    if (nd > 4u) { xkb = ldk8(8u, 0u, l, src); }
+    stk8(0u, xka, l, src); if (nd > 4u) { stk8(8u, xkb, l, src); }
+    if (KC <= jhi) { xka = ldk8(0u, KC, l, src); if (nd > 4u) { xkb = ldk8(8u, KC, l, src); } }
+    xva = ldv8(0u, 0u, l, src); if (nd > 4u) { xvb = ldv8(8u, 0u, l, src); }
+    workgroupBarrier();
     for (var j0 = 0u; j0 <= jhi; j0 = j0 + KC) {
         let ch = j0 / KC;
         let js = j0 + 16u * sg;                  // this subgroup's first key, its rows from jb
         let jb = chunk_row(js, jhi);
-        // the chunk's V slices for this subgroup's output blocks (key group i, block b: v<b><i>). (A var
-        // without an initializer declared in a loop is not zeroed per iteration by this Tint: each is
-        // loaded before it is used.)
-        var va0: MR; var va1: MR; var va2: MR; var va3: MR; var vb0: MR; var vb1: MR; var vb2: MR; var vb3: MR;
-        if (!staged) {
-            var r = (kr0 + chunk_row(j0, jhi)) * kvw + hc;
-            va0 = ldv(r, sg, kvw); if (nb > 1u) { vb0 = ldv(r, sg + NSG, kvw); }
-            if (j0 + 16u <= jhi) { r = (kr0 + chunk_row(j0 + 16u, jhi)) * kvw + hc; va1 = ldv(r, sg, kvw); if (nb > 1u) { vb1 = ldv(r, sg + NSG, kvw); } }
-            if (j0 + 32u <= jhi) { r = (kr0 + chunk_row(j0 + 32u, jhi)) * kvw + hc; va2 = ldv(r, sg, kvw); if (nb > 1u) { vb2 = ldv(r, sg + NSG, kvw); } }
-            if (j0 + 48u <= jhi) { r = (kr0 + chunk_row(j0 + 48u, jhi)) * kvw + hc; va3 = ldv(r, sg, kvw); if (nb > 1u) { vb3 = ldv(r, sg + NSG, kvw); } }
-        }
-        var n0: MR; var n1: MR; var n2: MR; var n3: MR; var n4: MR; var n5: MR; var n6: MR; var n7: MR;
-        if (j0 + KC <= jhi) {
-            let kn = (kr0 + chunk_row(js + KC, jhi)) * kvw + hc;
-            n0 = ldk(kn, 0u, kvw); n1 = ldk(kn, 1u, kvw); n2 = ldk(kn, 2u, kvw); n3 = ldk(kn, 3u, kvw);
-            if (nd > 4u) { n4 = ldk(kn, 4u, kvw); n5 = ldk(kn, 5u, kvw); n6 = ldk(kn, 6u, kvw); n7 = ldk(kn, 7u, kvw); }
-        }
-        subgroupMatrixStore(&sS, 256u * sg, scores(nd, k0, k1, k2, k3, k4, k5, k6, k7), false, 16u);
-        k0 = n0; k1 = n1; k2 = n2; k3 = n3; k4 = n4; k5 = n5; k6 = n6; k7 = n7;
+        subgroupMatrixStore(&sS, 256u * sg, scores(nd, sg), false, 16u);
+        if (ch > 0u) { pv_chunk(&o0, &o1, j0 - KC, jhi, sg, nb); }   // (the chunk before: its P and V)
         workgroupBarrier();
         if (l == 0u) { sF[(ch + 1u) % 2u] = 0u; }    // (last read by the chunk before, which every invocation has left)
-        if (staged) {
-            for (var e = l; e < QB * d_n; e = e + 128u) { var v = f16(0.0); if (e / d_n <= jhi) { v = vc[(kr0 + e / d_n) * kvw + hc + e % d_n]; } sQ[e] = v; }
-        }
+        // the next chunk's keys into sK (this one's are multiplied), this chunk's values into sV
+        if (j0 + KC <= jhi) { stk8(0u, xka, l, src); if (nd > 4u) { stk8(8u, xkb, l, src); } }
+        stv8(0u, xva, l, src); if (nd > 4u) { stv8(8u, xvb, l, src); }
+        if (j0 + 2u * KC <= jhi) { xka = ldk8(0u, j0 + 2u * KC, l, src); if (nd > 4u) { xkb = ldk8(8u, j0 + 2u * KC, l, src); } }
+        if (j0 + KC <= jhi) { xva = ldv8(0u, j0 + KC, l, src); if (nd > 4u) { xvb = ldv8(8u, j0 + KC, l, src); } }
         var w = weights(sg, ln, jb, js, qp, live, m);
         if (w.y > 0.0) { sF[ch % 2u] = 1u; }
         if (workgroupUniformLoad(&sF[ch % 2u]) != 0u) {
@@ -249,14 +293,8 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
         } else {
             sum = sum + w.x;
         }
-        if (staged) {
-            va0 = ldsv(sg); if (nb > 1u) { vb0 = ldsv(sg + NSG); }
-        }
-        o0 = pv(o0, 0u, va0); if (nb > 1u) { o1 = pv(o1, 0u, vb0); }
-        if (j0 + 16u <= jhi) { o0 = pv(o0, 1u, va1); if (nb > 1u) { o1 = pv(o1, 1u, vb1); } }
-        if (j0 + 32u <= jhi) { o0 = pv(o0, 2u, va2); if (nb > 1u) { o1 = pv(o1, 2u, vb2); } }
-        if (j0 + 48u <= jhi) { o0 = pv(o0, 3u, va3); if (nb > 1u) { o1 = pv(o1, 3u, vb3); } }
     }
+    pv_chunk(&o0, &o1, (jhi / KC) * KC, jhi, sg, nb);
     workgroupBarrier();
     sR[32u * sg + ln] = sum;
     workgroupBarrier();
