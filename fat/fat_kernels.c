@@ -749,7 +749,7 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     fat_up(vk, &tq, qin); fat_up_kv(vk, &tkc, kc, kvd); fat_up_kv(vk, &tvc, vc, kvd); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
-    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || d->op == OP_ATTN_CM) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || d->op == OP_ATTN_CM || d->op == OP_ATTN_CM_H64) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
@@ -937,9 +937,9 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window ? 7 : 0;
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = k->d->op == OP_ATTN_CM;
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = k->d->op == OP_ATTN_CM || k->d->op == OP_ATTN_CM_H64;
         bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm;
-        if (cm && !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, m->attn_softcap, 16)) continue;
+        if (cm && (op_attention_cm_op(m->head_dim) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, m->attn_softcap, 16))) continue;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
         if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
@@ -1097,7 +1097,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); fat_kv_store(&k, 96); break;   /* (96: a q8_0 row padded to 128) */
-    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: fat_attention_cases(&k); break;
+    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: case OP_ATTN_CM_H64: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
@@ -1189,8 +1189,8 @@ static void fat_trap_attention(Fat *f, i32 di) {
     if (ki < 0 || !vk_kernel_check(&f->vk.caps, &kernel_table[ki], &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ki < 0 ? "kernel not embedded" : ke.msg); return; }
     f32 *sw = malloc(65600 * 4);
     u64 n = fat_sweep(sw, d->atype == DT_F32);
-    bool cm = d->op == OP_ATTN_CM;                         /* (head_dim 64 / 128, no softcap) */
-    u32 hd = cm ? 128 : 256;
+    bool cm = d->op == OP_ATTN_CM || d->op == OP_ATTN_CM_H64;   /* (head_dim 128 / 64, no softcap) */
+    u32 hd = d->op == OP_ATTN_CM_H64 ? 64 : cm ? 128 : 256;
     FatAttn a = { hd, 1, 1, 0, 32, 0, 0, 0, 1 };           /* gemma's head dim (attn_cm: 128): hd sweep values per query */
     a.T = (u32)((n + hd - 1) / hd); a.n_ctx = a.p0 + a.T;
     u64 nq = (u64)a.T * hd, nc = (u64)a.n_ctx * hd;
@@ -1220,7 +1220,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || kdefs[i].op == OP_ATTN_CM) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || kdefs[i].op == OP_ATTN_CM || kdefs[i].op == OP_ATTN_CM_H64) fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }

@@ -13,7 +13,8 @@
 // 8-byte vectors a chunk ahead (the keys of chunk c + 1 and the values of chunk c while chunk c is
 // made) and store them after step 1, so the matrix loads read workgroup memory (rows padded by 8
 // values: no bank conflicts). H100, attention of a 512-token batch of a 2,048-token prompt: 445 -> 277
-// us per layer (llama-3.2-1b), 469 -> 345 (llama-3.2-3b) against matrix loads from the cache.
+// us per layer (llama-3.2-1b), 469 -> 345 (llama-3.2-3b) against matrix loads from the cache (then
+// 178 / 177 with one build per head_dim: HD below).
 // The reference m is a row's running maximum, moved only when a score passes it by more than TAU (a
 // flag, one uniform load per chunk): then the chunk's row maxima make the new m, O and l are scaled by
 // exp(m_old - m_new) (O through sS: the matrices' elements are not addressable) and the weights are
@@ -42,7 +43,8 @@
 // robustness transform is off:
 //! norobust
 //! tintvalidate
-//! variant attn_cm_f16_f16c attn_cm
+//! variant attn_cm_f16_f16c attn_cm HD=128
+//! variant attn_cm_h64_f16_f16c attn_cm HD=64
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
@@ -56,6 +58,11 @@ var<immediate> p: Params;
 @group(0) @binding(4) var<storage, read_write> outf: array<f16>;  // (head_dim, n_head, T)
 
 const F32_MAX = 3.4028234e38;
+// head_dim, fixed per build (ops_attn.c op_attention_cm_op: the host asks p.head_dim == HD), so the
+// kernel's shape is constant for the driver's compiler: H100, attention of a 512-token batch at 2,048
+// tokens, per layer, against one build for both head dims: llama-3.2-1b (64) 277 -> 178 us,
+// llama-3.2-3b (128) 345 -> 177 us
+override HD: u32 = 128u;
 const QB = 16u;                                  // queries per workgroup (ops_attn.c ATTN_CM_QB)
 const NSG = 4u;                                  // subgroups per workgroup
 const KC = 64u;                                  // keys per chunk: 16 per subgroup
@@ -215,7 +222,7 @@ fn out16(o: MC, sg: u32, ln: u32, jd: u32, tb: u32, h: u32, nq: u32) {
         var tot = 0.0;                           // the query's sum: 8 partial sums (4 subgroups x 2 halves)
         for (var s = 0u; s < NSG; s = s + 1u) { tot = tot + sR[32u * s + 2u * i] + sR[32u * s + 2u * i + 1u]; }
         let ok = tot > 0.0 || (bitcast<u32>(tot) & 0x7fffffffu) > 0x7f800000u;    // a NaN sum stays NaN
-        let b = ((tb + i) * p.n_head + h) * p.head_dim + 16u * jd + 8u * (ln % 2u);
+        let b = ((tb + i) * p.n_head + h) * HD + 16u * jd + 8u * (ln % 2u);
         for (var c = 0u; c < 8u; c = c + 1u) { outf[b + c] = f16(select(0.0, sS[256u * sg + 16u * i + 8u * (ln % 2u) + c] / tot, ok)); }
     }
     workgroupBarrier();
@@ -242,7 +249,7 @@ fn attn_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     let kr0 = workgroupUniformLoad(&posw[2]);
     if (tb >= n_tok || h >= p.n_head) { return; }
     let nq = min(QB, n_tok - tb);
-    let d_n = p.head_dim;
+    let d_n = HD;
     let nd = d_n / 16u;
     let nb = nd / NSG;                           // output blocks per subgroup: sg, sg + NSG
     let kvw = d_n * p.n_head_kv;

@@ -568,7 +568,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
         if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? (dtype_klanes(kd->wtype) ? "; decode matvec (8..128 lanes per row by shape, 8 per 256 elements)" : "; decode matvec (1..128 lanes per row by shape, 4 elements per lane and pass)") : "; prefill tiles 64x64");
         if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT) out("; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
-        if (kd->op == OP_ATTN_CM) out("; prefill attention on cooperative matrices, 16 queries per workgroup of 4 subgroups, 64-key chunks (device has VK_KHR_cooperative_matrix 16x16x16 f16; "
+        if (kd->op == OP_ATTN_CM || kd->op == OP_ATTN_CM_H64) out("; prefill attention on cooperative matrices, 16 queries per workgroup of 4 subgroups, 64-key chunks (device has VK_KHR_cooperative_matrix 16x16x16 f16; "
                                       "f16 cache, head_dim 64 or 128, no sliding window or softcap)");
         if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8 ||
             kd->op == OP_MATMUL_GLU_NORM_Q8_W || kd->op == OP_MATMUL_NORM_Q8_W || kd->op == OP_MATMUL_GLU_RES_NORM_Q8_W) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
