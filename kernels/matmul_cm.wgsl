@@ -16,9 +16,10 @@
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
-// The weight format is a parameter (override WT, its block BLK / BB): Q4_K and Q6_K have their own
-// loads (ld_raw: the words a step needs, two steps ahead, as two 16-byte vectors: a Q4_K block is 9
-// of them, Q6_K's ql and qh parts start on 16-byte boundaries: pp512 +3-15% over 8-10 word loads,
+// The weight format is a parameter (override WT, its block BLK / BB): Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 have their own
+// loads (ld_raw: the words a step needs, two steps ahead, as 16-byte vectors: a Q4_K block is 9
+// of them, a Q5_K block 11, Q6_K's ql and qh parts start on 16-byte boundaries: pp512 +3-15% over 8-10 word loads,
+// session 25: Q5_K_M 2.2x, Q8_0 +24%, Q4_0 +28% over dq4's per-4-weight decode, llama-3.2-1b on the H100,
 // docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
 // conversions); every other type
 // decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
@@ -101,12 +102,23 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 // The words row r needs for its weights 16 h .. 16 h + 15 of the 32 from element k0 (a multiple
 // of 32), loaded two steps ahead of their use (their latency overlaps the steps before):
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
+//   Q5_K: the same, and the 4 qh words of those 16 (bit j of byte l: weight l's fifth bit) (raw[8..11]).
+//   Q8_0 / Q4_0 (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16 (Q4_0)
+//   as 4 words (raw[0..3]; a block starts on an even byte: 5 word loads and a shift where it is not
+//   word-aligned), the scale's half-word (raw[4]).
 //   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
 //   word with the 2 scale bytes, the word with d.
 //   Every other type: the 16 weights themselves, decoded by dq4, as f32 bits (raw[0..15]).
 fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     var raw: array<u32, 20>;
-    if (WT != WT_Q4_K && WT != WT_Q6_K) {
+    if (WT == WT_Q8_0 || WT == WT_Q4_0) {
+        let o = r * row_bytes(p.k) + k0 / 32u * BB;
+        let q = ld16b(o + 2u + select(0u, 16u * h, WT == WT_Q8_0));
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
+        raw[4] = wword(o / 4u) >> (8u * (o & 2u));
+        return raw;
+    }
+    if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {
         let rb = r * row_bytes(p.k);
         for (var i = 0u; i < 4u; i = i + 1u) {
             let v = dq4(rb, k0 + 16u * h + 4u * i, p.k);
@@ -123,6 +135,14 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = hd[i]; raw[4u + i] = qv[i]; }
         return raw;
     }
+    if (WT == WT_Q5_K) {
+        let ov = (r * nsb + k0 / 256u) * 11u;    // 11 vectors: the header, 2 of qh, 8 of quants
+        let hd = w[ov];
+        let hv = w[ov + 1u + h];
+        let qv = w[ov + 3u + 2u * (j / 2u) + h];
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = hd[i]; raw[4u + i] = qv[i]; raw[8u + i] = hv[i]; }
+        return raw;
+    }
     let a = q6a(r * nsb + k0 / 256u);
     let qa = (a.ql + 64u * (j / 4u) + 32u * (j % 2u) + 16u * h) / 4u;
     let qb = (a.qh + 32u * (j / 4u) + 16u * h) / 4u;
@@ -132,6 +152,16 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     raw[18] = wword((a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u);
     raw[19] = wword(a.d / 4u) >> (8u * (a.d & 2u));
     return raw;
+}
+
+// 16 bytes from the even byte offset b as 4 words (the fifth word, past the binding, reads as 0)
+fn ld16b(b: u32) -> vec4<u32> {
+    let w0 = b / 4u;
+    let nw = wwords();
+    let x0 = wword(w0); let x1 = wword(w0 + 1u); let x2 = wword(w0 + 2u); let x3 = wword(w0 + 3u);
+    if ((b & 2u) == 0u) { return vec4<u32>(x0, x1, x2, x3); }
+    let x4 = select(0u, wword(w0 + 4u), w0 + 4u < nw);
+    return vec4<u32>((x0 >> 16u) | (x1 << 16u), (x1 >> 16u) | (x2 << 16u), (x2 >> 16u) | (x3 << 16u), (x3 >> 16u) | (x4 << 16u));
 }
 
 // The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without
@@ -146,21 +176,33 @@ fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
 struct Dq { v: array<f32, 16>, bound: f32 }
 fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
     var d: Dq;
-    if (WT != WT_Q4_K && WT != WT_Q6_K) {        // decoded by ld_raw; the bound is their sum of |w| (NaN stays NaN)
+    if (WT == WT_Q8_0 || WT == WT_Q4_0) {        // Q8_0: i8 bytes (x ^ 0x80 is x + 128); Q4_0: nibble h of each byte, minus 8
+        let dd = f16v(raw[4]);
+        for (var i = 0u; i < 4u; i = i + 1u) {
+            var q: vec4<f32>;
+            if (WT == WT_Q8_0) { q = bytes_f32(raw[i] ^ 0x80808080u, 128.0); } else { q = bytes_f32((raw[i] >> (4u * h)) & 0x0f0f0f0fu, 8.0); }
+            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dd * q[c]; }
+        }
+        d.bound = select(8.0, 128.0, WT == WT_Q8_0) * abs(dd);
+        return d;
+    }
+    if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {   // decoded by ld_raw; the bound is their sum of |w| (NaN stays NaN)
         d.bound = 0.0;
         for (var i = 0u; i < 16u; i = i + 1u) { d.v[i] = bitcast<f32>(raw[i]); d.bound = d.bound + abs(d.v[i]); }
         return d;
     }
     let j = (k0 % 256u) / 32u;                   // sub-block
-    if (WT == WT_Q4_K) {                              // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
-        let sm = q4k_sm(raw[1], raw[2], raw[3], j);
+    if (WT == WT_Q4_K || WT == WT_Q5_K) {             // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
+        let sm = q4k_sm(raw[1], raw[2], raw[3], j);   // (Q5_K: the same scales; qh bit j is the fifth bit)
         let dl = f16v(raw[0]) * sm.x;
         let ml = f16v(raw[0] >> 16u) * sm.y;
         for (var i = 0u; i < 4u; i = i + 1u) {
-            let q = bytes_f32((raw[4u + i] >> (4u * (j % 2u))) & 0x0f0f0f0fu, 0.0);
+            var b = (raw[4u + i] >> (4u * (j % 2u))) & 0x0f0f0f0fu;
+            if (WT == WT_Q5_K) { b = b | (((raw[8u + i] >> j) & 0x01010101u) << 4u); }
+            let q = bytes_f32(b, 0.0);
             for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dl * q[c] - ml; }
         }
-        d.bound = 15.0 * abs(dl) + abs(ml);
+        d.bound = select(15.0, 31.0, WT == WT_Q5_K) * abs(dl) + abs(ml);
         return d;
     }
     // Q6_K: element e = 32 j + 16 h + i of the super-block: quarter qq = j % 4, l = 16 h + i; raw
