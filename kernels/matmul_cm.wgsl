@@ -16,10 +16,11 @@
 // invocation id is not). The host binds the activations up to a whole tile of tokens (rows past t
 // are read, multiplied and never stored: a token's products do not mix with another token's).
 // Measured on the H200 (docs/perf-log.md #65-#70): prefill 1.76-1.84x the f32 tiles.
-// The weight format is a parameter (override WT, its block BLK / BB): Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 have their own
+// The weight format is a parameter (override WT, its block BLK / BB): Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, IQ4_NL and IQ4_XS have their own
 // loads (ld_raw: the words a step needs, two steps ahead, as 16-byte vectors: a Q4_K block is 9
 // of them, a Q5_K block 11, Q6_K's ql and qh parts start on 16-byte boundaries: pp512 +3-15% over 8-10 word loads,
-// session 25: Q5_K_M 2.2x, Q8_0 +24%, Q4_0 +28% over dq4's per-4-weight decode, llama-3.2-1b on the H100,
+// session 25: Q5_K_M 2.2x, Q8_0 +24%, Q4_0 +28%, IQ4_XS 2.2x, IQ4_NL 1.85x over dq4's per-4-weight decode,
+// llama-3.2-1b on the H100; the IQ4 codebook is a 16-float workgroup table, kvt,
 // docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
 // conversions); every other type
 // decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
@@ -76,6 +77,7 @@ const TS = TK + 8u;                              // row stride of the weight til
 var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k]
 var<workgroup> xs: array<f16, 2 * TN * TS>;      // activations [buffer][token][k]
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
+var<workgroup> kvt: array<f32, 16>;              // IQ4_NL / IQ4_XS: the codebook (a constant array indexed at run time may live in local memory)
 
 //! include common/clampn.wgsl
 fn wword(i: u32) -> u32 { return w[i >> 2u][i & 3u]; }
@@ -103,7 +105,8 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 // of 32), loaded two steps ahead of their use (their latency overlaps the steps before):
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
 //   Q5_K: the same, and the 4 qh words of those 16 (bit j of byte l: weight l's fifth bit) (raw[8..11]).
-//   Q8_0 / Q4_0 (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16 (Q4_0)
+//   IQ4_XS: d|scales_h, scales_l (raw[0..1]), the 4 quant words of sub-block j (raw[2..5]: nibble h of its 16 bytes).
+//   Q8_0 / Q4_0 / IQ4_NL (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16 (Q4_0)
 //   as 4 words (raw[0..3]; a block starts on an even byte: 5 word loads and a shift where it is not
 //   word-aligned), the scale's half-word (raw[4]).
 //   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
@@ -111,7 +114,15 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 //   Every other type: the 16 weights themselves, decoded by dq4, as f32 bits (raw[0..15]).
 fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     var raw: array<u32, 20>;
-    if (WT == WT_Q8_0 || WT == WT_Q4_0) {
+    if (WT == WT_IQ4_XS) {
+        let o = r * row_bytes(p.k) + k0 / 256u * BB;   // 136-byte blocks: 8-byte aligned
+        raw[0] = wword(o / 4u);
+        raw[1] = wword(o / 4u + 1u);
+        let q = ld16b(o + 8u + 16u * ((k0 % 256u) / 32u));
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[2u + i] = q[i]; }
+        return raw;
+    }
+    if (WT == WT_Q8_0 || WT == WT_Q4_0 || WT == WT_IQ4_NL) {
         let o = r * row_bytes(p.k) + k0 / 32u * BB;
         let q = ld16b(o + 2u + select(0u, 16u * h, WT == WT_Q8_0));
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
@@ -176,6 +187,21 @@ fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
 struct Dq { v: array<f32, 16>, bound: f32 }
 fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
     var d: Dq;
+    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {    // nibble h of each byte through the codebook
+        var dd: f32; var qo = 0u;
+        if (WT == WT_IQ4_NL) { dd = f16v(raw[4]); } else {
+            let jj = (k0 % 256u) / 32u;
+            let ls = ((raw[1] >> (4u * jj)) & 0xfu) | (((raw[0] >> (16u + 2u * jj)) & 3u) << 4u);
+            dd = f16v(raw[0]) * f32(i32(ls) - 32);
+            qo = 2u;
+        }
+        for (var i = 0u; i < 4u; i = i + 1u) {
+            let b = (raw[qo + i] >> (4u * h)) & 0x0f0f0f0fu;
+            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dd * kvt[(b >> (8u * c)) & 0xfu]; }
+        }
+        d.bound = 127.0 * abs(dd);
+        return d;
+    }
     if (WT == WT_Q8_0 || WT == WT_Q4_0) {        // Q8_0: i8 bytes (x ^ 0x80 is x + 128); Q4_0: nibble h of each byte, minus 8
         let dd = f16v(raw[4]);
         for (var i = 0u; i < 4u; i = i + 1u) {
@@ -296,6 +322,10 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     // Two weight tile buffers: step s multiplies buffer s % 2 while it dequantizes step s + 1 into
     // the other (one barrier per step); the raw words run two steps ahead.
     var raw: array<u32, 20>;
+    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
+        if (l < 16u) { kvt[l] = KV_IQ4NL[l]; }
+        workgroupBarrier();
+    }
     if (live) { raw = ld_raw(row0 + dr, k0, dh); }
     var xl = ldx(t0, k0, l);
     put16(0u, dr, dh, raw, row0 + dr, k0);
