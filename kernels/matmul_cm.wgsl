@@ -165,13 +165,13 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     return raw;
 }
 
-// 16 bytes from the even byte offset b as 4 words (the fifth word, past the binding, reads as 0)
+// 16 bytes from the even byte offset b (inside one block) as 4 words: where b is not word-aligned the
+// fifth word holds the last 2 (the binding is rounded up to 16 bytes)
 fn ld16b(b: u32) -> vec4<u32> {
     let w0 = b / 4u;
-    let nw = wwords();
     let x0 = wword(w0); let x1 = wword(w0 + 1u); let x2 = wword(w0 + 2u); let x3 = wword(w0 + 3u);
     if ((b & 2u) == 0u) { return vec4<u32>(x0, x1, x2, x3); }
-    let x4 = select(0u, wword(w0 + 4u), w0 + 4u < nw);
+    let x4 = wword(w0 + 4u);
     return vec4<u32>((x0 >> 16u) | (x1 << 16u), (x1 >> 16u) | (x2 << 16u), (x2 >> 16u) | (x3 << 16u), (x3 >> 16u) | (x4 << 16u));
 }
 

@@ -586,15 +586,19 @@ TEST(kernel_rope_kv_equals_separate_ops) {
             f32 *y1 = down_f32(vk, pa[t][0]), *y2 = down_f32(vk, pa[t][1]);
             /* with a bias and f16 activations the separate path rounds x + bias to f16 (add_bias's output);
                rope_kv rounds it too, but a driver may fold that round trip away (NVIDIA does: H100, 2 f16
-               steps apart on 1-33 of 512-8,192 values). The rotation moves that input rounding between the
-               pair's two outputs, so it is bounded by the pair's length, not the output's: one f16 step of
-               the largest value there */
+               steps apart on 1-33 of 512-8,192 values). The rotation moves that input rounding between a
+               pair's two outputs: one f16 step of the pair's larger value, for rotated values of q and
+               the key cache (v and the unrotated tail are one rounding on both sides) */
             f64 *ex = 0;
-            if (bias && at == DT_F16) {
-                f64 mx = 0;
-                for (u64 i = 0; i < pa[t][0]->nelem; i++) mx = MAX(mx, MAX(fabs((f64)y1[i]), fabs((f64)y2[i])));
-                ex = malloc(pa[t][0]->nelem * sizeof *ex);
-                for (u64 i = 0; i < pa[t][0]->nelem; i++) ex[i] = 0x1p-10 * mx;
+            if (bias && at == DT_F16 && t < 2) {
+                u64 n = pa[t][0]->nelem, rot = cs[ci].n_rot;
+                ex = calloc(n, sizeof *ex);
+                for (u64 i = 0; i < n; i++) {
+                    u64 d = i % hd, j;                 /* q: (hd, nh, T); the cache: (kvd, n_ctx), kvd = nkv hd */
+                    if (d >= rot) continue;
+                    if (cs[ci].neox) j = d < rot / 2 ? i + rot / 2 : i - rot / 2; else j = i ^ 1;
+                    ex[i] = 0x1p-10 * MAX(MAX(fabs((f64)y1[i]), fabs((f64)y2[i])), MAX(fabs((f64)y1[j]), fabs((f64)y2[j])));
+                }
             }
             FuseGap gap = fuse_gap(y2, y1, pa[t][0]->nelem, at == DT_F16, ex);
             free(ex);
