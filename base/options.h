@@ -34,7 +34,8 @@ typedef struct OptInt { bool set; i64 v; } OptInt;
     X(FLAG, idot,              "EDGE_IDOT")              /* int8 lanes also where not accelerated */        \
     X(FLAG, no_coopmat,        "EDGE_NO_COOPMAT")        /* never cooperative matrices */                   \
     X(INT,  max_binding,       "EDGE_MAX_BINDING")       /* bytes: cap on one storage binding */            \
-    X(INT,  splitk,            "EDGE_SPLITK")            /* k slices of a split prefill product */          \
+    X(INT,  splitk,            "EDGE_SPLITK")            /* k slices of split prefill / batch products */   \
+    X(INT,  batch_tiles,       "EDGE_BATCH_TILES")       /* -np from which batched steps run the tiles */   \
     X(INT,  fence_spin_us,     "EDGE_FENCE_SPIN_US")     /* us a GPU fence is polled before sleeping */     \
     X(INT,  fence_timeout_ms,  "EDGE_FENCE_TIMEOUT_MS")  /* ms: a submit that takes longer is an error */    \
     /* pipeline cache */                                                                                  \

@@ -53,6 +53,10 @@
 #ifndef EDGE_MAX_SEQ
 #define EDGE_MAX_SEQ 64                 /* sequences one engine decodes together (edge run -np) */
 #endif
+#ifndef EDGE_BATCH_TILES_MIN
+#define EDGE_BATCH_TILES_MIN 16         /* sequences (-np) from which batched decode steps run the prefill products
+                                           on a device with cooperative matrices (env EDGE_BATCH_TILES overrides) */
+#endif
 #ifndef EDGE_PREFILL_BATCH
 #define EDGE_PREFILL_BATCH 64           /* tokens per GPU prefill batch (bounds the activation and scores buffers) */
 #endif

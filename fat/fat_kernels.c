@@ -185,7 +185,8 @@ static void fat_weights(DType t, u64 rows, u64 k, u8 *b) {
 /* ---- matmul / matvec (every weight type, decode and prefill) --------------------------- */
 /* Y = W . X against f64 products. split > 0: through op_matmul_split in `split` k slices (the
    matmul_split_* kernel of k->d, or for splitk_sum_* Q4_K weights with an output of its dtype),
-   acc: Y starts random and the product is added to it. */
+   acc: Y starts random and the product is added to it. The matmul_cm_b kernels (key PH_DECODE) go
+   through op_matmul_rows and op_matmul_split_begin / _end with rows, as a batched step's products. */
 static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, bool acc) {
     Vk *vk = &k->f->vk;
     const KernelDef *d = k->d;
@@ -206,11 +207,15 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
     fat_round(at, x, K * T);
     if (acc) { for (u64 i = 0; i < M * T; i++) y0[i] = fat_normal() * 3; fat_up(vk, &ty, y0); }
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    bool rows = d->phase == PH_DECODE && (d->op == OP_MATMUL_CM || d->op == OP_MATMUL_CM_SPLIT);   /* matmul_cm_b: a batched step's */
+    u64 used = 0; OpSplit sp;
     vk_begin(vk);
-    if (!split && acc) op_matmul_acc(vk, d->phase, &tw, &tx, &ty);
+    if (!split && rows) op_matmul_rows(vk, &tw, &tx, &ty, acc);
+    else if (!split && acc) op_matmul_acc(vk, d->phase, &tw, &tx, &ty);
     else if (!split) op_matmul(vk, d->phase, &tw, &tx, &ty);
-    else if (!op_matmul_split(vk, &tw, &tx, &ty, acc, &tp, split)) {
-        k->bad++; fmt_buf(k->where, sizeof k->where, "M=%llu K=%llu T=%llu: op_matmul_split refused %u slices", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, split);
+    else if (rows && op_matmul_split_begin(vk, &tw, &tx, &ty, acc, &tp, &used, split, true, &sp)) { vk_barrier(vk); op_matmul_split_end(vk, &sp); }
+    else if (rows || !op_matmul_split(vk, &tw, &tx, &ty, acc, &tp, split)) {
+        k->bad++; fmt_buf(k->where, sizeof k->where, "M=%llu K=%llu T=%llu: the split product refused %u slices", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, split);
     }
     vk_submit_wait(vk);
     fat_down(vk, &ty, y);
@@ -1078,7 +1083,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
     case OP_MATMUL:   op_matmul_cm_off = true; fat_matmul_cases(&k); op_matmul_cm_off = false; break;   /* the plain tiles, also where matmul_cm would run */
-    case OP_MATMUL_CM: {                                  /* ragged row and token tiles over 4 x 2 tiles, the fused add */
+    case OP_MATMUL_CM: {                                  /* ragged row and token tiles over 4 x 2 tiles (matmul_cm_b: 4 x 5), the fused add */
         u64 n0 = op_cm_products;
         fat_matmul_cases(&k); fat_matmul_mode(&k, 200, 512, 130, 1, 0, false);
         if (d->otype == DT_F32) fat_matmul_mode(&k, 70, 768, 9, 1, 0, true);

@@ -47,6 +47,9 @@
 //! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm WT={WT} BLK={blk} BB={bytes} alias:A=f16
 //! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
 //! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:A=f16
+//! variant-each-cm matmul_cm_b_{t}_a16_y32   matmul_cm_b WT={WT} BLK={blk} BB={bytes} alias:A=f16
+//! variant-each-cm matmul_cm_b_{t}_a16_y16   matmul_cm_b WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-each-cm matmul_cm_b_split_{t}_a16 matmul_cm_b WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:A=f16
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
@@ -77,6 +80,8 @@ const TS = TK + 8u;                              // row stride of the weight til
 var<workgroup> wh: array<f16, 2 * TM * TS>;      // weights [buffer][row][k]
 var<workgroup> xs: array<f16, 2 * TN * TS>;      // activations [buffer][token][k]
 var<workgroup> os: array<f32, 256 * NSG>;        // output staging: one 16x16 square per subgroup
+const TB = 32u;                                  // matmul_cm_b: tokens per tile (ops_matmul.c WQ_CMB_TN)
+var<workgroup> xb: array<f16, 2 * TB * TS>;      // matmul_cm_b: activations [buffer][token][k]
 var<workgroup> kvt: array<f32, 16>;              // IQ4_NL / IQ4_XS: the codebook (a constant array indexed at run time may live in local memory)
 
 //! include common/clampn.wgsl
@@ -364,4 +369,65 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     out16(c11, so, ln, yo, tq + 16u, row0 + 16u);
     out16(c12, so, ln, yo, tq + 16u, row0 + 32u);
     out16(c13, so, ln, yo, tq + 16u, row0 + 48u);
+}
+
+// matmul_cm_b: the same product for the few rows of a batched decode step (xf_decode_rows on the
+// prefill products: at most EDGE_MAX_SEQ tokens): a 64-row x 32-token tile, subgroup sg taking rows
+// 16 sg .. +15 for both blocks of 16 tokens, so a workgroup does a quarter of matmul_cm's matrix work
+// per k step on the same weight tile (dequantized and double-buffered as above) with 2 accumulators
+// and 19 KiB of workgroup memory. Each output is the same sum in the same k order as matmul_cm's.
+fn ldb(o: u32) -> ML { return subgroupMatrixLoad<ML>(&xb, o, false, TS); }
+fn st4b(o: u32, v: vec4<A>) { xb[o] = v.x; xb[o + 1u] = v.y; xb[o + 2u] = v.z; xb[o + 3u] = v.w; }
+// invocation l: tokens l / 8 and l / 8 + 16, k 4 (l % 8) .. +3 of the step
+fn ldxb(t0: u32, k0: u32, l: u32) -> array<vec4<A>, 2> {
+    let kq = p.k / 4u;
+    let b = (t0 + l / 8u) * kq + k0 / 4u + l % 8u;
+    return array<vec4<A>, 2>(xa[b], xa[b + 16u * kq]);
+}
+fn stxb(buf: u32, x: array<vec4<A>, 2>, l: u32) {
+    let o = buf * TB * TS + (l / 8u) * TS + 4u * (l % 8u);
+    st4b(o, x[0]); st4b(o + 16u * TS, x[1]);
+}
+
+@compute @workgroup_size(128)
+fn matmul_cm_b(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+               @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) ln: u32) {
+    let l = lid.x;
+    let row0 = wid.x * TM;
+    let t0 = wid.y * TB;
+    let dr = l / 2u;
+    let dh = l % 2u;
+    let live = row0 + dr < p.rows;
+    var k0 = 0u; var ke = p.k; var yo = 0u;
+    if (KSPLIT != 0u) { k0 = wid.z * p.kc; ke = min(k0 + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    var c0: MC; var c1: MC;                      // token block 0 / 1, rows 16 sg .. +15
+    var raw: array<u32, 20>;
+    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
+        if (l < 16u) { kvt[l] = KV_IQ4NL[l]; }
+        workgroupBarrier();
+    }
+    if (live) { raw = ld_raw(row0 + dr, k0, dh); }
+    var xl = ldxb(t0, k0, l);
+    put16(0u, dr, dh, raw, row0 + dr, k0);
+    stxb(0u, xl, l);
+    if (live && k0 + TK < ke) { raw = ld_raw(row0 + dr, k0 + TK, dh); }
+    workgroupBarrier();
+    for (var kb = k0; kb < ke; kb = kb + TK) {
+        let cur = (kb - k0) / TK % 2u;
+        let bo = cur * TM * TS + sg * 16u * TS;
+        let more = kb + TK < ke;
+        if (more) { xl = ldxb(t0, kb + TK, l); }
+        let xo = cur * TB * TS;
+        { let b = ldw(bo); c0 = mm(ldb(xo), b, c0); c1 = mm(ldb(xo + 16u * TS), b, c1); }
+        { let b = ldw(bo + 16u); c0 = mm(ldb(xo + 16u), b, c0); c1 = mm(ldb(xo + 16u * TS + 16u), b, c1); }
+        if (more) {
+            put16(1u - cur, dr, dh, raw, row0 + dr, kb + TK);
+            stxb(1u - cur, xl, l);
+            if (live && kb + 2u * TK < ke) { raw = ld_raw(row0 + dr, kb + 2u * TK, dh); }
+        }
+        workgroupBarrier();
+    }
+    let so = sg * 256u;
+    out16(c0, so, ln, yo, t0, row0 + 16u * sg);
+    out16(c1, so, ln, yo, t0 + 16u, row0 + 16u * sg);
 }

@@ -65,6 +65,9 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
         or matmul_cm where op_matmul_cm_fits. */
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y);
      /* Y f32 (M, T) += W . X: the residual add fused into the matmul's store */
+void op_matmul_rows(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc);
+     /* Y (+)= W . X for a batched decode step's few rows on the prefill kernels: matmul_cm_b (32-token tiles, key
+        PH_DECODE) where it fits (as op_matmul_cm_fits, judged for EDGE_MAX_SEQ rows), else the prefill tiles */
 bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X);
      /* prefill on cooperative matrices (matmul_cm.wgsl)? The device has them (caps.coopmat), weights of a
         type with matmul_cm products (config/dtypes.def cm: all but F32 and BF16) with rows a multiple of 32,
@@ -77,8 +80,18 @@ u32  op_matmul_split_max(Vk *vk);
         unit count, or on a CPU device); EDGE_SPLITK=N forces N (at most 64) */
 bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s);
      /* prefill Y (+)= W . X in s k slices: f32 partials in scratch (free bytes), a barrier, their sum into Y;
-        false (nothing recorded) when the product does not split (ops_matmul.c split_begin says when) */
+        false (nothing recorded) when the product does not split (ops_matmul.c op_matmul_split_begin says when) */
 extern u64 op_split_products;   /* products recorded split (a count for tests) */
+u32  op_matmul_batch_slices(Vk *vk, const Tensor *W, const Tensor *X);
+     /* k slices (1 .. 16; EDGE_SPLITK=N: N) of a batched decode step's product on the prefill kernels: the fewest
+        k steps counting a wave of workgroups as one, from W's shape alone (a row's sums do not depend on the step's rows) */
+typedef struct OpSplit { Tensor part, y; u32 s; bool acc; } OpSplit;
+bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u64 *used,
+                           u32 s, bool rows, OpSplit *sp);
+void op_matmul_split_end(Vk *vk, const OpSplit *sp);
+     /* op_matmul_split in two halves, for independent products split side by side: _begin records the slices'
+        dispatch with its partials at *used in scratch (advanced; false, nothing recorded, where op_matmul_split
+        would be; rows: op_matmul_rows' kernels), then after one barrier _end records each sum into Y */
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab);
      /* ab = a's rows then b's as one weight tensor, when b follows a in memory (same block, dtype
         and row length), the pair fits one binding and, for Q6_K, a holds whole units of 8 super-blocks

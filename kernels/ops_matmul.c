@@ -23,7 +23,8 @@
               prologues, RoPE epilogue, glu) run on every type with decode lanes.
      prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
               weight type but F32 and BF16) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
-              of tokens. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
+              of tokens; a batched decode step's rows (op_matmul_rows) matmul_cm_b_* (64 x 32 tiles, key
+              PH_DECODE) there. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
               free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
               the compute units better than the tiles alone.
 
@@ -34,6 +35,9 @@
      op_matmul_split(vk, W, X, Y, acc, scratch, s)   prefill in s k slices; false (nothing recorded) if it cannot split
      op_matmul_split_slices(vk, W, X)     1, 2 or 4 by the tiles and the device's compute units
      op_matmul_split_max(vk)              the most op_matmul_split_slices returns on this device (sizes scratch)
+     op_matmul_batch_slices(vk, W, X)     1 .. 16 for a batched decode step's product (from W's shape alone)
+     op_matmul_split_begin / _end         a split product in two halves: several products' partials side by side
+                                          in one scratch, one barrier, then their sums
      op_matmul_cm_fits(vk, ph, W, X)      does this prefill product run on matmul_cm?
      op_concat_rows(vk, a, b, &ab)        a's rows then b's as one tensor when b follows a in memory (q|k|v)
      op_gate_up_view(vk, gate, up, &gu)   the same for the FFN's gate and up
@@ -49,7 +53,8 @@
    Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
    (the second for the entries with a norm prologue, half of it for rows past 3,072: wq_norm_threads);
    WQ_CM_PER_UNIT (3): matmul_cm workgroups
-   resident per compute unit; env EDGE_SPLITK=N forces N k slices (1: never split).
+   resident per compute unit; WQ_CMB_PER_UNIT (4): matmul_cm_b's counted as a wave; env EDGE_SPLITK=N
+   forces N k slices (1: never split).
 
    Kernel keys (config/kernels.def), wt = every weight type of config/dtypes.def (rows made per type):
      get_rows_<wt>          (OP_GET_ROWS, PH_ANY,     wt, u32, f32)
@@ -78,6 +83,8 @@ typedef struct WqPush {
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
 #define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */
 #define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H100 / H200: 157 registers per invocation -> 3) */
+#define WQ_CMB_TN 32u      /* tokens per matmul_cm_b workgroup tile (matmul_cm.wgsl TB) */
+#define WQ_CMB_PER_UNIT 4u /* matmul_cm_b workgroups per compute unit counted as a wave (the H100: 78-82 registers, 19 KiB) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
 
 #define WQ_MV_WG      128u  /* invocations per matvec workgroup (matmul.wgsl MVT) */
@@ -185,30 +192,40 @@ void op_get_rows(Vk *vk, const Tensor *E, const Tensor *ids, const Tensor *y, f3
    memory within the device's. */
 bool op_matmul_cm_off;      /* tests: the plain tiles even where matmul_cm would run */
 u64 op_cm_products;         /* products recorded on matmul_cm (tests: the kernel ran) */
-bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) {
-    if (!(ph == PH_PREFILL && !op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
+/* rows: a batched decode step's product, whose kernel is matmul_cm_b (32-token tiles, key PH_DECODE).
+   Its fit is judged for the most rows a step may have (EDGE_MAX_SEQ), so that whether a step's rows
+   run on matmul_cm_b does not depend on how many there are. */
+static u64 cm_tile_tokens(bool rows) { return rows ? WQ_CMB_TN : WQ_CM_TN; }
+static u64 cm_bound_tokens(const Tensor *W, const Tensor *X, bool rows) {
+    u64 T = X->nelem / W->ne[0], tn = cm_tile_tokens(rows);
+    return (MAX(T, rows ? (u64)EDGE_MAX_SEQ : 1u) + tn - 1) / tn * tn;
+}
+static bool cm_fits(const Vk *vk, const Tensor *W, const Tensor *X, bool rows) {
+    if (!(!op_matmul_cm_off && vk->caps.coopmat && X->dtype == DT_F16 && W->dtype < DT_COUNT &&
           dtype_info[W->dtype].cm != DC_NO && W->ne[0] % WQ_CM_TK == 0 && W->ne[0] % dtype_info[W->dtype].blk == 0)) return false;
-    i32 d = kdef_find(OP_MATMUL_CM, PH_PREFILL, W->dtype, DT_F16, DT_F32);   /* the kernel runs here: its 34 KiB */
-    i32 ki = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);                     /* of workgroup memory, ... */
+    i32 d = kdef_find(OP_MATMUL_CM, rows ? PH_DECODE : PH_PREFILL, W->dtype, DT_F16, DT_F32);   /* the kernel runs here: its */
+    i32 ki = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);                                        /* workgroup memory, ... */
     Err e;
     if (ki < 0 || !vk_kernel_check(&vk->caps, &kernel_table[ki], &e)) return false;
-    u64 K = W->ne[0], T = X->nelem / K;
-    return dtype_bytes(X->dtype, K * ((T + WQ_CM_TN - 1) / WQ_CM_TN * WQ_CM_TN)) <= vk->caps.max_storage_range;
+    return dtype_bytes(X->dtype, W->ne[0] * cm_bound_tokens(W, X, rows)) <= vk->caps.max_storage_range;
 }
+bool op_matmul_cm_fits(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X) { return ph == PH_PREFILL && cm_fits(vk, W, X, false); }
 
 /* matmul_cm reads whole tiles of tokens: *xw = X bound up to one (false, and no cm, when X's
    arena block ends before that). */
-static bool cm_view(const Vk *vk, Phase ph, const Tensor *W, const Tensor *X, Tensor *xw) {
+static bool cm_view(const Vk *vk, const Tensor *W, const Tensor *X, bool rows, Tensor *xw) {
     *xw = *X;
-    if (!op_matmul_cm_fits(vk, ph, W, X)) return false;
-    u64 K = W->ne[0], T = X->nelem / K;
-    u64 nb = dtype_bytes(X->dtype, K * ((T + WQ_CM_TN - 1) / WQ_CM_TN * WQ_CM_TN));
-    if (!X->arena->planning && X->offset + nb > X->arena->blocks[X->block].size) return false;
+    if (!cm_fits(vk, W, X, rows)) return false;
+    u64 K = W->ne[0], T = X->nelem / K, tn = cm_tile_tokens(rows);
+    u64 nb = dtype_bytes(X->dtype, K * ((T + tn - 1) / tn * tn));
+    if (!X->arena->planning && X->offset + dtype_bytes(X->dtype, K * cm_bound_tokens(W, X, rows)) > X->arena->blocks[X->block].size) return false;
     xw->nbytes = nb;
     return true;
 }
 
-static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
+/* Y (+)= W . X: decode's lanes (token in grid z), prefill's tiles or matmul_cm, or with rows (a batched
+   decode step: op_matmul_rows) matmul_cm_b where matmul_cm would run, else the tiles. */
+static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, bool rows) {
     const char *op = acc ? "matmul_acc" : "matmul";
     need(!acc || Y->dtype == DT_F32, op, Y, "an accumulated output must be f32");
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
@@ -219,8 +236,8 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     need(Y->nelem <= 0xffffffffu && X->nelem <= 0xffffffffu, op, Y, "more than 2^32 elements");
     need(ph == PH_DECODE || ph == PH_PREFILL, op, W, "phase must be decode or prefill");
     Tensor xw;
-    bool cm = cm_view(vk, ph, W, X, &xw);
-    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM : OP_MATMUL, ph, W->dtype, X->dtype, Y->dtype);
+    bool cm = ph == PH_PREFILL && cm_view(vk, W, X, rows, &xw);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM : OP_MATMUL, cm && rows ? PH_DECODE : ph, W->dtype, X->dtype, Y->dtype);
     u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
@@ -233,11 +250,11 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
             u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
-        } else if (cm) {                /* 64 rows x 128 tokens per workgroup of 4 subgroups */
+        } else if (cm) {                /* 64 rows x 128 tokens (matmul_cm_b: 32) per workgroup of 4 subgroups */
             need(p->k->wg[0] == 128, op, W, "the matmul_cm kernel's workgroup size differs from 128");
-            u64 gx = (nr + WQ_CM_TM - 1) / WQ_CM_TM;
+            u64 gx = (nr + WQ_CM_TM - 1) / WQ_CM_TM, tn = cm_tile_tokens(rows);
             need(gx <= 65535, op, W, "more than 65535 tiles of rows in one chunk");
-            vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_CM_TN - 1) / WQ_CM_TN), 1);
+            vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + tn - 1) / tn), 1);
             op_cm_products++;
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
@@ -247,7 +264,8 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     }
 }
 
-void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false); }
+void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, false, false); }
+void op_matmul_rows(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) { wq_matmul(vk, PH_PREFILL, W, X, Y, acc, true); }
 u64 op_split_products;      /* products recorded through op_matmul_split (tests: the split path ran) */
 
 /* The k slices a prefill product over W (K, M) . X (K, T) should take: 1, 2 or 4, where the driver
@@ -263,7 +281,7 @@ u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K, units = vk->caps.compute_units;
     if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
     Tensor xw;
-    if (cm_view(vk, PH_PREFILL, W, X, &xw)) {
+    if (cm_view(vk, W, X, false, &xw)) {
         u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), cap = WQ_CM_PER_UNIT * units;
         u32 best = 1; f64 cost = (f64)((tiles + cap - 1) / cap);
         for (u32 s = 2; s <= 4; s *= 2) {
@@ -278,22 +296,45 @@ u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     return s;
 }
 
+/* The k slices of a batched decode step's product (op_matmul_rows' kernels): of 1 .. 16 the one whose
+   slices of kc (a multiple of 256, as op_matmul_split_begin cuts them) take the fewest k steps in all,
+   counting a wave of workgroups (WQ_CMB_PER_UNIT per compute unit; the f32 tiles: 8) as one, the fewer
+   slices on a tie; a count whose partials for EDGE_MAX_SEQ rows would pass the binding limit is not
+   taken. So a product of a few tiles of rows still fills the device, slices that spill into a second,
+   mostly empty wave are not taken (llama-3.2-1b's gate on the H100: 4 slices of 512, 512 workgroups in
+   one wave of 528), and the count depends on the weight's shape, not on how many rows a step has.
+   1 where op_matmul_split_slices never splits; EDGE_SPLITK=N: N. */
+u32 op_matmul_batch_slices(Vk *vk, const Tensor *W, const Tensor *X) {
+    if (edge_opt.splitk.v >= 1) return (u32)MIN(edge_opt.splitk.v, 64);
+    u64 K = W->ne[0], M = W->nelem / K, units = vk->caps.compute_units;
+    if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    Tensor xw;
+    bool cm = cm_view(vk, W, X, true, &xw);
+    u64 tm = cm ? WQ_CM_TM : WQ_MATMUL_TM, tiles = (M + tm - 1) / tm, cap = (cm ? WQ_CMB_PER_UNIT : 8) * units;
+    u32 best = 1; u64 cost = (tiles + cap - 1) / cap * K;
+    for (u32 s = 2; s <= 16; s++) {
+        u64 kc = align_up((K + s - 1) / s, 256), n = (K + kc - 1) / kc, c = (tiles * n + cap - 1) / cap * kc;
+        if (n >= 2 && c < cost && n * M * EDGE_MAX_SEQ * 4 <= vk->caps.max_storage_range) { cost = c; best = s; }
+    }
+    return best;
+}
+
 u32 op_matmul_split_max(Vk *vk) {
     if (edge_opt.splitk.v >= 1) return (u32)MIN(edge_opt.splitk.v, 64);
     return !vk->caps.compute_units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4;
 }
 
 /* Prefill Y (M, T) (+)= W . X in s k-slices of kc elements (a multiple of 256) side by side:
-   split_begin records one matmul_split dispatch (grid z = slice) that writes the f32 partial
+   op_matmul_split_begin records one matmul_split dispatch (grid z = slice) that writes the f32 partial
    products to a part carved from `scratch` at *used (any buffer whose bytes are free until the
-   end; *used advances), split_end (after a barrier) records splitk_sum, which adds the slices (and
-   Y when acc) into Y. split_begin returns false, recording nothing, when the product does not
+   end; *used advances), op_matmul_split_end (after a barrier) records splitk_sum, which adds the slices (and
+   Y when acc) into Y. op_matmul_split_begin returns false, recording nothing, when the product does not
    split: s < 2, K under two slices, W bound in row chunks, too little scratch, a part over the
    binding limit. (Measured on the H200: q, k and v split side by side before one barrier were
-   ~1.5% slower than unsplit; they already run concurrently.) */
-typedef struct OpSplit { Tensor part, y; u32 s; bool acc; } OpSplit;
-static bool split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc,
-                        const Tensor *scratch, u64 *used, u32 s, OpSplit *sp) {
+   ~1.5% slower than unsplit; they already run concurrently. A batched decode step does split them side
+   by side, transformer.c xf_products: its few rows leave the unsplit products a handful of tiles.) */
+bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc,
+                           const Tensor *scratch, u64 *used, u32 s, bool rows, OpSplit *sp) {
     const char *op = "matmul_split";
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
     if (s < 2) return false;
@@ -305,14 +346,14 @@ static bool split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *
     need(X->ne[0] == K && X->nelem % K == 0 && Y->nelem == M * T, op, Y, "shapes differ from W (K, M) . X (K, T)");
     need(T >= 1 && T <= 65535 && (u64)s * M * T <= 0xffffffffu, op, X, "tokens must be 1..65535 and the slices under 2^32 elements");
     Tensor xw;
-    bool cm = cm_view(vk, PH_PREFILL, W, X, &xw);
-    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM_SPLIT : OP_MATMUL_SPLIT, PH_PREFILL, W->dtype, X->dtype, DT_F32);
+    bool cm = cm_view(vk, W, X, rows, &xw);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM_SPLIT : OP_MATMUL_SPLIT, cm && rows ? PH_DECODE : PH_PREFILL, W->dtype, X->dtype, DT_F32);
     Tensor v = wq_view(op, W, 0, M, rb), pv = *scratch;
     pv.name = "split-k partials"; pv.dtype = DT_F32; pv.ndim = 1; pv.ne[0] = (u64)s * M * T; pv.ne[1] = pv.ne[2] = pv.ne[3] = 1;
     pv.nelem = pv.ne[0]; pv.nbytes = pb; pv.offset = scratch->offset + off;
     WqPush push = { .k = (u32)K, .rows = (u32)M, .r0 = 0, .m = (u32)M, .t = (u32)T, .scale = 1.0f, .kc = (u32)kc };
     const Tensor *ts[3] = { &v, &xw, &pv };
-    u64 tm = cm ? WQ_CM_TM : WQ_MATMUL_TM, tn = cm ? WQ_CM_TN : WQ_MATMUL_TN, gx = (M + tm - 1) / tm;
+    u64 tm = cm ? WQ_CM_TM : WQ_MATMUL_TM, tn = cm ? cm_tile_tokens(rows) : WQ_MATMUL_TN, gx = (M + tm - 1) / tm;
     need(gx <= 65535, op, W, "more than 65535 tiles of rows");
     need(p->k->wg[0] == (cm ? 128u : 256u), op, W, "the split kernel's workgroup size differs from its tile's");
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + tn - 1) / tn), s);
@@ -322,7 +363,7 @@ static bool split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *
     return true;
 }
 
-static void split_end(Vk *vk, const OpSplit *sp) {
+void op_matmul_split_end(Vk *vk, const OpSplit *sp) {
     VkPipe *ps = op_pipe(vk, OP_SPLITK_SUM, PH_PREFILL, DT_F32, DT_F32, sp->y.dtype);
     struct { u32 n, s, acc; } push = { (u32)sp->y.nelem, sp->s, sp->acc ? 1u : 0u };
     const Tensor *ts[2] = { &sp->part, &sp->y };
@@ -333,13 +374,13 @@ static void split_end(Vk *vk, const OpSplit *sp) {
 
 bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, const Tensor *scratch, u32 s) {
     u64 used = 0; OpSplit sp;
-    if (!split_begin(vk, W, X, Y, acc, scratch, &used, s, &sp)) return false;
+    if (!op_matmul_split_begin(vk, W, X, Y, acc, scratch, &used, s, false, &sp)) return false;
     vk_barrier(vk);
-    split_end(vk, &sp);
+    op_matmul_split_end(vk, &sp);
     return true;
 }
 
-void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true); }
+void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true, false); }
 
 /* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena
    block, with one dtype and row length, and the pair fits one binding; Q6_K only when a holds

@@ -28,6 +28,44 @@ static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
 }
 
 static void xf_path_decide(Xf *xf);
+static void xf_layer_views(Xf *xf);
+static bool xf_batch_tiles(const Xf *xf);
+static Tensor xf_rows(const Tensor *t, u32 T);
+
+/* Bytes of one product's split partials at N rows with op_matmul_batch_slices' slices (an upper bound:
+   op_matmul_split_begin may take fewer), and the offset alignment it may skip before them; 0: no split. */
+static u64 xf_part_bytes(const Xf *xf, const Tensor *W, const Tensor *X, u32 s) {
+    u64 M = W->nelem / W->ne[0];
+    return s >= 2 ? (u64)s * M * (X->nelem / W->ne[0]) * 4 + MAX(xf->vk->caps.min_offset_align, 1) : 0;
+}
+
+/* Bytes of n products' partials side by side (xf_products), X's rows each (a view not made, nbytes 0: none). */
+static u64 xf_group_bytes(const Xf *xf, const Tensor *const *W, u32 n, const Tensor *X) {
+    u64 b = 0;
+    for (u32 i = 0; i < n; i++) if (W[i]->nbytes) b += xf_part_bytes(xf, W[i], X, op_matmul_batch_slices(xf->vk, W[i], X));
+    return b;
+}
+
+/* Bytes of a batched step's split partials (xf_products, with xf->batch_tiles): the most one group of
+   a layer's products takes side by side at n_seq rows: q, k and v as each grouping xf_qkv may record
+   them (apart, q|k and v, q|k|v: the views of xf_layer_views), gate and up, attn_out, ffn_down. Sized by
+   the context's sequences, not a step's rows, so that whether a product splits does not depend on how
+   many rows a step has. */
+static u64 xf_batch_split_bytes(Xf *xf) {
+    if (!xf->batch_tiles) return 0;
+    Tensor h = xf_rows(&xf->s.h, xf->n_seq), att = xf_rows(&xf->s.att, xf->n_seq), ff = xf_rows(&xf->s.ff, xf->n_seq);
+    u64 most = 0;
+    xf_layer_views(xf);
+    for (u32 il = 0; il < xf->cfg->n_layer; il++) {
+        const XfLayer *L = &xf->w.layers[il];
+        const Tensor *qkv[3] = { &L->wq, &L->wk, &L->wv }, *qk_v[2] = { &L->wqk, &L->wv }, *gu[2] = { &L->w_gate, &L->w_up };
+        const Tensor *one[3] = { &L->wqkv, &L->wo, &L->w_down };
+        u64 b[6] = { xf_group_bytes(xf, qkv, 3, &h), xf_group_bytes(xf, qk_v, 2, &h), xf_group_bytes(xf, &one[0], 1, &h),
+                     xf_group_bytes(xf, gu, 2, &h), xf_group_bytes(xf, &one[1], 1, &att), xf_group_bytes(xf, &one[2], 1, &ff) };
+        for (u32 i = 0; i < 6; i++) most = MAX(most, b[i]);
+    }
+    return most;
+}
 
 /* The most k slices a prefill attn_out / ffn_down product takes (op_matmul_split_max, at most one per
    256 elements of the longer row: split_begin's slices are multiples of 256); 1 without batches. */
@@ -140,8 +178,10 @@ static void xf_alloc(Xf *xf) {
     u32 LR = xf_logits_rows(xf);
     xf->s.logits = xf_act(sa, "logits", DT_F32, c->n_vocab, LR);
     if (c->final_softcap > 0) xf->s.zl = xf_act(sa, "logits_raw", DT_F32, c->n_vocab, LR);
+    xf->batch_tiles = xf_batch_tiles(xf);
     u32 S = xf_split_max(xf);
-    if (xf->one_row && S >= 2) xf->s.split_part = xf_act(sa, "splitk_part", DT_F32, (u64)c->n_embd * S, T);
+    u64 pre = xf->one_row && S >= 2 ? (u64)c->n_embd * S * T : 0, part[1] = { MAX(pre, xf_batch_split_bytes(xf) / 4) };
+    if (part[0]) xf->s.split_part = vk_tensor(sa, "splitk_part", DT_F32, 1, part);
     u64 idf[2] = { 2, T };
     xf->s.out_ids = vk_tensor(sa, "out_ids", DT_U32, 2, idf);   /* [id, NaN/Inf flag] per row */
     u32 G = op_argmax_slices(c->n_vocab);
@@ -243,6 +283,7 @@ void xf_free(Xf *xf) {
     for (u32 i = 0; xf->r.multi && i < xf->n_seq; i++) if (xf->r.multi[i].cmd) vk_rec_free(xf->vk, &xf->r.multi[i]);
     free(xf->w.layers); free(xf->s.kv); free(xf->s.host_ids); free(xf->s.host_rows); free(xf->r.multi); free(xf->r.multi_keys);
     for (int ph = 0; ph < PH_COUNT; ph++) free(xf->path[ph].layer);
+    free(xf->batch.layer);
     if (xf->w.names.base) arena_free(&xf->w.names);
     memset(xf, 0, sizeof *xf);
 }
@@ -346,6 +387,33 @@ static void xf_path_ffn(const Xf *xf, const XfLayer *L, bool res_norm, XfBlockPa
     else { b->attn_res_norm = res_norm; b->ffn = !gu ? XF_GATE_UP : gu_norm && !res_norm ? XF_GLU_NORM : XF_GLU; }
 }
 
+/* Do batched steps (xf_decode_rows) run the prefill products, each weight read once for all rows? From
+   EDGE_BATCH_TILES_MIN sequences where they run on cooperative matrices (env EDGE_BATCH_TILES=N: from N
+   sequences on any device; 0: never). A lone decode step's lanes cost each row its own arithmetic, ~0.4 ms
+   per row of llama-3.2-1b on an H100 (docs/perf-log.md, session 22). Decided by the context's sequences,
+   not by a step's rows, so that a prompt's arithmetic does not depend on what else is in the batch (and
+   the split over k by the weight's shape alone: op_matmul_batch_slices); below it each row is computed
+   as a lone decode step (docs/usage.md, "Many prompts at once"). */
+static bool xf_batch_tiles(const Xf *xf) {
+    i64 from = edge_opt.batch_tiles.set ? edge_opt.batch_tiles.v : EDGE_BATCH_TILES_MIN;
+    if (from < 1 || xf->n_seq < 2 || xf->n_seq < from) return false;
+    Tensor h = xf_rows(&xf->s.h, xf->n_seq);
+    return edge_opt.batch_tiles.set || op_matmul_cm_fits(xf->vk, PH_PREFILL, &xf->w.layers[0].w_gate, &h);
+}
+
+/* The batched steps' path on the prefill products: decode's q/k/v grouping (one product's rows side by
+   side in xf->s.qkv, rope_kv reading them with their stride) and RoPE/KV-store choices without the decode
+   entries' prologues and epilogues, prefill's FFN (gate, up, glu), the norms and the LM head as ops of
+   their own, and attention split over key chunks per row (no attn_flash). */
+static void xf_path_batch(Xf *xf) {
+    const XfPath *d = &xf->path[PH_DECODE], *pre = &xf->path[PH_PREFILL];
+    XfBlockPath *layer = xf->batch.layer ? xf->batch.layer : calloc(xf->cfg->n_layer, sizeof *layer);
+    xf->batch = *d;
+    xf->batch.layer = layer; xf->batch.head_norm = false; xf->batch.attn_flash = false;
+    for (u32 il = 0; il < xf->cfg->n_layer; il++)
+        layer[il] = (XfBlockPath){ .qkv = d->layer[il].qkv, .attn_res_norm = pre->layer[il].attn_res_norm, .ffn = XF_GATE_UP };
+}
+
 /* Both phases' paths, from the config, the device and where the tensors were placed. */
 static void xf_path_decide(Xf *xf) {
     const ModelConfig *c = xf->cfg;
@@ -366,6 +434,7 @@ static void xf_path_decide(Xf *xf) {
             if (ph == PH_DECODE) { xf_path_qkv(xf, &xf->w.layers[il], b); xf_path_ffn(xf, &xf->w.layers[il], res_norm, b); }
         }
     }
+    if (xf->batch_tiles) xf_path_batch(xf);     /* (xf->batch_tiles: xf_alloc, which sizes its split partials) */
 }
 
 /* The same path with every fused kernel off: what the debug tools that read each op's output record. */
@@ -449,9 +518,9 @@ void xf_path_print(const Xf *xf) {
    other buffer, since its other workgroups still read x). */
 typedef struct XfRec {
     const XfPath *P;
-    Phase  ph;
+    Phase  ph;                  /* of the products: PH_DECODE for one row and a batched step's lanes, else PH_PREFILL */
     u32    T, p0;
-    bool   multi;               /* one row per sequence (xf_decode_rows): the decode path over T rows */
+    bool   multi;               /* one row per sequence (xf_decode_rows): the decode path over T rows, or the batch path */
     u32    sqk, sv;             /* row strides of q and k / of v where a batched step's q|k|v rows lie side by side (0: contiguous) */
     Tensor ids, pos, out_ids;   /* u32: input ids, the rows table, [id, flag] per row (a chained step brings its own) */
     Tensor x, x_alt;            /* f32 the residual rows; the other buffer (XF_GLU_RES_NORM) */
@@ -461,10 +530,10 @@ typedef struct XfRec {
     Tensor qh, kh, qrh, krh, qph, kph, atth;                    /* (head_dim, n_heads, T) views */
 } XfRec;
 
-static XfRec xf_rec_views(Xf *xf, const XfPath *P, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool multi) {
+static XfRec xf_rec_views(Xf *xf, const XfPath *P, Phase ph, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool multi) {
     const ModelConfig *c = xf->cfg;
     u32 hd = c->head_dim;
-    XfRec R = { .P = P, .ph = T == 1 || multi ? PH_DECODE : PH_PREFILL, .T = T, .p0 = p0, .multi = multi, .pos = *pos };
+    XfRec R = { .P = P, .ph = ph, .T = T, .p0 = p0, .multi = multi, .pos = *pos };
     R.ids = xf_rows(ids, T); R.out_ids = xf_rows(out_ids, T);
     R.x = xf_rows(&xf->s.x, T); R.x_alt = xf->s.x2.nbytes ? xf_rows(&xf->s.x2, T) : xf->s.x2; R.h = xf_rows(&xf->s.h, T);
     R.q = xf_rows(&xf->s.q, T); R.k = xf_rows(&xf->s.k, T); R.v = xf_rows(&xf->s.v, T);
@@ -493,6 +562,37 @@ static void xf_norm(Xf *xf, XfRec *R, const char *site, i32 l, const Tensor *w, 
         vk_barrier(xf->vk);
     }
     R->h_ready = false;
+}
+
+/* One weight product of a step: its name for the debug hooks (xf_op), W and Y. */
+typedef struct XfProd { const char *name; const Tensor *W, *Y; } XfProd;
+
+/* Y[i] (+)= W[i] . X for n independent products of a step (q, k, v; gate, up; attn_out or ffn_down
+   alone, split: the prefill batch's k split where op_matmul_split_slices asks). A batched step on the
+   prefill products (op_matmul_rows' kernels) splits every product (op_matmul_batch_slices): their f32 partials side by side in
+   xf->s.split_part (sized for n_seq rows: xf_batch_split_bytes), one barrier, then the sums; a prefill
+   batch's there too with one logits row, else in the logits buffer (free until the LM head writes it). With a
+   debug tool on, each product is whole at its xf_done. */
+static void xf_products(Xf *xf, XfRec *R, u32 cat, const char *cls, i32 l, const Tensor *X, const XfProd *p, u32 n, bool acc, bool split) {
+    Vk *vk = xf->vk;
+    const Tensor *part = xf->s.split_part.nbytes && (R->multi || xf->one_row) ? &xf->s.split_part : &xf->s.logits;
+    OpSplit sp[3];
+    u32 ns = 0;
+    u64 used = 0;
+    for (u32 i = 0; i < n; i++) {
+        u32 s = R->ph != PH_PREFILL ? 1 : R->multi ? op_matmul_batch_slices(vk, p[i].W, X) : split ? op_matmul_split_slices(vk, p[i].W, X) : 1;
+        xf_op(xf, p[i].name, cat, cls, l, p[i].Y, X, 0, 0);
+        bool rows = R->multi && R->ph == PH_PREFILL;
+        if (s >= 2 && op_matmul_split_begin(vk, p[i].W, X, p[i].Y, acc, part, &used, s, rows, &sp[ns])) {
+            if (xf->d.on) { vk_barrier(vk); op_matmul_split_end(vk, &sp[ns]); } else ns++;
+        } else if (rows) op_matmul_rows(vk, p[i].W, X, p[i].Y, acc);
+        else if (acc) op_matmul_acc(vk, R->ph, p[i].W, X, p[i].Y);
+        else op_matmul(vk, R->ph, p[i].W, X, p[i].Y);
+        xf_done(xf);
+    }
+    if (!ns) return;
+    vk_barrier(vk);
+    for (u32 i = 0; i < ns; i++) op_matmul_split_end(vk, &sp[i]);
 }
 
 /* A batched step's q, k, v for this layer's products (decode's layout, row by row): side by side in
@@ -547,18 +647,15 @@ static void xf_qkv(Xf *xf, XfRec *R, u32 il, bool norm_in) {
             xf_op(xf, "attn_norm_v", XT_ATTN, "matmul", l, &R->v, &R->x, 0, 0);
             op_matmul_normed(vk, &L->wv, &R->x, &L->attn_norm, c->eps, xf->act, &R->v); xf_done(xf);
         }
-    } else if (P.qkv == XQ_QKV) {
-        Tensor qkv = xf_rows(&xf->s.qkv, R->T);
-        xf_op(xf, "attn_qkv", XT_ATTN, "matmul", l, &qkv, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqkv, &R->h, &qkv); xf_done(xf);
     } else {
-        if (P.qkv == XQ_QK) {
-            Tensor qk = xf_qk_rows(xf, R->T);
-            xf_op(xf, "attn_qk", XT_ATTN, "matmul", l, &qk, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wqk, &R->h, &qk); xf_done(xf);
-        } else {
-            xf_op(xf, "attn_q", XT_ATTN, "matmul", l, &R->q, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wq, &R->h, &R->q); xf_done(xf);
-            xf_op(xf, "attn_k", XT_ATTN, "matmul", l, &R->k, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wk, &R->h, &R->k); xf_done(xf);
-        }
-        xf_op(xf, "attn_v", XT_ATTN, "matmul", l, &R->v, &R->h, 0, 0); op_matmul(vk, R->ph, &L->wv, &R->h, &R->v); xf_done(xf);
+        Tensor qkv = P.qkv == XQ_QKV ? xf_rows(&xf->s.qkv, R->T) : P.qkv == XQ_QK ? xf_qk_rows(xf, R->T) : R->q;   /* (q|k|v, q|k: batched steps) */
+        XfProd p[3];
+        u32 n = 0;
+        if (P.qkv == XQ_QKV) p[n++] = (XfProd){ "attn_qkv", &L->wqkv, &qkv };
+        else if (P.qkv == XQ_QK) p[n++] = (XfProd){ "attn_qk", &L->wqk, &qkv };
+        else { p[n++] = (XfProd){ "attn_q", &L->wq, &R->q }; p[n++] = (XfProd){ "attn_k", &L->wk, &R->k }; }
+        if (P.qkv != XQ_QKV) p[n++] = (XfProd){ "attn_v", &L->wv, &R->v };
+        xf_products(xf, R, XT_ATTN, "matmul", l, &R->h, p, n, false, false);
     }
     vk_barrier(vk);
 }
@@ -617,24 +714,12 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
         op_attention_flash(vk, &R->qph, &C->k, &C->v, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     else if (xf->s.attn_part.nbytes)
         op_attention_split(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.attn_part, &R->atth,
-                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE, R->multi ? xf->r.keys : 0);
+                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE || R->multi, R->multi ? xf->r.keys : 0);
     else
         op_attention(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.scores, &R->atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     xf_done(xf);
     vk_barrier(vk);
-}
-
-/* Prefill: Y (+)= W . X split over k when the product has few row tiles (op_matmul_split), its
-   f32 partials in split_part, or (every logits row kept) in the logits buffer (n_vocab x batch f32,
-   written only by the LM head at the end of the pass, so free while the layers run); decode: one product. */
-static void xf_matmul_out(Xf *xf, XfRec *R, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) {
-    if (R->ph == PH_PREFILL) {
-        u32 s = op_matmul_split_slices(xf->vk, W, X);
-        const Tensor *part = xf->s.split_part.nbytes ? &xf->s.split_part : &xf->s.logits;
-        if (s >= 2 && op_matmul_split(xf->vk, W, X, Y, acc, part, s)) return;
-    }
-    if (acc) op_matmul_acc(xf->vk, R->ph, W, X, Y); else op_matmul(xf->vk, R->ph, W, X, Y);
 }
 
 /* x += post_norm(o) for post-norm models (then h = norm(x) with next_norm along where the path says);
@@ -662,9 +747,11 @@ static void xf_attn_block(Xf *xf, XfRec *R, u32 il) {
     if (!P.qkv_rope) xf_rope_kv(xf, R, il);
     xf_attention(xf, R, il);
     if (!c->post_norms) {   /* x += Wo . att: the residual add fused into the product's store */
-        xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &R->x, &R->att, 0, 0); xf_matmul_out(xf, R, &L->wo, &R->att, &R->x, true); xf_done(xf);
+        XfProd p = { "attn_out", &L->wo, &R->x };
+        xf_products(xf, R, XT_ATTN, "matmul", l, &R->att, &p, 1, true, true);
     } else {
-        xf_op(xf, "attn_out", XT_ATTN, "matmul", l, &R->o, &R->att, 0, 0); xf_matmul_out(xf, R, &L->wo, &R->att, &R->o, false); xf_done(xf);
+        XfProd p = { "attn_out", &L->wo, &R->o };
+        xf_products(xf, R, XT_ATTN, "matmul", l, &R->att, &p, 1, false, true);
         if (P.ffn != XF_GLU_RES_NORM) {                 /* (else the FFN's product takes the residual add) */
             vk_barrier(xf->vk);
             xf_post_norm_residual(xf, R, P.attn_res_norm ? "attn_residual_norm" : "attn_residual", l, &L->post_attn_norm,
@@ -692,8 +779,8 @@ static void xf_gate_up(Xf *xf, XfRec *R, u32 il) {
         if (P.ffn != XF_GATE_UP) {      /* act(gate) * up in one pass over both weights */
             xf_op(xf, "ffn_gate_up", XT_FFN, "glu", l, &R->ff, &R->h, 0, 0); op_matmul_glu(vk, &L->gu, &R->h, &R->ff, c->gelu); xf_done(xf);
         } else {
-            xf_op(xf, "ffn_gate", XT_FFN, "matmul", l, &R->gate, &R->h, 0, 0); op_matmul(vk, R->ph, &L->w_gate, &R->h, &R->gate); xf_done(xf);
-            xf_op(xf, "ffn_up", XT_FFN, "matmul", l, &R->up, &R->h, 0, 0); op_matmul(vk, R->ph, &L->w_up, &R->h, &R->up); xf_done(xf);
+            XfProd p[2] = { { "ffn_gate", &L->w_gate, &R->gate }, { "ffn_up", &L->w_up, &R->up } };
+            xf_products(xf, R, XT_FFN, "matmul", l, &R->h, p, 2, false, false);
             vk_barrier(vk);
             xf_op(xf, "glu", XT_FFN, "glu", l, &R->ff, &R->gate, &R->up, 0); op_glu(vk, &R->gate, &R->up, &R->ff, c->gelu); xf_done(xf);
         }
@@ -708,9 +795,11 @@ static void xf_ffn_block(Xf *xf, XfRec *R, u32 il) {
     XfLayer *L = &xf->w.layers[il]; i32 l = (i32)il;
     xf_gate_up(xf, R, il);
     if (!c->post_norms) {   /* x += Wd . ff */
-        xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &R->x, &R->ff, 0, 0); xf_matmul_out(xf, R, &L->w_down, &R->ff, &R->x, true); xf_done(xf);
+        XfProd p = { "ffn_down", &L->w_down, &R->x };
+        xf_products(xf, R, XT_FFN, "ffn", l, &R->ff, &p, 1, true, true);
     } else {
-        xf_op(xf, "ffn_down", XT_FFN, "ffn", l, &R->o, &R->ff, 0, 0); xf_matmul_out(xf, R, &L->w_down, &R->ff, &R->o, false); xf_done(xf);
+        XfProd p = { "ffn_down", &L->w_down, &R->o };
+        xf_products(xf, R, XT_FFN, "ffn", l, &R->ff, &p, 1, false, true);
         vk_barrier(xf->vk);
         bool next = R->P->ffn_res_norm && il + 1 < c->n_layer;
         xf_post_norm_residual(xf, R, next ? "ffn_residual_norm" : "ffn_residual", l, &L->post_ffn_norm,
@@ -742,7 +831,9 @@ static void xf_output(Xf *xf, XfRec *R, bool last_only) {
     } else {
         xf_op(xf, "output_norm", XT_NORM, "norm", -1, &hn, &x, 0, 0); op_rmsnorm(vk, &x, &xf->w.output_norm, &hn, c->eps); xf_done(xf);
         vk_barrier(vk);
-        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, head, &hn, 0, 0); op_matmul(vk, hph, &xf->w.output, &hn, head); xf_done(xf);
+        xf_op(xf, "lm_head", XT_LOGITS, "logits", -1, head, &hn, 0, 0);
+        if (R->multi && hph == PH_PREFILL) op_matmul_rows(vk, &xf->w.output, &hn, head, false); else op_matmul(vk, hph, &xf->w.output, &hn, head);
+        xf_done(xf);
     }
     if (c->final_softcap > 0) {
         vk_barrier(vk);
@@ -758,10 +849,12 @@ static void xf_output(Xf *xf, XfRec *R, bool last_only) {
    `ids`, the positions from `pos`, the argmax rows into `out_ids`. Each op is bracketed by xf_op
    (site name, trace category, injection class, layer, output, activation inputs) and xf_done. */
 static void xf_record(Xf *xf, const Tensor *ids, const Tensor *pos, const Tensor *out_ids, u32 T, u32 p0, bool last_only, bool multi) {
-    XfPath path = xf->path[T == 1 || multi ? PH_DECODE : PH_PREFILL];
+    bool tiles = multi && xf->batch_tiles;
+    Phase ph = (T == 1 || multi) && !tiles ? PH_DECODE : PH_PREFILL;
+    XfPath path = tiles ? xf->batch : xf->path[ph];
     XfPath unfused = xf_path_unfused(&path);
-    XfRec R = xf_rec_views(xf, xf_fused(xf) ? &path : &unfused, ids, pos, out_ids, T, p0, multi);
-    xf_rec_start(xf, R.ph, T, p0);
+    XfRec R = xf_rec_views(xf, xf_fused(xf) ? &path : &unfused, ph, ids, pos, out_ids, T, p0, multi);
+    xf_rec_start(xf, multi ? PH_DECODE : ph, T, p0);
     xf_embed(xf, &R);
     for (u32 il = 0; il < xf->cfg->n_layer; il++) {
         xf_attn_block(xf, &R, il);

@@ -18,8 +18,10 @@
                                                       (T <= t_max): logits (n_vocab*T floats) and/or ids (argmax per row), either
                                                       may be NULL; last_only: only the last row's logits are wanted (xf_last_logits)
      xf_decode_rows(&xf, tokens, n, pos, slot, logits, ids)  one batched decode step: row t is token t of sequence slot[t] at pos[t]
-                                                      (n <= n_seq, one row per sequence): the prefill products over the rows
-                                                      (each weight read once for all), attention per row over its slot's cache
+                                                      (n <= n_seq, one row per sequence): each row a lone decode step's kernels
+                                                      (the token in grid z), or from EDGE_BATCH_TILES_MIN sequences on a device
+                                                      with cooperative matrices the prefill products over the rows (each weight
+                                                      read once for all: xf_batch_tiles); attention per row over its slot's cache
      xf_path_print(&xf)                               the kernel-path plan of both phases (edge paths)
    Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
      xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
@@ -180,8 +182,9 @@ typedef struct XfState {        /* per context: the KV cache and the activations
     Tensor  hn;                 /* act (n_embd, t_max) final norm */
     Tensor  logits;             /* f32 (n_vocab, t_max), or (n_vocab, 1) with Xf.one_row */
     Tensor  zl;                 /* f32 (n_vocab, t_max | 1) pre-softcap logits (gemma2) */
-    Tensor  split_part;         /* f32 (n_embd * s, t_max) split-k partials of the prefill attn_out / ffn_down
-                                   products (s: op_matmul_split_max) with Xf.one_row; else they use the logits */
+    Tensor  split_part;         /* f32 split-k partials: of the prefill attn_out / ffn_down products with Xf.one_row
+                                   (n_embd * s * t_max, s: op_matmul_split_max; else they use the logits), and of a
+                                   batched step's products with Xf.batch_tiles (xf_batch_split_bytes), the larger */
     Tensor  out_ids;            /* u32 (t_max) argmax per row */
     Tensor  argmax_part;        /* u32 (3 G, t_max | 1): the split argmax scan, when G = op_argmax_slices(n_vocab) > 1 */
     Tensor  chain_pos[2][EDGE_CHAIN_STEPS];   /* u32 (op_rows_words(1)) each chained step's rows table, written by the host before its recording's submit */
@@ -246,6 +249,8 @@ typedef struct Xf {
     bool    one_row;            /* the logits buffers hold one row (XfOpts.last_row where the head's last-row
                                    views stay aligned for every batch size: xf_one_row) */
     XfPath  path[PH_COUNT];     /* the kernel path of [PH_PREFILL] and [PH_DECODE] (xf_path_decide) */
+    bool    batch_tiles;        /* batched steps run the prefill products (xf_batch_tiles) on the path `batch` */
+    XfPath  batch;
     XfWeights w;
     XfState   s;
     XfRecs    r;

@@ -397,3 +397,71 @@ TEST(gpu_decode_allocates_nothing) {
     model_close(&m);
     arena_free(&a);
 }
+
+/* Batched steps on the prefill products (xf_batch_tiles; forced here from 2 sequences with
+   EDGE_BATCH_TILES=2, and every product split in 4 k slices with EDGE_SPLITK=4, as on a GPU that
+   reports its compute units; of the fixtures only gemma3w's rows of 640 are long enough to split):
+   four sequences at different positions, three steps. Every row's logits are within the f16 path's
+   tolerance of the reference's for the same step (top-1 equal where the margin allows), and equal bit
+   for bit whatever else is in the step: the rows in another order, and steps of two rows (whether a
+   product splits must not depend on a step's rows: the partials' buffer is sized for every sequence). */
+TEST(gpu_batch_tiles_rows_match_reference_and_each_other) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    TEST_OPTION(batch_tiles, opt_int(2));
+    TEST_OPTION(splitk, opt_int(4));
+    static RefFixture fx[REFT_MAX_FIXTURES];
+    u32 nf = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    REQUIRE(nf > 0);
+    enum { S = 4, K = 3 };
+    for (u32 f = 0; f < nf; f++) {
+        Arena a;
+        arena_init(&a, "gpu batch tiles", (u64)REFT_ARENA_MIB << 20);
+        Err e = {0};
+        Model m;
+        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        u32 V = m.cfg.n_vocab;
+        Engine g[3];                    /* the reference; the tiles, rows in order; the tiles, rows reversed, then two by two */
+        bool open = eng_open_gen(&g[0], &m, ENG_REF, 64, DT_F32, DT_COUNT, 16, true, S, &e);
+        open = open && eng_open_gen(&g[1], &m, ENG_GPU, 64, DT_F16, DT_COUNT, 16, true, S, &e);
+        open = open && eng_open_gen(&g[2], &m, ENG_GPU, 64, DT_F16, DT_COUNT, 16, true, S, &e);
+        if (!open) { CHECKF(0, "%s: %s", fx[f].name, e.msg); model_close(&m); arena_free(&a); continue; }
+        CHECKF(g[1].xf.batch_tiles && g[2].xf.batch_tiles, "%s: batched steps not on the prefill products", fx[f].name);
+        for (u32 s = 0; s < S; s++) {
+            i32 prompt[12];
+            u32 len = 2 + 3 * s;
+            for (u32 i = 0; i < len; i++) prompt[i] = (i32)((1 + 37 * i + 11 * s) % V);
+            for (u32 i = 0; i < 3; i++) { eng_select(&g[i], s); REQUIRE(eng_feed(&g[i], prompt, len, 0, &e)); }
+        }
+        f32 *lg = push_array(&a, f32, (u64)3 * S * V);
+        for (u32 k = 0; k < K; k++) {
+            i32 tok[S]; u32 seqs[S] = { 0, 1, 2, 3 }, rev[S] = { 3, 2, 1, 0 };
+            for (u32 s = 0; s < S; s++) tok[s] = (i32)((5 + 13 * k + 29 * s) % V);
+            REQUIRE(eng_step(&g[0], S, seqs, tok, 0, lg, &e));
+            REQUIRE(eng_step(&g[1], S, seqs, tok, 0, lg + (u64)S * V, &e));
+            f32 *l2 = lg + (u64)2 * S * V;
+            if (k < 2) {
+                i32 rt[S];
+                for (u32 s = 0; s < S; s++) rt[s] = tok[rev[s]];
+                REQUIRE(eng_step(&g[2], S, rev, rt, 0, l2, &e));
+                for (u32 s = 0; s < S / 2; s++)        /* back to sequence order */
+                    for (u32 j = 0; j < V; j++) { f32 t = l2[(u64)s * V + j]; l2[(u64)s * V + j] = l2[(u64)(S - 1 - s) * V + j]; l2[(u64)(S - 1 - s) * V + j] = t; }
+            } else {
+                for (u32 h = 0; h < 2; h++) {          /* sequences 2, 0 then 3, 1 */
+                    u32 two[2] = { 2 + h, h };
+                    i32 tt[2] = { tok[2 + h], tok[h] };
+                    f32 *lt = push_array(&a, f32, (u64)2 * V);
+                    REQUIRE(eng_step(&g[2], 2, two, tt, 0, lt, &e));
+                    memcpy(l2 + (u64)two[0] * V, lt, (u64)V * 4); memcpy(l2 + (u64)two[1] * V, lt + V, (u64)V * 4);
+                }
+            }
+            for (u32 s = 0; s < S; s++) {
+                char what[160]; fmt_buf(what, sizeof what, "%s batched step %u sequence %u", fx[f].name, k, s);
+                gput_compare(&gpu_paths[1], what, lg + (u64)(S + s) * V, lg + (u64)s * V, 1, V);
+                CHECKF(!memcmp(lg + (u64)(S + s) * V, l2 + (u64)s * V, (u64)V * 4), "%s: the row differs with other rows in the step", what);
+            }
+        }
+        for (u32 i = 0; i < 3; i++) eng_close(&g[i]);
+        model_close(&m);
+        arena_free(&a);
+    }
+}

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # run_parallel.sh — `edge run -np N` (docs/usage.md, "Many prompts at once"): the answers do not depend on
-# N. For every model fixture the same prompts through --input line give byte-identical greedy output with
-# -np 1, 4 and 16 (a batched step computes each row as a lone decode step does), and sampled output with a
-# fixed seed too; 200 prompts of mixed lengths with -np 8 equal -np 1 in order and content (embedded model);
+# N within an arithmetic class. For every model fixture the same prompts through --input line give
+# byte-identical greedy output with -np 1, 4 and 16 while batched steps compute each row as a lone decode
+# step does (EDGE_BATCH_TILES=0: below 16 sequences, or without matrix units), and with -np 4 and 16 while
+# they run the prefill products over their rows (EDGE_BATCH_TILES=2 forces it on any device: each row's
+# arithmetic independent of the others'); sampled output with a fixed seed too; 200 prompts of mixed
+# lengths with -np 8 equal -np 1 in order and content (embedded model);
 # jsonl ids match their prompts (answers written as they finish); failed prompts keep their place; an
 # injected NaN exits 4 also among answered prompts. The same across N with a q8_0 KV cache.
 source "$(dirname "$0")/run_lib.bash"
@@ -20,14 +23,19 @@ Write a poem about the sea.
 Tom had a red ball
 The quick brown fox jumps over the lazy dog again and again and again
 EOF
-# same_np OUT-PREFIX ARGS...: -np 1, 4, 16 give the same bytes
+# same_np OUT-PREFIX ARGS...: -np 1, 4, 16 give the same bytes with each row a lone decode step's
+# arithmetic, and -np 4, 16 with batched steps on the prefill products
 same_np() {
     local name=$1; shift
     for n in 1 4 16; do
-        "$E" "$@" -np $n < "$tmp/p.txt" > "$tmp/o.$n" 2> "$tmp/e.$n" || fail "$name -np $n: exit $? ($(tail -n 2 "$tmp/e.$n"))"
+        EDGE_BATCH_TILES=0 "$E" "$@" -np $n < "$tmp/p.txt" > "$tmp/o.$n" 2> "$tmp/e.$n" || fail "$name -np $n: exit $? ($(tail -n 2 "$tmp/e.$n"))"
     done
     [ -s "$tmp/o.1" ] || fail "$name: no output"
     cmp -s "$tmp/o.1" "$tmp/o.4" && cmp -s "$tmp/o.1" "$tmp/o.16" || { diff "$tmp/o.1" "$tmp/o.4" | head -5; fail "$name: -np 1/4/16 answers differ"; }
+    for n in 4 16; do
+        EDGE_BATCH_TILES=2 "$E" "$@" -np $n < "$tmp/p.txt" > "$tmp/t.$n" 2> "$tmp/e.$n" || fail "$name -np $n (batch products): exit $? ($(tail -n 2 "$tmp/e.$n"))"
+    done
+    [ -s "$tmp/t.4" ] && cmp -s "$tmp/t.4" "$tmp/t.16" || { diff "$tmp/t.4" "$tmp/t.16" | head -5; fail "$name: -np 4/16 answers on the batch products differ"; }
 }
 n=0
 for m in "$fx"/*.gguf; do
@@ -93,6 +101,7 @@ grep -q "prompt 2: .*do not fit the context" "$tmp/err" || fail "the failed prom
 printf 'Once\nOne day\nThe cat\n' > "$tmp/n.txt"
 expect_rc 4 env EDGE_INJECT_NAN=logits:-:decode "$E" -n 4 --temp 0 -np 3 < "$tmp/n.txt"
 grep -q "numeric fault\|NaN" "$tmp/err" || fail "the NaN is not reported: $(cat "$tmp/err")"
+expect_rc 4 env EDGE_INJECT_NAN=logits:-:decode EDGE_BATCH_TILES=2 "$E" -n 4 --temp 0 -np 3 < "$tmp/n.txt"
 # usage: -np out of range names the limit
 expect_rc 1 "$E" -np 0 -p x
 grep -q "1\.\.64" "$tmp/err" || fail "-np 0: $(cat "$tmp/err")"
