@@ -935,7 +935,7 @@ static void fat_select(FatK *k, u64 nv, u32 K) {
 static bool fat_is_fixture(const ModelEntry *m) { return !strncmp(m->name, "tiny-", 5); }
 
 static void fat_attention_cases(FatK *k) {
-    u32 seen[MODEL_COUNT][3]; u32 ns = 0;
+    u32 seen[MODEL_COUNT][3]; u32 ns = 0, long_hd[MODEL_COUNT], nl = 0;
     for (u32 i = 0; i < MODEL_COUNT; i++) {
         const ModelEntry *m = &model_table[i];
         if (fat_is_fixture(m)) continue;
@@ -955,7 +955,11 @@ static void fat_attention_cases(FatK *k) {
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
         FatAttn dodd = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 1, 0 };   /* (an odd cache: above) */
         if (!flash) fat_attention(k, &dodd);
-        if (k->d->op == OP_ATTN_MERGE) {           /* more than 256 key chunks: attn_merge's loops past its preloads */
+        /* the long contexts once per head size, window and softcap (their loops do not see the head counts) */
+        u32 lkey = m->head_dim * 4 + (win ? 2 : 0) + (m->attn_softcap != 0), lseen = 0;
+        for (u32 s = 0; s < nl; s++) lseen |= long_hd[s] == lkey;
+        if (k->d->op == OP_ATTN_MERGE && (!lseen || k->f->full)) {   /* more than 256 key chunks: past its preloads */
+            long_hd[nl++] = lkey;
             FatAttn mid = { m->head_dim, m->n_head, m->n_head_kv, 1, 8300, 8320, win ? 300 : 0, m->attn_softcap, 4, 0 };
             fat_attention(k, &mid);
             /* a long context at an early position: more chunks in the grid than attn_merge preloads
