@@ -262,13 +262,16 @@ void eng_print_device(const Engine *g) { vk_print_info(&g->vk); }
 void eng_print_kernels(void) { kernel_print_table(); }
 
 /* Both phases described (xf_describe: recorded without the GPU) at a context of min(n_ctx, 256):
-   the plan, prefill and decode op by op, dispatch counts and the dtype-chain verdict. */
-bool eng_print_paths(Engine *g, const Model *m, DType act) {
+   the plan, prefill and decode op by op, dispatch counts and the dtype-chain verdict; with n_seq > 1
+   also a batched step of n_seq rows (xf_decode_rows: each row a lone decode step's kernels, or the
+   batch path on the prefill products from EDGE_BATCH_TILES_MIN sequences where they fit). */
+bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
     const ModelConfig *c = &m->cfg;
     u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
-    Xf xp, xd; XfDesc dp, dd;
-    bool okp = xf_describe(&xp, &g->vk, m, n_ctx, t_max, act, t_max, &dp);
-    bool okd = xf_describe(&xd, &g->vk, m, n_ctx, t_max, act, 1, &dd);
+    Xf xp, xd, xb; XfDesc dp, dd, db;
+    bool okp = xf_describe(&xp, &g->vk, m, n_ctx, t_max, act, t_max, 1, &dp);
+    bool okd = xf_describe(&xd, &g->vk, m, n_ctx, t_max, act, 1, 1, &dd);
+    bool okb = n_seq < 2 || xf_describe(&xb, &g->vk, m, n_ctx, t_max, act, n_seq, n_seq, &db);
     out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
     xf_path_print(&xd);
     /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
@@ -276,10 +279,19 @@ bool eng_print_paths(Engine *g, const Model *m, DType act) {
     xf_paths_print(&dp, c->n_layer, &g->vk);
     out("\ndecode (one token):\n");
     xf_paths_print(&dd, c->n_layer, &g->vk);
-    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token\n", dp.n_dispatch, t_max, dd.n_dispatch);
-    if (okp && okd) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
-    else out("dtype chain: BROKEN: %s\n", dp.chain_errors ? dp.chain_msg : dd.chain_msg);
+    if (n_seq > 1) {
+        out("\nbatched decode step (-np %u: a row per sequence, %s):\n", n_seq, xb.batch_tiles
+            ? "the prefill products over the rows, each weight read once for all (xf_batch_tiles)"
+            : "each row a lone decode step's kernels, the row in the grid");
+        xf_paths_print(&db, c->n_layer, &g->vk);
+    }
+    out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token", dp.n_dispatch, t_max, dd.n_dispatch);
+    if (n_seq > 1) out(", %u per batched step of %u rows", db.n_dispatch, n_seq);
+    out("\n");
+    if (okp && okd && okb) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
+    else out("dtype chain: BROKEN: %s\n", !okp ? dp.chain_msg : !okd ? dd.chain_msg : db.chain_msg);
     xf_desc_free(&dp); xf_desc_free(&dd);
     xf_free(&xp); xf_free(&xd);
-    return okp && okd;
+    if (n_seq > 1) { xf_desc_free(&db); xf_free(&xb); }
+    return okp && okd && okb;
 }

@@ -51,8 +51,9 @@
      eng_caps(&g)                                    the device's name and the features that choose kernel paths
      eng_print_device(&g)                            the device, driver, limits, features, memory heaps and types
      eng_print_kernels()                             the embedded kernel table (needs no device)
-     eng_print_paths(&g, model, act)                 the kernel-path plan and both phases' ops as xf_describe records
-                                                     them (a context of min(n_ctx, 256)); false: the dtype chain is broken
+     eng_print_paths(&g, model, act, n_seq)          the kernel-path plan and both phases' ops as xf_describe records
+                                                     them (a context of min(n_ctx, 256)); n_seq > 1: a batched step of
+                                                     n_seq rows too; false: the dtype chain is broken
    (the memory plan on this device: models/plan.h's plan_compute_eng) */
 #ifndef EDGE_ENGINE_H
 #define EDGE_ENGINE_H
@@ -122,6 +123,6 @@ bool eng_open_device(Engine *g, Err *e);
 EngCaps eng_caps(const Engine *g);
 void eng_print_device(const Engine *g);
 void eng_print_kernels(void);
-bool eng_print_paths(Engine *g, const Model *m, DType act);
+bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq);
 
 #endif

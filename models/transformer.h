@@ -26,8 +26,10 @@
    Debug tools (models/xf_debug.c; options parsed once by edge_main into xf_debug):
      xf_debug_parse(&argc, argv, err)                 removes --trace[=CATS] --trace-layers --trace-pos
                                                       --trace-warn --check-nan --profile from argv; reads EDGE_INJECT_NAN
-     xf_describe(&xf, vk, model, n_ctx, t_max, act, T, &desc)  runs xf_record without the GPU: every op's
-                                                      kernel and dtypes, and the dtype-chain check
+     xf_describe(&xf, vk, model, n_ctx, t_max, act, T, n_seq, &desc)  runs xf_record without the GPU: every
+                                                      op's kernel and dtypes, and the dtype-chain check; n_seq 1: a
+                                                      prefill batch (T > 1) or a decode step, n_seq > 1: a batched
+                                                      step of T rows (xf_decode_rows) in a context of n_seq sequences
      xf_paths_print(&desc, n_layer, vk)               one described phase's ops, layers with the same kernels
                                                       grouped, each op's kernel, dtypes and why (edge paths)
      xf_tensor_stats(vk, t, &st, scratch)             statistics over exactly t's elements (read back)
@@ -286,7 +288,7 @@ void xf_chain_stop(Xf *xf);
 void xf_path_print(const Xf *xf);
 
 bool xf_debug_parse(int *argc, char **argv, Err *e);
-bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d);
+bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, u32 n_seq, XfDesc *d);
 void xf_desc_free(XfDesc *d);
 void xf_paths_print(const XfDesc *d, u32 n_layer, const Vk *vk);
 void xf_tensor_stats(Vk *vk, const Tensor *t, XfStats *st, void *scratch);

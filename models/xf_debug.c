@@ -461,14 +461,16 @@ void xf_profile_print(Xf *xf, FILE *f) {
 
 /* ---- describe mode: kernels, dtypes and the dtype chain --------------------------------- */
 /* The bytes of a bound tensor that the check reads: its binding, but for the two bindings padded past
-   their data (matmul_cm binds X up to a whole tile of WQ_CM_TN tokens, attention binds caches up to 16
+   their data (matmul_cm binds X up to a whole tile of WQ_CM_TN tokens, matmul_cm_b of WQ_CMB_TN rows,
+   attention binds caches up to 16
    bytes), whose tails are read without reaching an output (tokens past the batch are never stored), so
    whatever dtype wrote them is not this tensor's. Other views (the strided q/k/v views) keep their span. */
 static u64 xf_data_bytes(const Tensor *t) {
     u64 nb = t->nelem ? dtype_bytes(t->dtype, t->nelem) : 0, rows = t->ne[0] ? t->nelem / t->ne[0] : 0;
     if (!nb || nb >= t->nbytes) return t->nbytes;
     bool cache_pad = t->nbytes == align_up(nb, 16);
-    bool tile_pad = rows && t->nbytes == dtype_bytes(t->dtype, t->ne[0] * align_up(rows, WQ_CM_TN));
+    bool tile_pad = rows && (t->nbytes == dtype_bytes(t->dtype, t->ne[0] * align_up(rows, WQ_CM_TN)) ||
+                             t->nbytes == dtype_bytes(t->dtype, t->ne[0] * align_up(rows, WQ_CMB_TN)));
     return cache_pad || tile_pad ? nb : t->nbytes;
 }
 
@@ -520,7 +522,7 @@ static void xf_chain_cb(void *user, VkPipe *p, const Tensor *const *ts, u32 n) {
         }
 }
 
-static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
+static void xf_describe_run(Xf *xf, u32 T, bool multi, XfDesc *d) {
     Vk *vk = xf->vk;
     bool was = vk->describe, dbg = xf->d.on, step = xf->d.step;
     u32 nd = vk->n_dispatch;
@@ -532,14 +534,16 @@ static void xf_describe_run(Xf *xf, u32 T, XfDesc *d) {
     Tensor ids = xf_rows(&xf->s.ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
     xf_chain_write(d, &xf->s.pos, "(host: positions)");
-    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, xf->n_ctx - T, xf->one_row, false);   /* a one-row context records the LM head for the last row only */
+    xf->r.keys = MIN(64u, xf->n_ctx);         /* a batched step's attention grid: its first key bound (xf_decode_rows) */
+    /* a one-row context records the LM head for the last row only */
+    xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, multi ? 0 : xf->n_ctx - T, !multi && xf->one_row, multi);
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;
     xf->d.desc = old; xf->d.on = dbg; xf->d.step = step;
 }
 
 static u32 xf_count_ops(Xf *xf, u32 T) {
     XfDesc d; memset(&d, 0, sizeof d);
-    xf_describe_run(xf, T, &d);
+    xf_describe_run(xf, T, false, &d);
     u32 n = d.n_ops;
     xf_desc_free(&d);
     return n;
@@ -547,13 +551,13 @@ static u32 xf_count_ops(Xf *xf, u32 T) {
 
 void xf_desc_free(XfDesc *d) { free(d->ops); free(d->w); memset(d, 0, sizeof *d); }
 
-bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, XfDesc *d) {
+bool xf_describe(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, u32 T, u32 n_seq, XfDesc *d) {
     memset(xf, 0, sizeof *xf);
     memset(d, 0, sizeof *d);
-    if (T == 0 || T > t_max || t_max > n_ctx) return false;
-    xf_setup(xf, vk, m, n_ctx, t_max, act, act, 1);
+    if (T == 0 || T > t_max || t_max > n_ctx || n_seq == 0 || (n_seq > 1 && T > n_seq)) return false;
+    xf_setup(xf, vk, m, n_ctx, t_max, act, act, n_seq);
     xf_alloc(xf);
-    xf_describe_run(xf, T, d);
+    xf_describe_run(xf, T, n_seq > 1, d);
     return d->chain_errors == 0;
 }
 
@@ -567,7 +571,9 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         const KernelDef *kd = &kdefs[op->kdef];
         out("        why: kernels.def key (%s, w %s, a %s, o %s)", op_name[kd->op], dtype_name[kd->wtype], dtype_name[kd->atype], dtype_name[kd->otype]);
         if (kd->op == OP_MATMUL) out(kd->phase == PH_DECODE ? (dtype_klanes(kd->wtype) ? "; decode matvec (8..128 lanes per row by shape, 8 per 256 elements)" : "; decode matvec (1..128 lanes per row by shape, 4 elements per lane and pass)") : "; prefill tiles 64x64");
-        if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT) out("; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
+        if (kd->op == OP_MATMUL_CM || kd->op == OP_MATMUL_CM_SPLIT)
+            out(kd->phase == PH_DECODE ? "; a batched step's rows: tiles 64x32 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)"
+                                       : "; prefill tiles 64x128 on cooperative matrices (device has VK_KHR_cooperative_matrix 16x16x16 f16)");
         if (kd->op == OP_ATTN_CM || kd->op == OP_ATTN_CM_H64) out("; prefill attention on cooperative matrices, 16 queries per workgroup of 4 subgroups, 64-key chunks (device has VK_KHR_cooperative_matrix 16x16x16 f16; "
                                       "f16 cache, head_dim 64 or 128, no sliding window or softcap)");
         if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8 ||

@@ -123,20 +123,26 @@ static void dbg_model(DbgModel *d, const ModelEntry *r, DType wt) {
     }
 }
 
-/* One describe run with die() trapped (its own frame: setjmp leaves the caller's loop variables alone). */
-static __attribute__((noinline)) u32 dbg_describe_one(Vk *vk, const Model *m, u32 r, DType act, u32 T, u32 per_layer) {
+/* One describe run with die() trapped (its own frame: setjmp leaves the caller's loop variables alone);
+   n_seq > 1: a batched step of T rows. The count of ops on matmul_cm_b into *cmb when cmb. */
+static __attribute__((noinline)) u32 dbg_describe_rows(Vk *vk, const Model *m, u32 r, DType act, u32 T, u32 n_seq, u32 per_layer, u32 *cmb) {
     static Xf xf; static XfDesc desc;
     static bool ok;
     int code = 0;
-    bool died = EXPECT_DIE(&code, ok = xf_describe(&xf, vk, m, 128, 16, act, T, &desc));
+    bool died = EXPECT_DIE(&code, ok = xf_describe(&xf, vk, m, 128, 16, act, T, n_seq, &desc));
     CHECKF(!died, "%s act %s: %s", model_table[r].name, dtype_name[act], die_trap_msg);
     if (died) return 0;
-    CHECKF(ok, "%s act %s %s: %s", model_table[r].name, dtype_name[act], T == 1 ? "decode" : "prefill", desc.chain_msg);
+    CHECKF(ok, "%s act %s %s: %s", model_table[r].name, dtype_name[act], n_seq > 1 ? "batched step" : T == 1 ? "decode" : "prefill", desc.chain_msg);
+    if (cmb) { *cmb = 0; for (u32 j = 0; j < desc.n_ops; j++) *cmb += desc.ops[j].k && !strncmp(desc.ops[j].k->name, "matmul_cm_b_", 12); }
     /* at least per_layer ops per layer: 8 where decode's q/k/v and gate/up run without their norm and RoPE
        epilogues (norm, qkv, rope_kv, attention, out, norm, gate_up, down), 4 with them */
     CHECKF(desc.n_ops >= per_layer * model_table[r].n_layer, "%s act %s T=%u: %u ops", model_table[r].name, dtype_name[act], T, desc.n_ops);
     xf_desc_free(&desc); xf_free(&xf);
     return 1;
+}
+
+static u32 dbg_describe_one(Vk *vk, const Model *m, u32 r, DType act, u32 T, u32 per_layer) {
+    return dbg_describe_rows(vk, m, r, act, T, 1, per_layer, 0);
 }
 
 static Vk dbg_vk;   /* a device-less Vk: describe mode needs only capabilities */
@@ -230,6 +236,29 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
     xf_desc_free(&desc);
 }
 
+/* edge paths -np: a batched step (xf_decode_rows) of 3 and 16 rows in a context of 16 sequences, for
+   every config at f16: without cooperative matrices each row runs a lone decode step's kernels (no
+   matmul_cm_b); with them the batch path's products run on matmul_cm_b (xf_batch_tiles); the dtype
+   chain holds on both (the batch path's q/k/v rows side by side, its split partials and sums). */
+TEST(dtype_chain_holds_for_batched_steps_on_both_paths) {
+    u32 checked = 0;
+    for (int cm = 0; cm < 2; cm++) {
+        Vk *vk = dbg_vk_init(cm);
+        for (u32 r = 0; r < MODEL_COUNT; r++) {
+            DbgModel d; dbg_model(&d, &model_table[r], DT_Q4_K);
+            for (u32 T = 3; T <= 16; T += 13) {
+                u32 cmb = 0, ok = dbg_describe_rows(vk, &d.m, r, DT_F16, T, 16, 4, &cmb);
+                checked += ok;
+                CHECKF(!ok || (cm ? cmb >= 4 * model_table[r].n_layer : cmb == 0), "%s coopmat %d, %u rows: %u ops on matmul_cm_b",
+                       model_table[r].name, cm, T, cmb);
+            }
+            free(d.t); free(d.layers);
+        }
+    }
+    CHECK(checked == 4 * MODEL_COUNT);
+    dbg_vk_init(false);
+}
+
 /* edge paths where the device has cooperative matrices (described: lavapipe has none): prefill
    attention records attn_cm in the layers where op_attention_cm_fits (f16 cache, head_dim 64 or
    128, no sliding window or softcap) and attn_flash elsewhere, and the plan line says so. */
@@ -245,7 +274,7 @@ TEST(paths_report_attn_cm_where_op_attention_cm_fits) {
         Vk *vk = dbg_vk_init(cs[i].coopmat);
         DbgModel d; dbg_model(&d, &model_table[cs[i].id], DT_Q4_K);
         static Xf xf; static XfDesc desc;
-        xf_describe(&xf, vk, &d.m, 128, 16, cs[i].act, 16, &desc);
+        xf_describe(&xf, vk, &d.m, 128, 16, cs[i].act, 16, 1, &desc);
         u32 cm = 0, attn = 0;
         for (u32 j = 0; j < desc.n_ops; j++) if (!strcmp(desc.ops[j].name, "attention")) {
             attn++;

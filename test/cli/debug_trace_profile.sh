@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # debug_trace_profile.sh — --trace lines (phase, layer, op, kernel, dtypes, shape, statistics; filters and
-# --trace-warn), --profile (shares add up to 100% per phase, dispatches per token), `edge paths` (dtype chain ok
+# --trace-warn), --profile (shares add up to 100% per phase, dispatches per token), `edge paths` (also -np; dtype chain ok
 # for both activation dtypes), and that the debug options change no result. Exit 0 pass, 77 skip, else fail.
 set -u
 cd "$(dirname "$0")/../.."
@@ -46,6 +46,13 @@ nd=$("$EDGE_BIN" paths | sed -n 's/^dispatches: .*, \([0-9]*\) per decode token$
 for act in f32 f16; do
     "$EDGE_BIN" paths --act $act >"$tmp/paths" 2>&1 || { echo "edge paths --act $act failed"; cat "$tmp/paths"; fail=1; }
     grep -q '^dtype chain: ok' "$tmp/paths" && grep -q "attn_merge_${act} " "$tmp/paths" || { echo "edge paths --act $act"; cat "$tmp/paths"; fail=1; }
+done
+# edge paths -np: a batched step's kernels, the lone-step rows or (forced) the batch path, the chain intact
+for bt in 0 2; do
+    EDGE_BATCH_TILES=$bt "$EDGE_BIN" paths -np 16 >"$tmp/paths" 2>&1 || { echo "edge paths -np 16 (EDGE_BATCH_TILES=$bt) failed"; cat "$tmp/paths"; fail=1; }
+    want="each row a lone decode step's kernels"; [ $bt = 0 ] || want="the prefill products over the rows"
+    grep -q "^batched decode step (-np 16: a row per sequence, $want" "$tmp/paths" && grep -q '^dtype chain: ok' "$tmp/paths" &&
+        grep -q "per batched step of 16 rows" "$tmp/paths" || { echo "edge paths -np 16 (EDGE_BATCH_TILES=$bt)"; cat "$tmp/paths"; fail=1; }
 done
 "$EDGE_BIN" --help | grep -q -- '--check-nan' || { echo "--help lacks the debug options"; fail=1; }
 exit $fail
