@@ -268,7 +268,7 @@ void eng_print_kernels(void) { kernel_print_table(); }
 bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
     const ModelConfig *c = &m->cfg;
     u32 n_ctx = MIN(c->n_ctx, 256u), t_max = MIN(n_ctx, (u32)EDGE_PREFILL_BATCH);
-    Xf xp, xd, xb; XfDesc dp, dd, db;
+    Xf xp, xd, xb = {0}; XfDesc dp, dd, db = {0};
     bool okp = xf_describe(&xp, &g->vk, m, n_ctx, t_max, act, t_max, 1, &dp);
     bool okd = xf_describe(&xd, &g->vk, m, n_ctx, t_max, act, 1, 1, &dd);
     bool okb = n_seq < 2 || xf_describe(&xb, &g->vk, m, n_ctx, t_max, act, n_seq, n_seq, &db);
@@ -289,7 +289,8 @@ bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
     if (n_seq > 1) out(", %u per batched step of %u rows", db.n_dispatch, n_seq);
     out("\n");
     if (okp && okd && okb) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
-    else out("dtype chain: BROKEN: %s\n", !okp ? dp.chain_msg : !okd ? dd.chain_msg : db.chain_msg);
+    else out("dtype chain: BROKEN: %s\n", !okp ? dp.chain_msg : !okd ? dd.chain_msg : db.chain_msg[0] ? db.chain_msg
+                                                  : "a batched step of this many rows does not fit the context");
     xf_desc_free(&dp); xf_desc_free(&dd);
     xf_free(&xp); xf_free(&xd);
     if (n_seq > 1) { xf_desc_free(&db); xf_free(&xb); }

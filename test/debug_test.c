@@ -241,6 +241,7 @@ TEST(dtype_chain_holds_for_every_model_config_and_activation_dtype) {
    matmul_cm_b); with them the batch path's products run on matmul_cm_b (xf_batch_tiles); the dtype
    chain holds on both (the batch path's q/k/v rows side by side, its split partials and sums). */
 TEST(dtype_chain_holds_for_batched_steps_on_both_paths) {
+    TEST_OPTION(batch_tiles, (OptInt){0});     /* EDGE_BATCH_TILES unset: the device decides */
     u32 checked = 0;
     for (int cm = 0; cm < 2; cm++) {
         Vk *vk = dbg_vk_init(cm);
