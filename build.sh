@@ -490,6 +490,8 @@ if [ "${EDGE_VALIDATION:-0}" = 1 ]; then
     echo "== tests run under the Khronos validation layer"
 fi
 [ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# the sanitizer pass: the scripts that loop over every model fixture take one per architecture (docs/testing.md)
+[ "$flavor" = debug ] && export EDGE_TEST_QUICK=1
 log=build/test-c.log
 set +e
 "$TBIN" ${EDGE_TEST_FILTER:-} 2>&1 | tee "$log"

@@ -83,11 +83,8 @@ static void gput_logits_gen(const GpuPath *p, bool chunked, u32 batch, DType kv,
     REQUIRE(n > 0);
     static const char *const cases[] = { "short", "medium", "story" };
     for (u32 f = 0; f < n; f++) {
-        Arena a;
-        arena_init(&a, "gpu test", (u64)REFT_ARENA_MIB << 20);
-        Err e = {0};
-        Model m;
-        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        Arena a; Model m; Err e = {0};
+        if (!reft_open(&fx[f], "gpu test", &a, &m)) continue;
         u32 V = m.cfg.n_vocab;
         f64 worst = 0;
         u64 limit = 0;
@@ -232,12 +229,9 @@ static void gput_greedy_path(const GpuPath *p) {
     u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
     REQUIRE(n > 0);
     for (u32 f = 0; f < n; f++) {
-        Arena a;
-        arena_init(&a, "gpu greedy", (u64)REFT_ARENA_MIB << 20);
-        Err e = {0};
-        Model m;
+        Arena a; Model m; Err e = {0};
         u8 *txt; u64 n_txt;
-        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        if (!reft_open(&fx[f], "gpu greedy", &a, &m)) continue;
         REQUIRE(reft_golden(&a, fx[f].name, "once_upon_a_time.exact.greedy.txt", &txt, &n_txt));
         i32 *prompt, *want; u32 n_prompt, n_want;
         REQUIRE(reft_ids_field(&a, (const char *)txt, "prompt_tokens:", &prompt, &n_prompt));
@@ -414,11 +408,8 @@ TEST(gpu_batch_tiles_rows_match_reference_and_each_other) {
     REQUIRE(nf > 0);
     enum { S = 4, K = 3 };
     for (u32 f = 0; f < nf; f++) {
-        Arena a;
-        arena_init(&a, "gpu batch tiles", (u64)REFT_ARENA_MIB << 20);
-        Err e = {0};
-        Model m;
-        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        Arena a; Model m; Err e = {0};
+        if (!reft_open(&fx[f], "gpu batch tiles", &a, &m)) continue;
         u32 V = m.cfg.n_vocab;
         Engine g[3];                    /* the reference; the tiles, rows in order; the tiles, rows reversed, then two by two */
         bool open = eng_open_gen(&g[0], &m, ENG_REF, 64, DT_F32, DT_COUNT, 16, true, S, &e);

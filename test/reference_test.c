@@ -44,6 +44,17 @@ static u32 reft_fixtures(RefFixture *fx, u32 cap) {
     return n;
 }
 
+/* Opens fixture fx's model in a fresh arena of REFT_ARENA_MIB named `what`; false (a failed check,
+   nothing held) when it does not load. */
+static bool reft_open(const RefFixture *fx, const char *what, Arena *a, Model *m) {
+    Err e = {0};
+    arena_init(a, what, (u64)REFT_ARENA_MIB << 20);
+    if (model_open(m, fx->path, false, a, &e)) return true;
+    CHECKF(0, "%s: %s", fx->name, e.msg);
+    arena_free(a);
+    return false;
+}
+
 /* Reads golden/<fixture>/<file>; false when absent. */
 static bool reft_golden(Arena *a, const char *fixture, const char *file, u8 **data, u64 *size) {
     char rel[256], path[512];
@@ -98,11 +109,8 @@ TEST(reference_fixture_logits) {
     REQUIRE(n > 0);
     static const char *const cases[] = { "short", "medium", "story" };
     for (u32 f = 0; f < n; f++) {
-        Arena a;
-        arena_init(&a, "reference test", (u64)REFT_ARENA_MIB << 20);
-        Err e = {0};
-        Model m;
-        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        Arena a; Model m;
+        if (!reft_open(&fx[f], "reference test", &a, &m)) continue;
         u32 V = m.cfg.n_vocab;
         f64 worst = 0, worst_cpp = -1;
         for (u32 c = 0; c < ARRAY_COUNT(cases); c++) {
@@ -190,11 +198,8 @@ TEST(reference_fixture_greedy) {
         "bos_only.greedy.txt", "zoo.greedy.txt", "tom_had_a_red_ball.greedy.txt",
     };
     for (u32 f = 0; f < n; f++) {
-        Arena a;
-        arena_init(&a, "reference test", (u64)REFT_ARENA_MIB << 20);
-        Err e = {0};
-        Model m;
-        if (!model_open(&m, fx[f].path, false, &a, &e)) { CHECKF(0, "%s: %s", fx[f].name, e.msg); arena_free(&a); continue; }
+        Arena a; Model m;
+        if (!reft_open(&fx[f], "reference test", &a, &m)) continue;
         CHECKF(reft_check_greedy(&a, &m, fx[f].name, "once_upon_a_time.exact.greedy.txt"), "%s: no exact greedy file",
                fx[f].name);
         bool llamacpp = reft_is_f32_file(fx[f].name) || strstr(fx[f].name, "-F16");
