@@ -754,7 +754,8 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     fat_up(vk, &tq, qin); fat_up_kv(vk, &tkc, kc, kvd); fat_up_kv(vk, &tvc, vc, kvd); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
-    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || d->op == OP_ATTN_CM || d->op == OP_ATTN_CM_H64) op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
+    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || op_is_attn_cm(d->op))
+        op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
@@ -767,7 +768,8 @@ static void fat_attention(FatK *k, const FatAttn *c) {
     DType at, ct; fat_attn_types(k->d, &at, &ct);
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = kvd * c->n_ctx;
     f32 *q = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4), *o = malloc(nq * 4);
-    f64 *want = malloc(nq * 8), *mag = malloc(nq * 8), *p = malloc(c->n_ctx * 8);
+    u32 keys = c->p0 + c->T;                       /* key j in cache row j % n_ctx (a ring where keys > n_ctx) */
+    f64 *want = malloc(nq * 8), *mag = malloc(nq * 8), *p = malloc((u64)keys * 8);
     fat_seed(c->hd * 101 + c->nh * 7 + c->nkv + c->T);
     for (u64 i = 0; i < nq; i++) q[i] = fat_normal() * c->qscale;
     for (u64 i = 0; i < nc; i++) { kc[i] = fat_normal(); vc[i] = fat_normal() * (i % 13 == 0 ? 50.0f : 1.0f); }
@@ -790,21 +792,21 @@ static void fat_attention(FatK *k, const FatAttn *c) {
         u32 lo = c->window && qp + 1 > c->window ? qp + 1 - c->window : 0;
         const f32 *qr = q + ((u64)t * c->nh + h) * c->hd;
         f64 m = -INFINITY, smag = 0;
-        for (u32 j = 0; j < c->n_ctx; j++) {
+        for (u32 j = 0; j < keys; j++) {
             if (j > qp || j < lo) { p[j] = -INFINITY; continue; }
             f64 s = 0, sa = 0;
-            for (u32 dd = 0; dd < c->hd; dd++) { f64 term = (f64)(f32)(qr[dd] * scale) * kc[(u64)j * kvd + hk * c->hd + dd]; s += term; sa += fabs(term); }
+            for (u32 dd = 0; dd < c->hd; dd++) { f64 term = (f64)(f32)(qr[dd] * scale) * kc[(u64)(j % c->n_ctx) * kvd + hk * c->hd + dd]; s += term; sa += fabs(term); }
             smag = MAX(smag, sa);
             if (c->softcap > 0) s = c->softcap * tanh(s / c->softcap);
             p[j] = s; m = MAX(m, s);
         }
         f64 sum = 0;
-        for (u32 j = 0; j < c->n_ctx; j++) { p[j] = exp(p[j] - m); sum += p[j]; }
+        for (u32 j = 0; j < keys; j++) { p[j] = exp(p[j] - m); sum += p[j]; }
         for (u32 dd = 0; dd < c->hd; dd++) {
             f64 w = 0, mg = 0;
-            for (u32 j = 0; j < c->n_ctx; j++) {
+            for (u32 j = 0; j < keys; j++) {
                 if (p[j] == 0) continue;          /* (masked: the rows past the keys hold NaN) */
-                f64 v = vc[(u64)j * kvd + hk * c->hd + dd]; w += p[j] / sum * v; mg += p[j] / sum * fabs(v);
+                f64 v = vc[(u64)(j % c->n_ctx) * kvd + hk * c->hd + dd]; w += p[j] / sum * v; mg += p[j] / sum * fabs(v);
             }
             u64 i = ((u64)t * c->nh + h) * c->hd + dd;
             /* a score error of a few f32 ulps of sum|q k| moves the output by about as much (relative) */
@@ -945,12 +947,12 @@ static void fat_attention_cases(FatK *k) {
         for (u32 s = 0; s < ns; s++) if (seen[s][0] == m->head_dim && seen[s][1] == m->n_head && seen[s][2] == m->n_head_kv) dup = true;
         if (dup) continue;
         seen[ns][0] = m->head_dim; seen[ns][1] = m->n_head; seen[ns][2] = m->n_head_kv; ns++;
-        u32 win = m->swa_window ? 7 : 0;
+        u32 win = m->swa_window && k->d->op != OP_ATTN_CM_H256 ? 7 : 0;   /* (attn_cm_h256: gemma's global layers) */
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
-        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, 16, win, m->attn_softcap, 2, 0 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = k->d->op == OP_ATTN_CM || k->d->op == OP_ATTN_CM_H64;
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = op_is_attn_cm(k->d->op);
+        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, cm ? 80 : 16, win, m->attn_softcap, 2, 0 };   /* (attn_cm asks 80 rows) */
         bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm;
-        if (cm && (op_attention_cm_op(m->head_dim) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, m->attn_softcap, 16))) continue;
+        if (cm && (op_attention_cm_op(m->head_dim, win) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, 80))) continue;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
         if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
@@ -975,12 +977,15 @@ static void fat_attention_cases(FatK *k) {
             fat_attention(k, &blk);
             /* an odd context: attn_cm's chunks (16 rows, the last ending at the last key); a q8_0 cache
                of 34-word rows whose bytes are no multiple of 16 (its binding rounded up) */
-            FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 77, win ? 20 : 0, m->attn_softcap, 3, 0 };
+            FatAttn odd = { m->head_dim, m->n_head, m->n_head_kv, 50, 27, 81, win ? 20 : 0, m->attn_softcap, 3, 0 };
             fat_attention(k, &odd);
             /* several of attn_cm's 64-key chunks, each query's running maximum moving between them (key 150
                made dominant for query 0: a rescale of a nonzero output in the third chunk) */
             FatAttn many = { m->head_dim, m->n_head, m->n_head_kv, 40, 200, 256, win ? 20 : 0, m->attn_softcap, 2, 150 };
             fat_attention(k, &many);
+            /* a sliding layer's ring (window + batch - 1 rows, as the engine plans it): the batch's keys wrap it */
+            FatAttn ring = { m->head_dim, m->n_head, m->n_head_kv, 64, 130, 20 + 64 - 1, 20, m->attn_softcap, 1, 0 };
+            if (win) fat_attention(k, &ring);
         }
         if (k->f->full) { FatAttn lng = { m->head_dim, m->n_head, m->n_head_kv, 1, 2047, 2048, win ? 512 : 0, m->attn_softcap, 3, 0 }; fat_attention(k, &lng); }
     }
@@ -1113,7 +1118,8 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD_BIAS: fat_bias(&k, 896, 5); fat_bias(&k, 256, 3); break;   /* qwen2.5-0.5b q dim, k/v dim */
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); fat_kv_store(&k, 96); break;   /* (96: a q8_0 row padded to 128) */
-    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: case OP_ATTN_CM_H64: fat_attention_cases(&k); break;
+    case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: case OP_ATTN_CM_H64: case OP_ATTN_CM_H256:
+    case OP_ATTN_CM_H256W: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
@@ -1205,9 +1211,9 @@ static void fat_trap_attention(Fat *f, i32 di) {
     if (ki < 0 || !vk_kernel_check(&f->vk.caps, &kernel_table[ki], &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ki < 0 ? "kernel not embedded" : ke.msg); return; }
     f32 *sw = malloc(65600 * 4);
     u64 n = fat_sweep(sw, d->atype == DT_F32);
-    bool cm = d->op == OP_ATTN_CM || d->op == OP_ATTN_CM_H64;   /* (head_dim 128 / 64, no softcap) */
-    u32 hd = d->op == OP_ATTN_CM_H64 ? 64 : cm ? 128 : 256;
-    FatAttn a = { hd, 1, 1, 0, 32, 0, 0, 0, 1, 0 };           /* gemma's head dim (attn_cm: 128): hd sweep values per query */
+    u32 hd = d->op == OP_ATTN_CM_H64 ? 64 : d->op == OP_ATTN_CM ? 128 : 256;   /* (attn_cm: its build's head_dim) */
+    u32 win = d->op == OP_ATTN_CM_H256W ? 4096 : 0;                             /* (a window past every key) */
+    FatAttn a = { hd, 1, 1, 0, 32, 0, win, 0, 1, 0 };         /* gemma's head dim (attn_cm: its build's): hd sweep values per query */
     a.T = (u32)((n + hd - 1) / hd); a.n_ctx = a.p0 + a.T;
     u64 nq = (u64)a.T * hd, nc = (u64)a.n_ctx * hd;
     f32 *q = calloc(nq, 4), *o = malloc(nq * 4), *kc = malloc(nc * 4), *vc = malloc(nc * 4);
@@ -1218,7 +1224,7 @@ static void fat_trap_attention(Fat *f, i32 di) {
     if (d->wtype == DT_Q8_0) { fat_q8_round(kc, hd, a.n_ctx); fat_q8_round(vc, hd, a.n_ctx); }
     f32 vmax = 0; for (u64 i = 0; i < nc; i++) vmax = MAX(vmax, fabsf(vc[i]));
     u64 bad = 0, out_of_range = 0; char err[160] = "";
-    for (int cap = 0; cap < (cm ? 1 : 2); cap++) {
+    for (int cap = 0; cap < 2; cap++) {
         a.softcap = cap ? 50.0f : 0.0f;
         if (!fat_attention_run(f, d, &a, q, o, kc, vc, err, sizeof err)) { bad++; break; }
         if (f->perturb && !strcmp(f->perturb, d->kernel) && cap == 0) o[nq / 2] = NAN;   /* fault injector */
@@ -1229,14 +1235,14 @@ static void fat_trap_attention(Fat *f, i32 di) {
     }
     fat_num(c, "queries", a.T); fat_num(c, "nonfinite", (f64)bad); fat_num(c, "out_of_range", (f64)out_of_range);
     if (bad || out_of_range) fat_check_end(f, c, FAT_FAIL, "%llu NaN/Inf, %llu outputs outside the values' range %s", (unsigned long long)bad, (unsigned long long)out_of_range, err);
-    else fat_check_end(f, c, FAT_PASS, "%u queries over every finite f16%s, softcap %s: finite, within range", a.T, d->atype == DT_F32 ? " + large f32" : "", cm ? "0" : "0/50");
+    else fat_check_end(f, c, FAT_PASS, "%u queries over every finite f16%s, softcap 0/50: finite, within range", a.T, d->atype == DT_F32 ? " + large f32" : "");
     free(sw); free(q); free(o); free(kc); free(vc);
 }
 
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || kdefs[i].op == OP_ATTN_CM || kdefs[i].op == OP_ATTN_CM_H64) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || op_is_attn_cm(kdefs[i].op)) fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }

@@ -252,15 +252,21 @@ bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
 }
 
 /* attn_cm (kernels/attn_cm.wgsl): on devices with cooperative matrices (caps.coopmat), f16 activations
-   and cache, head_dim 64 or 128, no sliding window or softcap, at least 16 cache rows (a chunk reads 16
-   whole rows). */
+   and cache, head_dim 64, 128 or 256, at least 80 cache rows (a chunk's keys within a ring); softcaps as
+   attn_flash, and windows (a sliding layer's ring: key j in row j % n_ctx) with head_dim 256, the only
+   head_dim of the table's sliding-window models (its attn_cm_h256w build: the ring's address code, 6%
+   of attention, stays out of the others). */
 #define ATTN_CM_QB 16u    /* queries per attn_cm workgroup (attn_cm.wgsl QB) */
+#define ATTN_CM_ROWS 80u  /* cache rows it asks: a chunk's keys (64 + 15 read again) fit a ring (attn_cm.wgsl ring) */
 /* attn_cm is built once per head_dim (override HD), its shape constant for the driver's compiler (H100,
    attention at 2,048 tokens per layer: llama-3.2-1b 277 -> 178 us, llama-3.2-3b 345 -> 177 us) */
-Op op_attention_cm_op(u32 head_dim) { return head_dim == 64 ? OP_ATTN_CM_H64 : OP_ATTN_CM; }
-bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, f32 softcap, u64 n_ctx) {
-    return vk->caps.coopmat && cache == DT_F16 && act == DT_F16 && (head_dim == 64 || head_dim == 128) && !window &&
-           softcap <= 0 && n_ctx >= 16 && attn_flash_kernel_fits(vk, op_attention_cm_op(head_dim), cache, act);
+Op op_attention_cm_op(u32 head_dim, u32 window) {
+    return head_dim == 64 ? OP_ATTN_CM_H64 : head_dim != 256 ? OP_ATTN_CM : window ? OP_ATTN_CM_H256W : OP_ATTN_CM_H256;
+}
+bool op_is_attn_cm(Op op) { return op == OP_ATTN_CM || op == OP_ATTN_CM_H64 || op == OP_ATTN_CM_H256 || op == OP_ATTN_CM_H256W; }
+bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, u64 n_ctx) {
+    return vk->caps.coopmat && cache == DT_F16 && act == DT_F16 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+           (!window || head_dim == 256) && n_ctx >= ATTN_CM_ROWS && attn_flash_kernel_fits(vk, op_attention_cm_op(head_dim, window), cache, act);
 }
 
 /* The attn_flash kernel for head_dim: the wide one (twice the queries per workgroup, so keys and
@@ -276,7 +282,7 @@ Op op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act) {
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     u32 hd = (u32)q->ne[0];
-    Op kop = op_attention_cm_fits(vk, hd, kc->dtype, q->dtype, window, softcap, kc->ne[1]) ? op_attention_cm_op(hd) : op_attention_flash_kernel(vk, hd, kc->dtype, q->dtype);
+    Op kop = op_attention_cm_fits(vk, hd, kc->dtype, q->dtype, window, kc->ne[1]) ? op_attention_cm_op(hd, window) : op_attention_flash_kernel(vk, hd, kc->dtype, q->dtype);
     op_attention_flash_with(vk, kop, q, kc, vc, pos, out, n_head, n_head_kv, scale, softcap, window);
 }
 
@@ -287,10 +293,10 @@ void op_attention_flash_with(Vk *vk, Op kop, const Tensor *q, const Tensor *kc, 
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(hd % 4 == 0 && 128 % (hd / 4) == 0, n, q, "head_dim / 4 must divide 128");
     need(out->nelem == q->nelem && out->dtype == q->dtype, n, out, "out must have q's shape and dtype");
-    bool cm = kop == OP_ATTN_CM || kop == OP_ATTN_CM_H64;
+    bool cm = op_is_attn_cm(kop);
     need(kop == OP_ATTN_FLASH || kop == OP_ATTN_FLASH_W || cm, n, q, "not an attn_flash kernel");
-    need(!cm || (kop == op_attention_cm_op((u32)hd) && op_attention_cm_fits(vk, (u32)hd, kc->dtype, q->dtype, window, softcap, n_ctx)), n, q,
-         "attn_cm needs cooperative matrices, f16 q and cache, head_dim 128 (attn_cm_h64: 64), no window or softcap, n_ctx >= 16");
+    need(!cm || (kop == op_attention_cm_op((u32)hd, window) && op_attention_cm_fits(vk, (u32)hd, kc->dtype, q->dtype, window, n_ctx)), n, q,
+         "attn_cm needs cooperative matrices, f16 q and cache, its build's head_dim (64, 128, 256; a window: 256w), n_ctx >= 80");
     u64 qb = cm ? ATTN_CM_QB : attn_flash_qb(hd, kop == OP_ATTN_FLASH_W);
     need(n_head <= 65535 && (T + qb - 1) / qb <= 65535, n, q, "more than 65535 heads or query blocks");
     VkPipe *p = op_pipe(vk, kop, PH_PREFILL, kc->dtype, q->dtype, out->dtype);

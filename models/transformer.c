@@ -468,13 +468,12 @@ static void xf_block_path_print(const XfPath *p, u32 il, u32 n_layer) {
 
 /* The layers whose batches' attention runs on attn_cm: where the plan takes flash attention,
    op_attention_flash picks attn_cm per layer where op_attention_cm_fits (cooperative matrices, f16
-   cache, head_dim 64 or 128, no sliding window or softcap), as xf_attention calls it. */
+   cache, head_dim 64, 128 or 256, windows at 256, 80 cache rows), as xf_attention calls it. */
 static u32 xf_attn_cm_layers(const Xf *xf) {
     const ModelConfig *c = xf->cfg;
     u32 n = 0;
     for (u32 il = 0; xf->path[PH_PREFILL].attn_flash && il < c->n_layer; il++)
-        n += op_attention_cm_fits(xf->vk, c->head_dim, xf->kv, xf->act, model_layer_is_swa(c, il) ? c->swa_window : 0,
-                                  c->attn_softcap, xf->s.kv[il].k.ne[1]);
+        n += op_attention_cm_fits(xf->vk, c->head_dim, xf->kv, xf->act, model_layer_is_swa(c, il) ? c->swa_window : 0, xf->s.kv[il].k.ne[1]);
     return n;
 }
 
@@ -485,7 +484,7 @@ static const char *xf_attn_plan_str(const Xf *xf, Phase ph, char *buf, int n) {
     u32 cm = xf_attn_cm_layers(xf);
     if (!cm) return "flash";
     if (cm == xf->cfg->n_layer) return "flash on cooperative matrices (attn_cm)";
-    fmt_buf(buf, n, "flash, on cooperative matrices (attn_cm) in %u of %u layers (those without a sliding window)", cm, xf->cfg->n_layer);
+    fmt_buf(buf, n, "flash, on cooperative matrices (attn_cm) in %u of %u layers", cm, xf->cfg->n_layer);
     return buf;
 }
 

@@ -261,15 +261,18 @@ TEST(dtype_chain_holds_for_batched_steps_on_both_paths) {
 }
 
 /* edge paths where the device has cooperative matrices (described: lavapipe has none): prefill
-   attention records attn_cm in the layers where op_attention_cm_fits (f16 cache, head_dim 64 or
-   128, no sliding window or softcap) and attn_flash elsewhere, and the plan line says so. */
+   attention records attn_cm in the layers where op_attention_cm_fits (f16 cache, head_dim 64, 128
+   or 256, at least 80 cache rows; softcaps and sliding windows are the kernel's) and attn_flash elsewhere, and
+   the plan line says so. */
 TEST(paths_report_attn_cm_where_op_attention_cm_fits) {
     struct { ModelId id; DType act; bool coopmat; u32 cm; const char *plan; } cs[] = {
         { MODEL_tiny_llama,  DT_F16, true,  2, "flash on cooperative matrices (attn_cm)" },   /* head_dim 64 */
         { MODEL_tiny_llama,  DT_F16, false, 0, "flash" },                                     /* no cooperative matrices */
         { MODEL_tiny_llama,  DT_F32, true,  0, "flash" },                                     /* f32 activations and cache */
-        { MODEL_tiny_gemma2, DT_F16, true,  0, "flash" },                                     /* softcap, head_dim 256 */
-        { MODEL_tiny_gemma3, DT_F16, true,  1, "flash, on cooperative matrices (attn_cm) in 1 of 6 layers (those without a sliding window)" },
+        /* head_dim 256, softcap; the sliding layers' rings (window 16 + a batch of 16 - 1 rows) are below attn_cm's 80 */
+        { MODEL_tiny_gemma2, DT_F16, true,  1, "flash, on cooperative matrices (attn_cm) in 1 of 2 layers" },
+        { MODEL_tiny_gemma3, DT_F16, true,  1, "flash, on cooperative matrices (attn_cm) in 1 of 6 layers" },
+        { MODEL_tiny_gemma3, DT_F32, true,  0, "flash" },                                     /* f32 activations and cache */
     };
     for (u32 i = 0; i < ARRAY_COUNT(cs); i++) {
         Vk *vk = dbg_vk_init(cs[i].coopmat);
