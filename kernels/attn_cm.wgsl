@@ -1,7 +1,7 @@
 // attn_cm.wgsl — prefill attention on the GPU's matrix units (Tint's subgroup matrices -> SPIR-V
 // cooperative matrices, VK_KHR_cooperative_matrix): attention.wgsl's attn_flash, for f16 activations,
-// an f16 cache, head_dim 64, 128 or 256 (one build each: HD), softcap and sliding window as attn_flash,
-// keys that do not wrap a ring cache (ops_attn.c op_attention_cm_fits; elsewhere attn_flash runs). A
+// an f16 cache, head_dim 64, 128 or 256 (one build each: HD), softcap as attn_flash, a sliding window's
+// ring cache in the head_dim 256 RING build (ops_attn.c op_attention_cm_fits; elsewhere attn_flash runs). A
 // workgroup is 4 subgroups of 32 and takes 16 queries of one head (grid (n_head, ceil(T / 16)));
 // keys go in chunks of KC (64; 32 for head_dim 256: workgroup memory) from the chunk of the first
 // query's first key to the last query's position, one pass:
