@@ -27,7 +27,7 @@
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
 //                                4 lanes per 256 elements; gate/up with its norm prologue (i8 GLU in
 //                                config/dtypes.def: all but Q6_K) and the output norm + LM head
-//   matmul                       prefill: 64-row x 64-token tiles; the matmul_split_* variants (KSPLIT)
+//   matmul                       prefill: 64-row x 64-token tiles (f32 arithmetic); the matmul_split_* variants (KSPLIT)
 //                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
 // RMSNorm of the f32 residual row in the prologue, k <= 3072; the _norm_w variants 4096), _rope (RoPE, biases and both KV-cache
@@ -139,6 +139,8 @@ fn q6a(bi: u32) -> Q6A {
     let nv = arrayLength(&w);
     return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
 }
+// The prefill tiles' weight loads (ld_raw) and decode (dq16):
+//! include common/ldraw.wgsl
 // Activations i..i+3 of the row starting at element xb (0 past k).
 fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
     if (i + 3u < k) { return vec4<f32>(f32(x[xb + i]), f32(x[xb + i + 1u]), f32(x[xb + i + 2u]), f32(x[xb + i + 3u])); }
@@ -1307,64 +1309,105 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
 
 @group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
 
-// ---- matmul (prefill): a workgroup computes a 64-row x 64-token tile; per 16-wide k step it
-// dequantizes the 64x16 weight tile into shared memory once and uses it for all 64 tokens.
-// Both tiles are k-major (ws[k][row], xs[k][token], rows of 68 floats): invocation l computes
-// rows 4 (l / 16) .. +3 and tokens 4 (l % 16) .. +3 and reads each k's four weights and four
-// activations from neighbouring words (16 multiply-adds per 8 shared loads that the compiler
-// can merge into two 16-byte loads). Invocation l dequantizes row l / 4, k 4 (l % 4) .. +3 (four
-// invocations share a row's block bytes); the padded stride keeps its scattered stores within
-// 2-way bank conflicts. Measured on the H200: 1.17-1.21x the row-major tile it replaced.
+// ---- matmul (prefill, devices without matrix units): a workgroup of 256 computes a 64-row x
+// 64-token tile in 32-wide k steps (one sub-block of Q4_K scales). Per step the 64 x 32 weight tile
+// is dequantized into workgroup memory once, as f32, and the 32 x 64 activation tile staged beside
+// it; both are k-major by 16-byte vectors (ws[k][row / 4], xs[k][token / 4]: 16 KiB in all, the least
+// Vulkan promises). Invocation l multiplies rows 4 (l / 16) .. +3 with tokens 4 (l % 16) .. +3: per k
+// one 16-byte load of weights (a warp reads two addresses) and one of activations for 16
+// multiply-adds, into four named vec4 accumulators (an array of them may be kept in local memory).
+// The next step is loaded into registers before the step's products and written to the tiles after
+// them, invocations 0 .. 127 its weight words (common/ldraw.wgsl's ld_raw: 16-byte vectors where the
+// type's layout allows, dq4 for the others; row l / 2, weights 16 (l % 2) .. +15, as matmul_cm), 128 ..
+// 255 its activations (k l % 32 of tokens l / 32 % 4 + 4 i: a warp reads 32 consecutive values), so
+// that no invocation holds both (80 registers on the H100). The activations stay as loaded (A) until
+// they are written: converting f16 to f32 at the load made the invocation wait for it there (the
+// f16 path ran 12-19% slower than the f32 one, docs/perf-log.md session 29). A row of xs is swizzled
+// (token vector v of k at v ^ (k % 16)), so that a warp's stores of one token's 32 k spread over the
+// banks. f32 arithmetic, every sum in k order (the f32 class of edge fat).
+// Bounds: weight rows past p.rows and tokens past p.t are zeros and not stored; k past p.k is
+// zero on both sides (dq4's float types end anywhere).
 const TM = 64u;
 const TN = 64u;
-const TK = 16u;
-const TS = 68u;                        // row stride (floats) of the k-major tiles
-var<workgroup> ws: array<f32, 1088>;   // [TK][TS] dequantized weights
-var<workgroup> xs: array<f32, 1088>;   // [TK][TS] activations
+const TK = 32u;
+var<workgroup> ws: array<vec4<f32>, 512>;    // [TK][TM / 4] dequantized weights
+var<workgroup> xs: array<vec4<f32>, 512>;    // [TK][TN / 4] activations, swizzled
+// the IQ4 codebook (KV_IQ4NL) as signed bytes in registers (a workgroup table would not fit beside the tiles)
+fn kv_iq4(i: u32) -> f32 {
+    let q = vec4<u32>(0xbfad9881u, 0xf6eaddcfu, 0x26190d01u, 0x71594535u)[i / 4u];
+    return f32(bitcast<i32>((q >> (8u * (i % 4u))) << 24u) >> 24);
+}
+
+// the next step's activations of invocation l (128 .. 255): k k0 + l % 32 of tokens t0 + l / 32 % 4 + 4 i
+// (0 past p.t, ke), held as loaded (A) until mm_stage: a conversion here would wait for the loads
+fn mm_ldx(t0: u32, k0: u32, ke: u32, l: u32) -> array<A, 16> {
+    var v: array<A, 16>;
+    let k = k0 + l % 32u;
+    for (var i = 0u; i < 16u; i = i + 1u) {
+        let t = t0 + (l / 32u) % 4u + 4u * i;
+        v[i] = A(0.0);
+        if (t < p.t && k < ke) { v[i] = x[t * p.k + k]; }
+    }
+    return v;
+}
+fn xs_at(k: u32, v: u32) -> u32 { return k * (TN / 4u) + (v ^ (k % 16u)); }   // token vector v of k
+// invocations 0 .. 127 stage a step's weights (row l / 2, k 16 (l % 2) .. +15), 128 .. 255 its activations
+fn mm_stage(raw: array<u32, 20>, xv: array<A, 16>, live: bool, r: u32, k0: u32, l: u32) {
+    if (l < 128u) {
+        let h = l % 2u;
+        let d = dq16(raw, r, k0, h);
+        let rr = l / 2u;
+        for (var i = 0u; i < 16u; i = i + 1u) { ws[((16u * h + i) * TM + rr) / 4u][rr % 4u] = select(0.0, d.v[i], live); }
+        return;
+    }
+    let k = l % 32u;
+    for (var i = 0u; i < 16u; i = i + 1u) {
+        let t = (l / 32u) % 4u + 4u * i;
+        xs[xs_at(k, t / 4u)][t % 4u] = f32(xv[i]);
+    }
+}
 
 @compute @workgroup_size(256)
 fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
     let row0 = wid.x * TM;
     let t0 = wid.y * TN;
-    let tc = (l % 16u) * 4u;            // this invocation's tokens tc .. tc + 3
+    let tv = l % 16u;                   // this invocation's tokens 4 tv .. +3
     let rg = (l / 16u) * 4u;            // and rows rg .. rg + 3
-    let rbytes = row_bytes(p.k);
-    var acc: array<vec4<f32>, 4>;       // acc[i][j]: row rg + i, token tc + j
-    for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
-    let wr = l / 4u;                    // weight tile: row wr, k 4 (l % 4) .. +3
-    let wk = (l % 4u) * 4u;
-    // matmul_split_*: grid z = the k slice (p.kc elements), the partial sums go to y's z-th (m, t) slice
+    let dr = row0 + (l % 128u) / 2u;    // its row of the weight tile (invocations 0 .. 127)
+    let live = dr < p.rows;
     var kb = 0u; var ke = p.k; var yo = 0u;
     if (KSPLIT != 0u) { kb = wid.z * p.kc; ke = min(kb + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    var a0 = vec4<f32>(0.0); var a1 = vec4<f32>(0.0); var a2 = vec4<f32>(0.0); var a3 = vec4<f32>(0.0);
+    var raw: array<u32, 20>;
+    var xv: array<A, 16>;
+    if (l < 128u) { if (live) { raw = ld_raw(dr, kb, l % 2u); } } else { xv = mm_ldx(t0, kb, ke, l); }
+    mm_stage(raw, xv, live, dr, kb, l);
+    workgroupBarrier();
     for (var k0 = kb; k0 < ke; k0 = k0 + TK) {
-        var v = vec4<f32>(0.0);
-        if (row0 + wr < p.rows && k0 + wk < ke) { v = dq4((row0 + wr) * rbytes, k0 + wk, p.k); }
-        ws[wk * TS + wr] = v.x; ws[(wk + 1u) * TS + wr] = v.y; ws[(wk + 2u) * TS + wr] = v.z; ws[(wk + 3u) * TS + wr] = v.w;
-        for (var q = 0u; q < 4u; q = q + 1u) {
-            let it = l + q * 256u;
-            let tt = it / TK;
-            let xk = it % TK;
-            var xv = 0.0;
-            if (t0 + tt < p.t && k0 + xk < ke) { xv = f32(x[(t0 + tt) * p.k + k0 + xk]); }
-            xs[xk * TS + tt] = xv;
+        let more = k0 + TK < ke;
+        if (more) {
+            if (l < 128u) { if (live) { raw = ld_raw(dr, k0 + TK, l % 2u); } } else { xv = mm_ldx(t0, k0 + TK, ke, l); }
         }
-        workgroupBarrier();
         for (var kk = 0u; kk < TK; kk = kk + 1u) {
-            let wb = kk * TS + rg;
-            let xb = kk * TS + tc;
-            let w4 = vec4<f32>(ws[wb], ws[wb + 1u], ws[wb + 2u], ws[wb + 3u]);
-            let x4v = vec4<f32>(xs[xb], xs[xb + 1u], xs[xb + 2u], xs[xb + 3u]);
-            acc[0] = acc[0] + w4.x * x4v; acc[1] = acc[1] + w4.y * x4v;
-            acc[2] = acc[2] + w4.z * x4v; acc[3] = acc[3] + w4.w * x4v;
+            let w0 = ws[(kk * TM + rg) / 4u];
+            let xq = xs[xs_at(kk, tv)];
+            a0 = a0 + w0.x * xq; a1 = a1 + w0.y * xq; a2 = a2 + w0.z * xq; a3 = a3 + w0.w * xq;
         }
-        workgroupBarrier();
+        if (more) {
+            workgroupBarrier();
+            mm_stage(raw, xv, live, dr, k0 + TK, l);
+            workgroupBarrier();
+        }
     }
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let r = row0 + rg + i;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let t = t0 + tc + j;
-            if (r < p.rows && t < p.t) { store(yo + t * p.m + p.r0 + r, acc[i][j]); }
-        }
+    let t = t0 + 4u * tv;
+    mm_out(yo, row0 + rg, t, a0); mm_out(yo, row0 + rg + 1u, t, a1);
+    mm_out(yo, row0 + rg + 2u, t, a2); mm_out(yo, row0 + rg + 3u, t, a3);
+}
+// row r's outputs for tokens t .. t + 3
+fn mm_out(yo: u32, r: u32, t: u32, a: vec4<f32>) {
+    if (r >= p.rows) { return; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        if (t + j < p.t) { store(yo + (t + j) * p.m + p.r0 + r, a[j]); }
     }
 }

@@ -23,7 +23,7 @@
 // llama-3.2-1b on the H100; the IQ4 codebook is a 16-float workgroup table, kvt,
 // docs/perf-log.md session 24) and decode (dq16: bytes to floats without int-to-float
 // conversions); every other type
-// decodes its 16 weights of a step with common/dq4.wgsl's dq4, the decode of matmul.wgsl's tiles,
+// decodes its 16 weights of a step with common/dq4.wgsl's dq4 (ld_raw and dq16 are common/ldraw.wgsl, shared with matmul.wgsl's tiles),
 // at the time of those loads (two steps ahead, the f32 values held as raw's words). So a type is
 // its case in dq4 and its row in config/dtypes.def: the `//! variant-each-cm` lines below are made
 // once per type whose cm column is not NO (build.sh), its kernels.def rows by an X-macro over it.
@@ -86,6 +86,8 @@ var<workgroup> kvt: array<f32, 16>;              // IQ4_NL / IQ4_XS: the codeboo
 
 //! include common/clampn.wgsl
 fn wword(i: u32) -> u32 { return w[i >> 2u][i & 3u]; }
+fn wvec(i: u32) -> vec4<u32> { return w[i]; }
+fn kv_iq4(i: u32) -> f32 { return kvt[i]; }
 fn wwords() -> u32 { return 4u * arrayLength(&w); }
 // The block decode of every weight type (dq4, f16v; the WT_* ids):
 //! include common/dq4.wgsl
@@ -97,159 +99,8 @@ fn q6a(bi: u32) -> Q6A {
     let nw = wwords();
     return q6a_at(bi, nw / 420u * 8u + (nw % 420u) * 4u / 210u);
 }
-
-// (scale, min) of Q4_K sub-block j from the 12 scale bytes in words s0, s4, s8
-fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
-    if (j < 4u) { return vec2<f32>(f32((s0 >> (8u * j)) & 63u), f32((s4 >> (8u * j)) & 63u)); }
-    let sh = 8u * (j - 4u);                      // j >= 4: low 4 bits in byte j + 4, high 2 in the top of bytes j - 4, j
-    let q = (s8 >> sh) & 0xffu;
-    return vec2<f32>(f32((q & 0xfu) | ((((s0 >> sh) >> 6u) & 3u) << 4u)), f32((q >> 4u) | ((((s4 >> sh) >> 6u) & 3u) << 4u)));
-}
-
-// The words row r needs for its weights 16 h .. 16 h + 15 of the 32 from element k0 (a multiple
-// of 32), loaded two steps ahead of their use (their latency overlaps the steps before):
-//   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
-//   Q5_K: the same, and the 4 qh words of those 16 (bit j of byte l: weight l's fifth bit) (raw[8..11]).
-//   IQ4_XS: d|scales_h, scales_l (raw[0..1]), the 4 quant words of sub-block j (raw[2..5]: nibble h of its 16 bytes).
-//   Q8_0 / Q4_0 / IQ4_NL (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16 (Q4_0)
-//   as 4 words (raw[0..3]; a block starts on an even byte: 5 word loads and a shift where it is not
-//   word-aligned), the scale's half-word (raw[4]).
-//   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
-//   word with the 2 scale bytes, the word with d.
-//   Every other type: the 16 weights themselves, decoded by dq4, as f32 bits (raw[0..15]).
-fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
-    var raw: array<u32, 20>;
-    if (WT == WT_IQ4_XS) {
-        let o = r * row_bytes(p.k) + k0 / 256u * BB;   // 136-byte blocks: 8-byte aligned
-        raw[0] = wword(o / 4u);
-        raw[1] = wword(o / 4u + 1u);
-        let q = ld16b(o + 8u + 16u * ((k0 % 256u) / 32u));
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[2u + i] = q[i]; }
-        return raw;
-    }
-    if (WT == WT_Q8_0 || WT == WT_Q4_0 || WT == WT_IQ4_NL) {
-        let o = r * row_bytes(p.k) + k0 / 32u * BB;
-        let q = ld16b(o + 2u + select(0u, 16u * h, WT == WT_Q8_0));
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
-        raw[4] = wword(o / 4u) >> (8u * (o & 2u));
-        return raw;
-    }
-    if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {
-        let rb = r * row_bytes(p.k);
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            let v = dq4(rb, k0 + 16u * h + 4u * i, p.k);
-            for (var c = 0u; c < 4u; c = c + 1u) { raw[4u * i + c] = bitcast<u32>(v[c]); }
-        }
-        return raw;
-    }
-    let nsb = p.k / 256u;
-    let j = (k0 % 256u) / 32u;
-    if (WT == WT_Q4_K) {
-        let ow = (r * nsb + k0 / 256u) * 36u;
-        let hd = w[ow / 4u];                     // a super-block is 9 vectors: the header, then 8 of quants
-        let qv = w[ow / 4u + 1u + 2u * (j / 2u) + h];
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = hd[i]; raw[4u + i] = qv[i]; }
-        return raw;
-    }
-    if (WT == WT_Q5_K) {
-        let ov = (r * nsb + k0 / 256u) * 11u;    // 11 vectors: the header, 2 of qh, 8 of quants
-        let hd = w[ov];
-        let hv = w[ov + 1u + h];
-        let qv = w[ov + 3u + 2u * (j / 2u) + h];
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = hd[i]; raw[4u + i] = qv[i]; raw[8u + i] = hv[i]; }
-        return raw;
-    }
-    let a = q6a(r * nsb + k0 / 256u);
-    let qa = (a.ql + 64u * (j / 4u) + 32u * (j % 2u) + 16u * h) / 4u;
-    let qb = (a.qh + 32u * (j / 4u) + 16u * h) / 4u;
-    let lv = w[qa / 4u];                         // ql and qh parts start on 16-byte boundaries (q6a)
-    let hv = w[qb / 4u];
-    for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = lv[i]; raw[9u + i] = hv[i]; }
-    raw[18] = wword((a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u);
-    raw[19] = wword(a.d / 4u) >> (8u * (a.d & 2u));
-    return raw;
-}
-
-// 16 bytes from the even byte offset b (inside one block) as 4 words: where b is not word-aligned the
-// fifth word holds the last 2 (the binding is rounded up to 16 bytes)
-fn ld16b(b: u32) -> vec4<u32> {
-    let w0 = b / 4u;
-    let x0 = wword(w0); let x1 = wword(w0 + 1u); let x2 = wword(w0 + 2u); let x3 = wword(w0 + 3u);
-    if ((b & 2u) == 0u) { return vec4<u32>(x0, x1, x2, x3); }
-    let x4 = wword(w0 + 4u);
-    return vec4<u32>((x0 >> 16u) | (x1 << 16u), (x1 >> 16u) | (x2 << 16u), (x2 >> 16u) | (x3 << 16u), (x3 >> 16u) | (x4 << 16u));
-}
-
-// The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without
-// int-to-float conversions, which run at a fraction of the float rate
-fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
-    let b = vec4<u32>(v & 0xffu, (v >> 8u) & 0xffu, (v >> 16u) & 0xffu, v >> 24u) | vec4<u32>(0x4b000000u);
-    return bitcast<vec4<f32>>(b) - vec4<f32>(8388608.0 + off);
-}
-
-// Weights 16 h .. 16 h + 15 of those 32, from raw (as matmul.wgsl's dq4), and a bound on their
-// magnitude (from the block's scales: the f16 range check is per step, not per weight).
-struct Dq { v: array<f32, 16>, bound: f32 }
-fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
-    var d: Dq;
-    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {    // nibble h of each byte through the codebook
-        var dd: f32; var qo = 0u;
-        if (WT == WT_IQ4_NL) { dd = f16v(raw[4]); } else {
-            let jj = (k0 % 256u) / 32u;
-            let ls = ((raw[1] >> (4u * jj)) & 0xfu) | (((raw[0] >> (16u + 2u * jj)) & 3u) << 4u);
-            dd = f16v(raw[0]) * f32(i32(ls) - 32);
-            qo = 2u;
-        }
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            let b = (raw[qo + i] >> (4u * h)) & 0x0f0f0f0fu;
-            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dd * kvt[(b >> (8u * c)) & 0xfu]; }
-        }
-        d.bound = 127.0 * abs(dd);
-        return d;
-    }
-    if (WT == WT_Q8_0 || WT == WT_Q4_0) {        // Q8_0: i8 bytes (x ^ 0x80 is x + 128); Q4_0: nibble h of each byte, minus 8
-        let dd = f16v(raw[4]);
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            var q: vec4<f32>;
-            if (WT == WT_Q8_0) { q = bytes_f32(raw[i] ^ 0x80808080u, 128.0); } else { q = bytes_f32((raw[i] >> (4u * h)) & 0x0f0f0f0fu, 8.0); }
-            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dd * q[c]; }
-        }
-        d.bound = select(8.0, 128.0, WT == WT_Q8_0) * abs(dd);
-        return d;
-    }
-    if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {   // decoded by ld_raw; the bound is their sum of |w| (NaN stays NaN)
-        d.bound = 0.0;
-        for (var i = 0u; i < 16u; i = i + 1u) { d.v[i] = bitcast<f32>(raw[i]); d.bound = d.bound + abs(d.v[i]); }
-        return d;
-    }
-    let j = (k0 % 256u) / 32u;                   // sub-block
-    if (WT == WT_Q4_K || WT == WT_Q5_K) {             // qs[32 (j / 2) + 16 h ..]: low nibbles j even, high odd
-        let sm = q4k_sm(raw[1], raw[2], raw[3], j);   // (Q5_K: the same scales; qh bit j is the fifth bit)
-        let dl = f16v(raw[0]) * sm.x;
-        let ml = f16v(raw[0] >> 16u) * sm.y;
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            var b = (raw[4u + i] >> (4u * (j % 2u))) & 0x0f0f0f0fu;
-            if (WT == WT_Q5_K) { b = b | (((raw[8u + i] >> j) & 0x01010101u) << 4u); }
-            let q = bytes_f32(b, 0.0);
-            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dl * q[c] - ml; }
-        }
-        d.bound = select(15.0, 31.0, WT == WT_Q5_K) * abs(dl) + abs(ml);
-        return d;
-    }
-    // Q6_K: element e = 32 j + 16 h + i of the super-block: quarter qq = j % 4, l = 16 h + i; raw
-    // holds the words of bytes l .. l + 15 (the scale offset is 16-aligned: 2 qq % 4 places the byte)
-    let qq = j % 4u;
-    let sc = (raw[18] >> (8u * ((2u * qq) % 4u) + 8u * h)) & 0xffu;
-    let ds = f16v(raw[19]) * f32(bitcast<i32>(sc << 24u) >> 24u);
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let ql = (raw[i] >> (4u * (qq >> 1u))) & 0x0f0f0f0fu;
-        let qh = ((raw[9u + i] >> (2u * qq)) & 0x03030303u) << 4u;
-        let q = bytes_f32(ql | qh, 32.0);
-        for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = ds * q[c]; }
-    }
-    d.bound = 32.0 * abs(ds);
-    return d;
-}
+// The loads of a step's weights (ld_raw, two steps ahead here) and their decode (dq16):
+//! include common/ldraw.wgsl
 
 // Dequantize row r's 16 weights into tile buffer b, rounded to f16. A block whose bound leaves
 // the f16 range (or is NaN) takes the per-weight path: a weight beyond it becomes NaN.

@@ -77,7 +77,7 @@ typedef struct WqPush {
     u32 kc;                                                                                     /* matmul split-k: k per grid-z slice (0 = whole rows) */
 } WqPush;
 
-#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM) */
+#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM; a workgroup of 128) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
@@ -258,6 +258,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
             op_cm_products++;
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
+            need(p->k->wg[0] == 256, op, W, "the matmul kernel's workgroup size differs from 128");
             need(gx <= 65535, op, W, "more than 65535 x 64 rows in one chunk");
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), 1);
         }
