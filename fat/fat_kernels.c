@@ -138,14 +138,14 @@ static void fat_up_kv(Vk *vk, const Tensor *t, const f32 *src, u64 kvd) {
         u64 rows = t->nelem / t->ne[0];
         u8 *b = malloc(t->nbytes);
         fat_q8_pack(src, kvd, t->ne[0], rows, b);
-        vk_upload(vk, t, b); free(b); return;
+        vk_upload_bytes(vk, t, b); free(b); return;
     }
     fat_up(vk, t, src);
 }
 static void fat_down_kv(Vk *vk, const Tensor *t, f32 *dst, u64 kvd) {
     if (t->dtype == DT_Q8_0) {
         u8 *b = malloc(t->nbytes);
-        vk_download(vk, t, b);
+        vk_download_bytes(vk, t, b);
         fat_q8_unpack(b, kvd, t->ne[0], t->nelem / t->ne[0], dst); free(b); return;
     }
     fat_down(vk, t, dst);

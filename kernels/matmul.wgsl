@@ -139,6 +139,10 @@ fn q6a(bi: u32) -> Q6A {
     let nv = arrayLength(&w);
     return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
 }
+fn q8a(bi: u32) -> vec2<u32> {             // Q8_0 block bi's qs, d (8 blocks per 17 vectors)
+    let nv = arrayLength(&w);
+    return q8a_at(bi, nv / 17u * 8u + (nv % 17u) * 16u / 34u);
+}
 // The prefill tiles' weight loads (ld_raw) and decode (dq16):
 //! include common/ldraw.wgsl
 // Activations i..i+3 of the row starting at element xb (0 past k).
@@ -583,11 +587,12 @@ fn bgrp(row: u32, g: u32) -> BGrp {
     var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
     let rb = row * row_bytes(p.k);
     if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(rb + g / 8u * BB, g % 8u); }
-    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32]
-        let o = rb + g * 34u;
-        r.d = vec2<f32>(f16v(rd16(o)));
-        let q = span8(o + 2u, 8u);
-        for (var j = 0u; j < 8u; j = j + 1u) { r.u[j] = q[j] ^ 0x80808080u; }
+    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32] (regrouped: q8a, two 16-byte loads)
+        let a = q8a(rb / 34u + g);
+        r.d = vec2<f32>(f16v(rd16(a.y)));
+        let q0 = wvec(a.x / 16u);
+        let q1 = wvec(a.x / 16u + 1u);
+        for (var j = 0u; j < 4u; j = j + 1u) { r.u[j] = q0[j] ^ 0x80808080u; r.u[j + 4u] = q1[j] ^ 0x80808080u; }
         return r;
     }
     if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]
@@ -1332,7 +1337,8 @@ const TN = 64u;
 const TK = 32u;
 var<workgroup> ws: array<vec4<f32>, 512>;    // [TK][TM / 4] dequantized weights
 var<workgroup> xs: array<vec4<f32>, 512>;    // [TK][TN / 4] activations, swizzled
-// the IQ4 codebook (KV_IQ4NL) as signed bytes in registers (a workgroup table would not fit beside the tiles)
+// the IQ4 codebook (KV_IQ4NL) as signed bytes in registers (a workgroup table would not fit beside the tiles;
+// the matmul tests and edge fat hold the IQ4 tiles to the CPU decode, so a wrong byte here fails them)
 fn kv_iq4(i: u32) -> f32 {
     let q = vec4<u32>(0xbfad9881u, 0xf6eaddcfu, 0x26190d01u, 0x71594535u)[i / 4u];
     return f32(bitcast<i32>((q >> (8u * (i % 4u))) << 24u) >> 24);

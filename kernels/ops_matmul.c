@@ -7,8 +7,8 @@
    sub-Tensor views of the same arena block whose offsets are whole rows and stay
    aligned to minStorageBufferOffsetAlignment. X and Y are bound whole; the chunk's
    first row goes to the kernel through push constants (r0), so the output offset
-   never needs to be aligned. Q6_K tensors are regrouped by the upload in units of 8 super-blocks
-   (vk_q6k_units): chunks and op_concat_rows keep whole units.
+   never needs to be aligned. Q6_K and Q8_0 tensors are regrouped by the upload in units of 8 blocks
+   (vk_units): chunks and op_concat_rows keep whole units.
 
    Which kernel runs:
      decode   matvec_* in workgroups of WQ_MV_WG (128) invocations, 2^ll lanes per row chosen per
@@ -77,7 +77,7 @@ typedef struct WqPush {
     u32 kc;                                                                                     /* matmul split-k: k per grid-z slice (0 = whole rows) */
 } WqPush;
 
-#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM; a workgroup of 128) */
+#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM; a workgroup of 256) */
 #define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
@@ -126,13 +126,13 @@ static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } ret
 
 /* Rows per bound chunk of a weight with rows of rb bytes: all of them when the tensor
    fits one binding, else the most that fit whose byte count keeps the next chunk's
-   offset aligned (a multiple of align / gcd(rb, align) rows) and, for Q6_K, holds whole
-   units of 8 super-blocks (vk_q6k_units: a chunk's blocks are regrouped as the tensor's). */
+   offset aligned (a multiple of align / gcd(rb, align) rows) and, for Q6_K and Q8_0, holds whole
+   units of 8 blocks (vk_units: a chunk's blocks are regrouped as the tensor's). */
 static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 rows) {
     u64 lim = vk->caps.max_storage_range & ~(u64)15;   /* views are whole 16-byte vectors */
     if (align_up(W->nbytes, 16) <= lim) return rows;
     u64 al = vk->caps.min_offset_align, step = al / wq_gcd(rb, al);
-    if (dtype_info[W->dtype].up == DU_Q6K) { u64 nsb = rb / 210, s8 = 8 / wq_gcd(nsb, 8); step = step / wq_gcd(step, s8) * s8; }
+    if (dtype_info[W->dtype].up != DU_COPY) { u64 nsb = rb / dtype_info[W->dtype].bytes, s8 = 8 / wq_gcd(nsb, 8); step = step / wq_gcd(step, s8) * s8; }
     u64 n = lim / rb / step * step;
     if (n == 0)
         die(EXIT_DEVICE, "op %s: tensor '%s' rows of %llu bytes cannot be bound in aligned chunks under maxStorageBufferRange %llu "
@@ -258,7 +258,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
             op_cm_products++;
         } else {
             u64 gx = (nr + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM;
-            need(p->k->wg[0] == 256, op, W, "the matmul kernel's workgroup size differs from 128");
+            need(p->k->wg[0] == 256, op, W, "the matmul kernel's workgroup size differs from 256");
             need(gx <= 65535, op, W, "more than 65535 x 64 rows in one chunk");
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), 1);
         }
@@ -384,13 +384,13 @@ bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, 
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true, false); }
 
 /* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena
-   block, with one dtype and row length, and the pair fits one binding; Q6_K only when a holds
-   whole units of 8 super-blocks (vk_q6k_units regroups each tensor on its own: b's units must
-   start where a's end). */
+   block, with one dtype and row length, and the pair fits one binding; Q6_K and Q8_0 only when a
+   holds whole units of 8 blocks (vk_units regroups each tensor on its own: b's units must start
+   where a's end). */
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab) {
     if (a->arena != b->arena || a->block != b->block || a->dtype != b->dtype || a->ne[0] != b->ne[0] ||
         b->offset != a->offset + a->nbytes || !a->nbytes || !b->nbytes) return false;
-    if (dtype_info[a->dtype].up == DU_Q6K && a->nbytes / 210 % 8) return false;
+    if (dtype_info[a->dtype].up != DU_COPY && a->nbytes / dtype_info[a->dtype].bytes % 8) return false;
     if (align_up(a->nbytes + b->nbytes, 16) > vk->caps.max_storage_range) return false;
     *ab = *a;
     ab->ndim = 2; ab->ne[1] = a->nelem / a->ne[0] + b->nelem / b->ne[0]; ab->ne[2] = ab->ne[3] = 1;

@@ -713,49 +713,55 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
 }
 
-/* Q6_K on the device: nb super-blocks (210 bytes: ql[128] qh[64] scales[16] d[2]) regrouped in
-   units of 8, the last unit of fewer when nb is not a multiple of 8. A unit of n blocks holds their
-   ql, then their qh, scales and d, in its same 210 n bytes, so every part but d starts on a 16-byte
-   boundary and the kernels read it in whole words and 16-byte vectors (matmul.wgsl q6a). pack: GGUF
-   order to units; else back. Units are local: a range of whole units converts on its own. */
-void vk_q6k_units(u8 *dst, const u8 *src, u64 nb, bool pack) {
-    static const u32 part_off[4] = { 0, 128, 192, 208 }, part_len[4] = { 128, 64, 16, 2 };
+/* Q6_K and Q8_0 weights on the device: nb blocks regrouped in units of 8, the last unit of fewer
+   when nb is not a multiple of 8. A unit of n blocks holds each part of its blocks in turn, in its
+   same bytes: Q6_K (210 bytes) their ql[128], then qh[64], scales[16] and d[2]; Q8_0 (34 bytes)
+   their qs[32], then d[2]. So every part but d starts on a 16-byte boundary and the kernels read it
+   in whole words and 16-byte vectors (common/q6a.wgsl). pack: GGUF order to units; else back.
+   Units are local: a range of whole units converts on its own. */
+typedef struct UnitParts { u32 bb, n; u32 off[4], len[4]; } UnitParts;   /* GGUF offset, length of each part in unit order */
+static const UnitParts unit_parts[] = {
+    [DU_Q6K] = { 210, 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } },
+    [DU_Q8]  = {  34, 2, { 2, 0 },             { 32, 2 } },
+};
+void vk_units(DType dt, u8 *dst, const u8 *src, u64 nb, bool pack) {
+    const UnitParts *up = &unit_parts[dtype_info[dt].up];
     for (u64 u0 = 0; u0 < nb; u0 += 8) {
         u64 n = MIN(8, nb - u0);
-        const u8 *s = src + u0 * 210; u8 *d = dst + u0 * 210;
-        for (u64 j = 0; j < n; j++)
-            for (u32 q = 0; q < 4; q++) {
-                u64 g = j * 210 + part_off[q], r = part_off[q] * n + part_len[q] * j;   /* GGUF, unit offsets */
-                if (pack) memcpy(d + r, s + g, part_len[q]); else memcpy(d + g, s + r, part_len[q]);
+        const u8 *s = src + u0 * up->bb; u8 *d = dst + u0 * up->bb;
+        for (u64 j = 0, before = 0; j < n; j++, before = 0)
+            for (u32 q = 0; q < up->n; before += up->len[q++]) {
+                u64 g = j * up->bb + up->off[q], r = before * n + up->len[q] * j;   /* GGUF, unit offsets */
+                if (pack) memcpy(d + r, s + g, up->len[q]); else memcpy(d + g, s + r, up->len[q]);
             }
     }
 }
 
-/* host <-> device bytes of t: a copy, or Q6_K's regrouping (n bytes: whole blocks) */
-static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up) {
-    if (dtype_info[t->dtype].up == DU_Q6K) vk_q6k_units(dst, src, n / 210, up);
+/* host <-> device bytes of t: a copy, or a weight's regrouping (n bytes: whole blocks) */
+static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up, bool raw) {
+    if (!raw && dtype_info[t->dtype].up != DU_COPY) vk_units(t->dtype, dst, src, n / dtype_info[t->dtype].bytes, up);
     else memcpy(dst, src, n);
 }
 
 /* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed.
-   Q6_K tensors are regrouped on the way (vk_q6k_units): through staging, in whole units. */
-static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
+   Q6_K and Q8_0 tensors are regrouped on the way (vk_units; not raw): through staging, in whole units. */
+static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up, bool raw) {
     VkBlock *b = &t->arena->blocks[t->block];
     /* mapped memory that the CPU does not cache (a discrete GPU's BAR window) is fine to write
        but very slow to read: larger downloads from it go through the cached staging block */
     if (b->mapped && (up || b->cached || t->nbytes <= EDGE_VK_UNCACHED_READ_MAX)) {
-        if (up) vk_xfer(t, b->mapped + t->offset, host, t->nbytes, true);
-        else    vk_xfer(t, host, b->mapped + t->offset, t->nbytes, false);
+        if (up) vk_xfer(t, b->mapped + t->offset, host, t->nbytes, true, raw);
+        else    vk_xfer(t, host, b->mapped + t->offset, t->nbytes, false, raw);
         return;
     }
     if (!vk->staging.buf) {
         Err e;
         if (!vk_block_alloc(vk, &vk->staging, EDGE_VK_STAGING_BYTES, true, "staging", &e)) die(e.code, "%s", e.msg);
     }
-    u64 step = dtype_info[t->dtype].up == DU_Q6K ? vk->staging.size / 1680 * 1680 : vk->staging.size;
+    u64 unit = 8 * (u64)dtype_info[t->dtype].bytes, step = !raw && dtype_info[t->dtype].up != DU_COPY ? vk->staging.size / unit * unit : vk->staging.size;
     for (u64 done = 0; done < t->nbytes;) {
         u64 n = MIN(t->nbytes - done, step);
-        if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true);
+        if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true, raw);
         VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
         VK_CHECK(vkBeginCommandBuffer(vk->copy_cmd, &bi));
         VkBufferCopy c = up ? (VkBufferCopy){ 0, t->offset + done, n } : (VkBufferCopy){ t->offset + done, 0, n };
@@ -767,13 +773,15 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
         VkResult r = vk_wait(vk);
         if (r != VK_SUCCESS) vk_wait_failed(vk, r);
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
-        if (!up) vk_xfer(t, (u8 *)host + done, vk->staging.mapped, n, false);
+        if (!up) vk_xfer(t, (u8 *)host + done, vk->staging.mapped, n, false, raw);
         done += n;
     }
 }
 
-void vk_upload(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true); }
-void vk_download(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false); }
+void vk_upload(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true, false); }
+void vk_download(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false, false); }
+void vk_upload_bytes(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true, true); }
+void vk_download_bytes(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false, true); }
 
 /* ---- pipelines ----------------------------------------------------------------- */
 i32 vk_kernel_find(const char *name) {

@@ -286,13 +286,17 @@ TEST(kernel_matmul_and_get_rows_in_row_chunks) {
         mt_case(wt, DT_F16, DT_F32, PH_PREFILL, M, 256, 7, 1.0f, 530 + i);
         mt_get_rows(wt, 256, M, 7, 2.0f, 540 + i);
     }
-    /* Q6_K chunks hold whole units of 8 super-blocks (vk_q6k_units) even where the offset
-       alignment alone would allow others: rows of 3 blocks, 4-byte alignment (26 rows fit) */
+    /* Q6_K and Q8_0 chunks hold whole units of 8 blocks (vk_units) even where the offset alignment
+       alone would allow others: rows of 3 blocks (Q8_0: 9), 4-byte alignment */
     u64 al = vk->caps.min_offset_align;
     vk->caps.min_offset_align = 4;
     mt_case(DT_Q6_K, DT_F32, DT_F32, PH_DECODE, 100, 768, 1, 1.0f, 550);
     mt_case(DT_Q6_K, DT_F16, DT_F32, PH_PREFILL, 100, 768, 7, 1.0f, 551);
     mt_get_rows(DT_Q6_K, 768, 100, 3, 2.0f, 552);
+    mt_case(DT_Q8_0, DT_F32, DT_F32, PH_DECODE, 300, 288, 1, 1.0f, 553);
+    mt_case(DT_Q8_0, DT_F16, DT_F16, PH_DECODE, 300, 288, 1, 1.0f, 554);
+    mt_case(DT_Q8_0, DT_F16, DT_F32, PH_PREFILL, 300, 288, 7, 1.0f, 555);
+    mt_get_rows(DT_Q8_0, 288, 300, 3, 2.0f, 556);
     vk->caps.min_offset_align = al;
     /* a row larger than the binding cannot be chunked: a clear error */
     vk->caps.max_storage_range = 1024;
@@ -390,51 +394,63 @@ TEST(kernel_matmul_dequant_fixtures) {
 }
 
 /* ---- fused decode kernels: the separate ops' values, up to the driver's contraction ----- */
-/* Q6_K's device layout (vk_q6k_units): units of 8 super-blocks, the last of fewer, each holding
-   its blocks' ql, qh, scales and d in turn; back again on download. Through the staging block too
-   (the arena's mapping hidden), in more than one chunk, with a tail unit of 3 blocks. */
-static void q6u_expect(const u8 *src, const u8 *dev, u64 nb, u64 *bad) {
+/* Q6_K's and Q8_0's device layout (vk_units): units of 8 blocks, the last of fewer, each holding its
+   blocks' parts in turn (Q6_K: ql, qh, scales, d; Q8_0: qs, d); back again on download. Through the
+   staging block too (the arena's mapping hidden), in more than one chunk, with a tail unit of 3
+   blocks. vk_upload_bytes (a q8_0 KV cache) leaves the bytes as they are. */
+typedef struct { DType dt; u32 bb, n, off[4], len[4]; } UnitCase;   /* GGUF offset and length of each part, in unit order */
+static const UnitCase unit_cases[] = {
+    { DT_Q6_K, 210, 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } },
+    { DT_Q8_0,  34, 2, { 2, 0 }, { 32, 2 } },
+};
+static void units_expect(const UnitCase *c, const u8 *src, const u8 *dev, u64 nb, u64 *bad) {
     for (u64 b = 0; b < nb; b++) {
-        u64 u0 = b / 8 * 8, n = MIN(8, nb - u0), j = b - u0;
-        const u8 *g = src + b * 210, *d = dev + u0 * 210;
-        *bad += memcmp(d + 128 * j, g, 128) != 0;
-        *bad += memcmp(d + 128 * n + 64 * j, g + 128, 64) != 0;
-        *bad += memcmp(d + 192 * n + 16 * j, g + 192, 16) != 0;
-        *bad += memcmp(d + 208 * n + 2 * j, g + 208, 2) != 0;
+        u64 u0 = b / 8 * 8, n = MIN(8, nb - u0), j = b - u0, before = 0;
+        for (u32 q = 0; q < c->n; before += c->len[q++])
+            *bad += memcmp(dev + u0 * c->bb + before * n + c->len[q] * j, src + b * c->bb + c->off[q], c->len[q]) != 0;
     }
 }
-TEST(q6k_device_layout_in_units_round_trips) {
+TEST(weight_device_layout_in_units_round_trips) {
     Vk *vk = test_vk();
-    u64 nb = EDGE_VK_STAGING_BYTES / 210 + 3;        /* two staging chunks; nb % 8 = 3 */
-    if (nb % 8 != 3) nb += (3 + 8 - nb % 8) % 8;
-    u8 *src = malloc(nb * 210), *dev = malloc(nb * 210), *back = malloc(nb * 210);
-    trng_seed(4242);
-    for (u64 i = 0; i < nb * 210; i++) src[i] = (u8)(trng_u32() >> 24);
-    u64 bad = 0;
-    vk_q6k_units(dev, src, 19, true);                   /* host: 2 units + a tail of 3 */
-    q6u_expect(src, dev, 19, &bad);
-    vk_q6k_units(back, dev, 19, false);
-    CHECKF(bad == 0 && !memcmp(back, src, 19 * 210), "19 blocks: %llu parts misplaced", (unsigned long long)bad);
-    DevArena a; Err e;
-    REQUIRE(vk_arena_init(vk, &a, "q6-units", nb * 210 + 16, &e));
-    u64 ne[2] = { 256, nb };
-    Tensor t = vk_tensor(&a, "q6", DT_Q6_K, 2, ne);
-    for (int staged = 0; staged < 2; staged++) {
-        u8 *mapped = a.blocks[t.block].mapped;
-        if (staged) a.blocks[t.block].mapped = 0;       /* as on a device without host-visible device memory */
-        vk_upload(vk, &t, src);
-        memset(back, 0, nb * 210);
-        vk_download(vk, &t, back);
-        a.blocks[t.block].mapped = mapped;
-        CHECKF(!memcmp(back, src, nb * 210), "staged=%d: the download differs from the upload", staged);
-        if (mapped) {
+    for (u32 ci = 0; ci < sizeof unit_cases / sizeof *unit_cases; ci++) {
+        const UnitCase *c = &unit_cases[ci];
+        u64 nb = EDGE_VK_STAGING_BYTES / c->bb + 3;   /* two staging chunks; nb % 8 = 3 */
+        if (nb % 8 != 3) nb += (3 + 8 - nb % 8) % 8;
+        u64 nbytes = nb * c->bb;
+        u8 *src = malloc(nbytes), *dev = malloc(nbytes), *back = malloc(nbytes);
+        trng_seed(4242 + ci);
+        for (u64 i = 0; i < nbytes; i++) src[i] = (u8)(trng_u32() >> 24);
+        u64 bad = 0;
+        vk_units(c->dt, dev, src, 19, true);          /* host: 2 units + a tail of 3 */
+        units_expect(c, src, dev, 19, &bad);
+        vk_units(c->dt, back, dev, 19, false);
+        CHECKF(bad == 0 && !memcmp(back, src, 19 * c->bb), "%s, 19 blocks: %llu parts misplaced", mt_dn(c->dt), (unsigned long long)bad);
+        DevArena a; Err e;
+        REQUIRE(vk_arena_init(vk, &a, "units", nbytes + 16, &e));
+        u64 ne[2] = { c->dt == DT_Q6_K ? 256 : 32, nb };   /* one block per row */
+        Tensor t = vk_tensor(&a, "w", c->dt, 2, ne);
+        for (int staged = 0; staged < 2; staged++) {
+            u8 *mapped = a.blocks[t.block].mapped;
+            if (staged) a.blocks[t.block].mapped = 0;   /* as on a device without host-visible device memory */
+            vk_upload(vk, &t, src);
+            memset(back, 0, nbytes);
+            vk_download(vk, &t, back);
+            a.blocks[t.block].mapped = mapped;
+            CHECKF(!memcmp(back, src, nbytes), "%s staged=%d: the download differs from the upload", mt_dn(c->dt), staged);
             bad = 0;
-            q6u_expect(src, mapped + t.offset, nb, &bad);
-            CHECKF(bad == 0, "staged=%d: %llu parts misplaced on the device", staged, (unsigned long long)bad);
+            if (mapped) units_expect(c, src, mapped + t.offset, nb, &bad);
+            CHECKF(bad == 0, "%s staged=%d: %llu parts misplaced on the device", mt_dn(c->dt), staged, (unsigned long long)bad);
+            vk_upload_bytes(vk, &t, src);               /* as they are: the mapped bytes, and the plain download */
+            if (mapped) CHECKF(!memcmp(mapped + t.offset, src, nbytes), "%s staged=%d: vk_upload_bytes changed the bytes", mt_dn(c->dt), staged);
+            if (staged) a.blocks[t.block].mapped = 0;
+            memset(back, 0, nbytes);
+            vk_download_bytes(vk, &t, back);
+            a.blocks[t.block].mapped = mapped;
+            CHECKF(!memcmp(back, src, nbytes), "%s staged=%d: vk_download_bytes differs from vk_upload_bytes", mt_dn(c->dt), staged);
         }
+        vk_arena_free(&a);
+        free(src); free(dev); free(back);
     }
-    vk_arena_free(&a);
-    free(src); free(dev); free(back);
 }
 
 /* The gap op_matmul_glu's y may keep from op_glu over the separate products' gate g and up u

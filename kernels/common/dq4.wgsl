@@ -2,7 +2,7 @@
 // (build.sh '//! include'): a weight type is its case in dq4 / dq4_block (4 consecutive elements of
 // a block, the twin of its CPU loop in models/quant.c) and its row in config/dtypes.def. The
 // including file declares the weight binding and provides wword(i) (its u32 word i), wwords() (its
-// length in words), q6a(bi) (common/q6a.wgsl over that binding) and the overrides WT (the type, a
+// length in words), q6a(bi) and q8a(bi) (common/q6a.wgsl over that binding) and the overrides WT (the type, a
 // DType value: WT_* below), BLK and BB (its elements and bytes per block). Blocks of 18, 22, 34 and
 // 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0, Q3_K) start at any even byte: their bytes are read from words
 // with shifts (rd8, rd16, rd32).
@@ -164,10 +164,10 @@ fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
         }
         return v;
     }
-    if (WT == WT_Q8_0) {                // Q8_0: f16 d; i8 q[32]
-        let o = rb + i / 32u * 34u;
-        let d = f16v(rd16(o));
-        let q = rd32(o + 2u + i % 32u);
+    if (WT == WT_Q8_0) {                // Q8_0: f16 d; i8 q[32] (regrouped in units: q8a)
+        let a = q8a(rb / 34u + i / 32u);
+        let d = f16v(rd16(a.y));
+        let q = wword((a.x + i % 32u) / 4u);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(bitcast<i32>(q << (24u - 8u * c)) >> 24u) * d; }
         return v;
     }
