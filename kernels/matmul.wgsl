@@ -13,9 +13,10 @@
 // (Q4_K Q5_K Q6_K: super-block lanes) or B (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS: group lanes);
 // their `//! variant-lanes` (and for the int8 gate/up, `//! variant-i8glu`) lines are made per such
 // row. F32 F16 BF16 (lanes ANY) run the plain entries (matvec, matvec_glu) only. (matmul_cm.wgsl's
-// prefill products exist for every type whose cm column is not NO.) Blocks of 18, 22, 34 and 110
-// bytes (Q4_0, IQ4_NL, Q5_0, Q8_0, Q3_K) start at any even byte: their bytes are read from words with
-// shifts (rd8, rd16, rd32 of common/dq4.wgsl; the group lanes' span8).
+// prefill products exist for every type whose cm column is not NO.) Q6_K and the group types but Q2_K /
+// Q3_K are regrouped by the upload (common/q6a.wgsl: q6a, gu), so their quants start on 16 bytes; Q3_K's
+// 110-byte blocks start at any even byte: their bytes are read from words with shifts (rd8, rd16, rd32
+// of common/dq4.wgsl; the group lanes' span8).
 // All indices are in u32 within one binding (a chunk of rows).
 // Entries by phase and lane family (ops_matmul.c picks the entry and the lanes per row, mv_lanes):
 //   get_rows                     embedding rows, dequantized and scaled
@@ -139,9 +140,9 @@ fn q6a(bi: u32) -> Q6A {
     let nv = arrayLength(&w);
     return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
 }
-fn q8a(bi: u32) -> vec2<u32> {             // Q8_0 block bi's qs, d (8 blocks per 17 vectors)
+fn gu(bi: u32) -> vec2<u32> {              // a group type's block bi: its quants, its header (gu_at)
     let nv = arrayLength(&w);
-    return q8a_at(bi, nv / 17u * 8u + (nv % 17u) * 16u / 34u);
+    return gu_at(bi, nv / BB * 16u + (nv % BB) * 16u / BB);
 }
 // The prefill tiles' weight loads (ld_raw) and decode (dq16):
 //! include common/ldraw.wgsl
@@ -503,7 +504,8 @@ fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
 // 32 weights. A type is its case in bgrp: the group's 32 quants as bytes u (word j: elements 4j ..
 // 4j + 3) and per half (words 0..3, 4..7: Q2_K / Q3_K have a scale per 16) a scale d and minimum m,
 // x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
-// int8 (b_lane_q). Blocks of 18, 22, 34 and 110 bytes start at even bytes: span8 reads them as words.
+// int8 (b_lane_q). The regrouped types (gu) take their quants as 16-byte loads; Q3_K's 110-byte blocks
+// start at even bytes: span8 reads them as words.
 struct BGrp { d: vec2<f32>, m: vec2<f32>, u: array<u32, 8> }
 // words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
 // last load is the word holding bytes o + 4n - 2, o + 4n - 1: inside the block, unused when aligned)
@@ -587,36 +589,36 @@ fn bgrp(row: u32, g: u32) -> BGrp {
     var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
     let rb = row * row_bytes(p.k);
     if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(rb + g / 8u * BB, g % 8u); }
-    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32] (regrouped: q8a, two 16-byte loads)
-        let a = q8a(rb / 34u + g);
+    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32] (regrouped: gu, two 16-byte loads)
+        let a = gu(rb / 34u + g);
         r.d = vec2<f32>(f16v(rd16(a.y)));
         let q0 = wvec(a.x / 16u);
         let q1 = wvec(a.x / 16u + 1u);
         for (var j = 0u; j < 4u; j = j + 1u) { r.u[j] = q0[j] ^ 0x80808080u; r.u[j + 4u] = q1[j] ^ 0x80808080u; }
         return r;
     }
-    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]
-        let o = rb + g / 8u * 136u;
+    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] (gu)
+        let a = gu(rb / 136u + g / 8u);
         let ib = g % 8u;
-        let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
-        r.d = vec2<f32>(f16v(rd16(o)) * f32(i32(ls) - 32));
-        let qw = (o + 8u + 16u * ib) / 4u;
+        let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
+        let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
+        r.d = vec2<f32>(f16v(h0 & 0xffffu) * f32(i32(ls) - 32));
+        let qv = wvec(a.x / 16u + ib);
         for (var j = 0u; j < 4u; j = j + 1u) {
-            let kk = kv8(wword(qw + j));
+            let kk = kv8(qv[j]);
             r.u[j] = kk.x; r.u[j + 4u] = kk.y;
         }
         return r;
     }
-    // the 32-element 4-bit blocks: f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
-    let o = rb + g * BB;
+    // the 32-element 4-bit blocks (gu): f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
+    let a = gu(rb / BB + g);
     let one = bgrp_min();
     let five = WT == WT_Q5_0 || WT == WT_Q5_1;
-    r.d = vec2<f32>(f16v(rd16(o)));
-    if (one) { r.m = vec2<f32>(f16v(rd16(o + 2u))); }
-    let ho = o + select(2u, 4u, one);
+    r.d = vec2<f32>(f16v(rd16(a.y)));
+    if (one) { r.m = vec2<f32>(f16v(rd16(a.y + 2u))); }
     var qh = 0u;
-    if (five) { qh = rd32(ho); }
-    let q = span8(ho + select(0u, 4u, five), 4u);
+    if (five) { qh = rd32(a.y + select(2u, 4u, one)); }
+    let q = wvec(a.x / 16u);
     for (var j = 0u; j < 4u; j = j + 1u) {
         var lo = q[j] & 0x0f0f0f0fu;
         var hi = (q[j] >> 4u) & 0x0f0f0f0fu;

@@ -99,9 +99,9 @@ fn q6a(bi: u32) -> Q6A {
     let nw = wwords();
     return q6a_at(bi, nw / 420u * 8u + (nw % 420u) * 4u / 210u);
 }
-fn q8a(bi: u32) -> vec2<u32> {             // Q8_0 block bi's qs, d (8 blocks per 68 words)
+fn gu(bi: u32) -> vec2<u32> {              // a group type's block bi: its quants, its header (gu_at)
     let nw = wwords();
-    return q8a_at(bi, nw / 68u * 8u + (nw % 68u) * 4u / 34u);
+    return gu_at(bi, nw / BB * 4u + (nw % BB) * 4u / BB);
 }
 // The loads of a step's weights (ld_raw, two steps ahead here) and their decode (dq16):
 //! include common/ldraw.wgsl

@@ -713,26 +713,31 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
 }
 
-/* Q6_K and Q8_0 weights on the device: nb blocks regrouped in units of 8, the last unit of fewer
-   when nb is not a multiple of 8. A unit of n blocks holds each part of its blocks in turn, in its
-   same bytes: Q6_K (210 bytes) their ql[128], then qh[64], scales[16] and d[2]; Q8_0 (34 bytes)
-   their qs[32], then d[2]. So every part but d starts on a 16-byte boundary and the kernels read it
-   in whole words and 16-byte vectors (common/q6a.wgsl). pack: GGUF order to units; else back.
-   Units are local: a range of whole units converts on its own. */
-typedef struct UnitParts { u32 bb, n; u32 off[4], len[4]; } UnitParts;   /* GGUF offset, length of each part in unit order */
-static const UnitParts unit_parts[] = {
-    [DU_Q6K] = { 210, 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } },
-    [DU_Q8]  = {  34, 2, { 2, 0 },             { 32, 2 } },
-};
+/* Q6_K and the group types' weights on the device (the up column of config/dtypes.def): nb blocks
+   regrouped in units of 8, the last unit of fewer when nb is not a multiple of 8. A unit of n blocks
+   holds each part of its blocks in turn, in its same bytes: Q6_K (210 bytes) their ql[128], then
+   qh[64], scales[16] and d[2]; a group type (G2..G8: Q8_0 Q4_0 IQ4_NL, Q4_1, Q5_0, Q5_1 IQ4_XS) its
+   quants (the bytes after the header), then its headers of 2, 4, 6 or 8 bytes (d; d, m; d, qh; d, m,
+   qh / d, scales). So the quants start on a 16-byte boundary and the kernels read them in 16-byte
+   vectors (common/q6a.wgsl: q6a, gu). pack: GGUF order to units; else back. Units are local: a range
+   of whole units converts on its own. */
+typedef struct UnitParts { u32 n; u32 off[4], len[4]; } UnitParts;   /* GGUF offset, length of each part in unit order */
+static UnitParts unit_parts(DType dt) {
+    const DTypeInfo *d = &dtype_info[dt];
+    if (d->up == DU_Q6K) return (UnitParts){ 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } };
+    u32 hb = d->up == DU_G2 ? 2 : d->up == DU_G4 ? 4 : d->up == DU_G6 ? 6 : 8;
+    return (UnitParts){ 2, { hb, 0 }, { d->bytes - hb, hb } };
+}
 void vk_units(DType dt, u8 *dst, const u8 *src, u64 nb, bool pack) {
-    const UnitParts *up = &unit_parts[dtype_info[dt].up];
+    UnitParts up = unit_parts(dt);
+    u64 bb = dtype_info[dt].bytes;
     for (u64 u0 = 0; u0 < nb; u0 += 8) {
         u64 n = MIN(8, nb - u0);
-        const u8 *s = src + u0 * up->bb; u8 *d = dst + u0 * up->bb;
+        const u8 *s = src + u0 * bb; u8 *d = dst + u0 * bb;
         for (u64 j = 0, before = 0; j < n; j++, before = 0)
-            for (u32 q = 0; q < up->n; before += up->len[q++]) {
-                u64 g = j * up->bb + up->off[q], r = before * n + up->len[q] * j;   /* GGUF, unit offsets */
-                if (pack) memcpy(d + r, s + g, up->len[q]); else memcpy(d + g, s + r, up->len[q]);
+            for (u32 q = 0; q < up.n; before += up.len[q++]) {
+                u64 g = j * bb + up.off[q], r = before * n + up.len[q] * j;   /* GGUF, unit offsets */
+                if (pack) memcpy(d + r, s + g, up.len[q]); else memcpy(d + g, s + r, up.len[q]);
             }
     }
 }

@@ -13,7 +13,7 @@
      vk_arena_init(&vk, &arena, name, bytes) one VkDeviceMemory block (several if maxMemoryAllocationSize forces it)
      vk_tensor(&arena, name, dtype, ndim, ne) exact-size sub-allocation (offset aligned to minStorageBufferOffsetAlignment)
      vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible;
-                                                          Q6_K, Q8_0 weights regrouped in units of 8 blocks:
+                                                          Q6_K, group-type weights regrouped in units of 8 blocks:
                                                           vk_units; vk_upload_bytes / vk_download_bytes never)
      vk_kernel_find(name) / vk_pipeline(&vk, kernel)
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
@@ -53,7 +53,7 @@ typedef enum DType {
 } DType;
 typedef enum DtRole { DR_WEIGHT, DR_DATA } DtRole;
 typedef enum DtBind { DB_F32, DB_F16, DB_WORDS, DB_I32 } DtBind;      /* what a binding of it holds */
-typedef enum DtUp { DU_COPY, DU_Q6K, DU_Q8 } DtUp;                     /* upload: as stored, or regrouped in units (vk_units) */
+typedef enum DtUp { DU_COPY, DU_Q6K, DU_G2, DU_G4, DU_G6, DU_G8 } DtUp;   /* upload: as stored, or regrouped in units (vk_units) */
 typedef enum DtLanes { DL_ANY, DL_K, DL_B } DtLanes;                   /* decode lanes (matmul.wgsl): none, k-quant, 32-element groups */
 typedef enum DtI8 { DI_NONE, DI_HEAD, DI_GLU } DtI8;                   /* products on int8 activations: none, the LM head, also gate/up */
 typedef enum DtCm { DC_NO, DC_YES } DtCm;                      /* prefill on cooperative matrices (matmul_cm.wgsl) */
@@ -244,7 +244,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
 #define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
 void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
-void  vk_units(DType dt, u8 *dst, const u8 *src, u64 nblocks, bool pack);   /* Q6_K's and Q8_0's device layout (vk.c) */
+void  vk_units(DType dt, u8 *dst, const u8 *src, u64 nblocks, bool pack);   /* Q6_K's and the group types' device layout (vk.c) */
 void  vk_upload_bytes(Vk *vk, const Tensor *t, const void *src);   /* as they are: never regrouped (a q8_0 KV cache) */
 void  vk_download_bytes(Vk *vk, const Tensor *t, void *dst);
 

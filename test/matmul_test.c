@@ -394,14 +394,21 @@ TEST(kernel_matmul_dequant_fixtures) {
 }
 
 /* ---- fused decode kernels: the separate ops' values, up to the driver's contraction ----- */
-/* Q6_K's and Q8_0's device layout (vk_units): units of 8 blocks, the last of fewer, each holding its
-   blocks' parts in turn (Q6_K: ql, qh, scales, d; Q8_0: qs, d); back again on download. Through the
+/* Q6_K's and the group types' device layout (vk_units): units of 8 blocks, the last of fewer, each
+   holding its blocks' parts in turn (Q6_K: ql, qh, scales, d; the others: the quants, then the header:
+   d, and m, qh or the scales); back again on download. Through the
    staging block too (the arena's mapping hidden), in more than one chunk, with a tail unit of 3
    blocks. vk_upload_bytes (a q8_0 KV cache) leaves the bytes as they are. */
 typedef struct { DType dt; u32 bb, n, off[4], len[4]; } UnitCase;   /* GGUF offset and length of each part, in unit order */
 static const UnitCase unit_cases[] = {
     { DT_Q6_K, 210, 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } },
-    { DT_Q8_0,  34, 2, { 2, 0 }, { 32, 2 } },
+    { DT_Q8_0,  34, 2, { 2, 0 }, { 32, 2 } },      /* f16 d; i8 q[32] */
+    { DT_Q4_0,  18, 2, { 2, 0 }, { 16, 2 } },      /* f16 d; u8 q[16] */
+    { DT_IQ4_NL, 18, 2, { 2, 0 }, { 16, 2 } },
+    { DT_Q4_1,  20, 2, { 4, 0 }, { 16, 4 } },      /* f16 d, m; u8 q[16] */
+    { DT_Q5_0,  22, 2, { 6, 0 }, { 16, 6 } },      /* f16 d; u8 qh[4]; u8 q[16] */
+    { DT_Q5_1,  24, 2, { 8, 0 }, { 16, 8 } },      /* f16 d, m; u8 qh[4]; u8 q[16] */
+    { DT_IQ4_XS, 136, 2, { 8, 0 }, { 128, 8 } },   /* f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] */
 };
 static void units_expect(const UnitCase *c, const u8 *src, const u8 *dev, u64 nb, u64 *bad) {
     for (u64 b = 0; b < nb; b++) {
@@ -427,7 +434,7 @@ TEST(weight_device_layout_in_units_round_trips) {
         CHECKF(bad == 0 && !memcmp(back, src, 19 * c->bb), "%s, 19 blocks: %llu parts misplaced", mt_dn(c->dt), (unsigned long long)bad);
         DevArena a; Err e;
         REQUIRE(vk_arena_init(vk, &a, "units", nbytes + 16, &e));
-        u64 ne[2] = { c->dt == DT_Q6_K ? 256 : 32, nb };   /* one block per row */
+        u64 ne[2] = { dtype_info[c->dt].blk, nb };         /* one block per row */
         Tensor t = vk_tensor(&a, "w", c->dt, 2, ne);
         for (int staged = 0; staged < 2; staged++) {
             u8 *mapped = a.blocks[t.block].mapped;

@@ -2,10 +2,11 @@
 // (build.sh '//! include'): a weight type is its case in dq4 / dq4_block (4 consecutive elements of
 // a block, the twin of its CPU loop in models/quant.c) and its row in config/dtypes.def. The
 // including file declares the weight binding and provides wword(i) (its u32 word i), wwords() (its
-// length in words), q6a(bi) and q8a(bi) (common/q6a.wgsl over that binding) and the overrides WT (the type, a
-// DType value: WT_* below), BLK and BB (its elements and bytes per block). Blocks of 18, 22, 34 and
-// 110 bytes (Q4_0, IQ4_NL, Q5_0, Q8_0, Q3_K) start at any even byte: their bytes are read from words
-// with shifts (rd8, rd16, rd32).
+// length in words), q6a(bi) and gu(bi) (common/q6a.wgsl over that binding) and the overrides WT (the type, a
+// DType value: WT_* below), BLK and BB (its elements and bytes per block). Q6_K and the group types
+// (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS) are regrouped on the device (q6a, gu: quants on 16 bytes);
+// Q3_K's 110-byte blocks start at any even byte: their bytes are read from words with shifts (rd8,
+// rd16, rd32).
 
 // The weight types' ids, as config/dtypes.def numbers its rows (build.sh checks every line of the
 // files that include this one against the table).
@@ -73,45 +74,50 @@ fn k4_dm(o: u32, e: u32) -> vec2<f32> {
     return vec2<f32>(f16v(rd16(o)) * f32(sm.x), f16v(rd16(o + 2u)) * f32(sm.y));
 }
 
-// The four 4-bit values of 32-element blocks whose 16 quant bytes at q hold elements 0..15 in their
-// low nibbles and 16..31 in their high ones (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS's sub-blocks):
-// elements e .. e + 3 in the low nibble of each byte of the result.
-fn nib4(q: u32, e: u32) -> u32 { return rd32(q + e % 16u) >> select(0u, 4u, e >= 16u); }
+// The four 4-bit values of 32-element blocks whose 16 quant bytes at q (16-byte aligned: gu) hold
+// elements 0..15 in their low nibbles and 16..31 in their high ones (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+// IQ4_XS's sub-blocks): elements e .. e + 3 (e a multiple of 4) in the low nibble of each byte of the result.
+fn nib4(q: u32, e: u32) -> u32 { return wword((q + e % 16u) / 4u) >> select(0u, 4u, e >= 16u); }
 
 // IQ4_NL / IQ4_XS: a nibble indexes ggml's kvalues_iq4nl
 const KV_IQ4NL = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
 
-// The block types past Q6_K: elements e .. e + 3 (e a multiple of 4) of the block at byte o.
-// One case per type, each the twin of its loop in models/quant.c (ggml's order of operations).
+// The block types past Q6_K: elements e .. e + 3 (e a multiple of 4) of the block at byte o (its
+// GGUF offset; the group types' parts through gu: a.y the header, a.x the quants). One case per type,
+// each the twin of its loop in models/quant.c (ggml's order of operations).
 fn dq4_block(o: u32, e: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
     if (WT == WT_Q4_1 || WT == WT_Q5_1) {           // f16 d, m; (Q5_1: u32 qh;) u8 q[16]; x = d*q + m
-        let d = f16v(rd16(o));
-        let m = f16v(rd16(o + 2u));
+        let a = gu(o / BB);
+        let d = f16v(rd16(a.y));
+        let m = f16v(rd16(a.y + 2u));
         let five = WT == WT_Q5_1;
-        let q = nib4(o + select(4u, 8u, five), e);
-        let qh = select(0u, rd32(o + 4u) >> e, five);  // bit e + c: element e + c's fifth bit
+        let q = nib4(a.x, e);
+        let qh = select(0u, wword(a.y / 4u + 1u) >> e, five);  // bit e + c: element e + c's fifth bit (Q5_1's headers: 8 bytes)
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(((q >> (8u * c)) & 0xfu) | (((qh >> c) & 1u) << 4u)) * d + m; }
         return v;
     }
     if (WT == WT_Q5_0) {                             // f16 d; u32 qh; u8 q[16]; x = d*(q - 16)
-        let d = f16v(rd16(o));
-        let qh = rd32(o + 2u) >> e;
-        let q = nib4(o + 6u, e);
+        let a = gu(o / BB);
+        let d = f16v(rd16(a.y));
+        let qh = rd32(a.y + 2u) >> e;
+        let q = nib4(a.x, e);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(i32(((q >> (8u * c)) & 0xfu) | (((qh >> c) & 1u) << 4u)) - 16) * d; }
         return v;
     }
     if (WT == WT_IQ4_NL) {                           // f16 d; u8 q[16]; x = d*kv[q]
-        let d = f16v(rd16(o));
-        let q = nib4(o + 2u, e);
+        let a = gu(o / BB);
+        let d = f16v(rd16(a.y));
+        let q = nib4(a.x, e);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = d * KV_IQ4NL[(q >> (8u * c)) & 0xfu]; }
         return v;
     }
     if (WT == WT_IQ4_XS) {                           // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]: 8 sub-blocks of 32
+        let a = gu(o / BB);
         let ib = e / 32u;
-        let ls = ((rd8(o + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(o + 2u) >> (2u * ib)) & 3u) << 4u);
-        let dl = f16v(rd16(o)) * f32(i32(ls) - 32);
-        let q = nib4(o + 8u + 16u * ib, e % 32u);
+        let ls = ((rd8(a.y + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(a.y + 2u) >> (2u * ib)) & 3u) << 4u);
+        let dl = f16v(rd16(a.y)) * f32(i32(ls) - 32);
+        let q = nib4(a.x + 16u * ib, e % 32u);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dl * KV_IQ4NL[(q >> (8u * c)) & 0xfu]; }
         return v;
     }
@@ -164,17 +170,17 @@ fn dq4(rb: u32, i: u32, k: u32) -> vec4<f32> {
         }
         return v;
     }
-    if (WT == WT_Q8_0) {                // Q8_0: f16 d; i8 q[32] (regrouped in units: q8a)
-        let a = q8a(rb / 34u + i / 32u);
+    if (WT == WT_Q8_0) {                // Q8_0: f16 d; i8 q[32] (regrouped in units: gu)
+        let a = gu(rb / 34u + i / 32u);
         let d = f16v(rd16(a.y));
         let q = wword((a.x + i % 32u) / 4u);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(bitcast<i32>(q << (24u - 8u * c)) >> 24u) * d; }
         return v;
     }
-    if (WT == WT_Q4_0) {                // Q4_0: f16 d; u8 q[16], lo nibbles = 0..15, hi = 16..31
-        let o = rb + i / 32u * 18u;
-        let d = f16v(rd16(o));
-        let q = nib4(o + 2u, i % 32u);
+    if (WT == WT_Q4_0) {                // Q4_0: f16 d; u8 q[16], lo nibbles = 0..15, hi = 16..31 (gu)
+        let a = gu(rb / 18u + i / 32u);
+        let d = f16v(rd16(a.y));
+        let q = nib4(a.x, i % 32u);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = f32(i32((q >> (8u * c)) & 0xfu) - 8) * d; }
         return v;
     }

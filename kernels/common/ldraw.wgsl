@@ -3,7 +3,7 @@
 // issued a step or two ahead of their use) and dq16 (the words to f32 weights). Included by
 // matmul_cm.wgsl (the cooperative-matrix tiles) and matmul.wgsl (the tiles without matrix units).
 // The including file declares the weight binding and provides wword(i) and wvec(i) (its u32 word i,
-// its 16-byte vector i), kv_iq4(i) (entry i of the IQ4 codebook, KV_IQ4NL), q6a(bi), q8a(bi), and includes common/dq4.wgsl (f16v, row_bytes, dq4: every type without its own
+// its 16-byte vector i), kv_iq4(i) (entry i of the IQ4 codebook, KV_IQ4NL), q6a(bi), gu(bi), and includes common/dq4.wgsl (f16v, row_bytes, dq4: every type without its own
 // loads here is decoded by dq4 at the time of the loads). k0 is a multiple of 32; p.k whole blocks.
 
 // (scale, min) of Q4_K sub-block j from the 12 scale bytes in words s0, s4, s8
@@ -19,34 +19,27 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
 //   Q5_K: the same, and the 4 qh words of those 16 (bit j of byte l: weight l's fifth bit) (raw[8..11]).
 //   IQ4_XS: d|scales_h, scales_l (raw[0..1]), the 4 quant words of sub-block j (raw[2..5]: nibble h of its 16 bytes).
-//   Q8_0 / Q4_0 / IQ4_NL (a step is one block): the 16 quant bytes of those 16 (Q8_0: regrouped, q8a, one
-//   16-byte load) or the block's 16 (Q4_0, IQ4_NL) as 4 words (raw[0..3]; a block starts on an even byte: 5
-//   word loads and a shift where it is not word-aligned), the scale's half-word (raw[4]).
+//   Q8_0 / Q4_0 / IQ4_NL (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16
+//   (Q4_0, IQ4_NL) as 4 words (raw[0..3]), the scale's half-word (raw[4]). These types are regrouped on
+//   the device (gu): every quant load is one 16-byte vector.
 //   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
 //   word with the 2 scale bytes, the word with d.
 //   Every other type: the 16 weights themselves, decoded by dq4, as f32 bits (raw[0..15]).
 fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     var raw: array<u32, 20>;
-    if (WT == WT_IQ4_XS) {
-        let o = r * row_bytes(p.k) + k0 / 256u * BB;   // 136-byte blocks: 8-byte aligned
-        raw[0] = wword(o / 4u);
-        raw[1] = wword(o / 4u + 1u);
-        let q = ld16b(o + 8u + 16u * ((k0 % 256u) / 32u));
+    if (WT == WT_IQ4_XS) {                        // regrouped (gu): the 8-byte header, one 16-byte load
+        let a = gu(r * (p.k / 256u) + k0 / 256u);
+        raw[0] = wword(a.y / 4u);
+        raw[1] = wword(a.y / 4u + 1u);
+        let q = wvec(a.x / 16u + (k0 % 256u) / 32u);
         for (var i = 0u; i < 4u; i = i + 1u) { raw[2u + i] = q[i]; }
         return raw;
     }
-    if (WT == WT_Q8_0) {                          // regrouped (q8a): one 16-byte load
-        let a = q8a(r * (p.k / 32u) + k0 / 32u);
-        let q = wvec(a.x / 16u + h);
+    if (WT == WT_Q8_0 || WT == WT_Q4_0 || WT == WT_IQ4_NL) {   // regrouped (gu): one 16-byte load
+        let a = gu(r * (p.k / 32u) + k0 / 32u);
+        let q = wvec(a.x / 16u + select(0u, h, WT == WT_Q8_0));
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
         raw[4] = wword(a.y / 4u) >> (8u * (a.y & 2u));
-        return raw;
-    }
-    if (WT == WT_Q4_0 || WT == WT_IQ4_NL) {
-        let o = r * row_bytes(p.k) + k0 / 32u * BB;
-        let q = ld16b(o + 2u);
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
-        raw[4] = wword(o / 4u) >> (8u * (o & 2u));
         return raw;
     }
     if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {
@@ -83,16 +76,6 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     raw[18] = wword((a.sc + 8u * (j / 4u) + 2u * (j % 4u)) / 4u);
     raw[19] = wword(a.d / 4u) >> (8u * (a.d & 2u));
     return raw;
-}
-
-// 16 bytes from the even byte offset b (inside one block) as 4 words: where b is not word-aligned the
-// fifth word holds the last 2 (the binding is rounded up to 16 bytes)
-fn ld16b(b: u32) -> vec4<u32> {
-    let w0 = b / 4u;
-    let x0 = wword(w0); let x1 = wword(w0 + 1u); let x2 = wword(w0 + 2u); let x3 = wword(w0 + 3u);
-    if ((b & 2u) == 0u) { return vec4<u32>(x0, x1, x2, x3); }
-    let x4 = wword(w0 + 4u);
-    return vec4<u32>((x0 >> 16u) | (x1 << 16u), (x1 >> 16u) | (x2 << 16u), (x2 >> 16u) | (x3 << 16u), (x3 >> 16u) | (x4 << 16u));
 }
 
 // The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without

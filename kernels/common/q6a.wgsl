@@ -1,5 +1,5 @@
-// common/q6a.wgsl — included by matmul.wgsl and matmul_cm.wgsl: where Q6_K's and Q8_0's parts lie on the
-// device. The upload (vk.c vk_units) regroups a tensor's 210-byte super-blocks in units of 8 (its last
+// common/q6a.wgsl — included by matmul.wgsl and matmul_cm.wgsl: where Q6_K's and the group types' parts
+// lie on the device. The upload (vk.c vk_units) regroups a tensor's 210-byte super-blocks in units of 8 (its last
 // unit may hold fewer, n): a unit holds the n blocks' ql (128 bytes each), then their qh (64 each),
 // scales (16 each) and d (2 each), in the same 210 n bytes. Every part but d then starts on a 16-byte
 // boundary, so the lanes read whole words and 16-byte vectors. q6a_at gives the byte offsets of
@@ -14,11 +14,21 @@ fn q6a_at(bi: u32, nb: u32) -> Q6A {
     let ub = u0 * 210u;
     return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
 }
-// Q8_0, regrouped by the upload likewise (34-byte blocks in units of 8): a unit of n blocks holds their
-// qs (32 bytes each: 16-byte aligned), then their d (2 each). q8a_at gives block bi's qs and d byte
-// offsets (bi and nb as q6a_at's; nb = floor(range / 34)).
-fn q8a_at(bi: u32, nb: u32) -> vec2<u32> {
+// The group types (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS), regrouped by the upload likewise (units of 8
+// blocks of BB bytes): a unit of n blocks holds their quants (the GGUF bytes gu_hb() .. BB - 1 of each:
+// 16-byte aligned), then their headers (bytes 0 .. gu_hb() - 1: d, and m, qh or scales where the type has
+// them; even offsets). gu_at gives block bi's quants (x) and header (y) byte offsets (bi and nb as
+// q6a_at's; nb = floor(range / BB)): a field at GGUF byte f of the block is at y + f (f < gu_hb()), or at
+// x + f - gu_hb().
+fn gu_hb() -> u32 {
+    if (WT == WT_Q4_1) { return 4u; }
+    if (WT == WT_Q5_0) { return 6u; }
+    if (WT == WT_Q5_1 || WT == WT_IQ4_XS) { return 8u; }
+    return 2u;                                         // Q8_0 Q4_0 IQ4_NL
+}
+fn gu_at(bi: u32, nb: u32) -> vec2<u32> {
     let u0 = bi & ~7u;
-    let ub = u0 * 34u;
-    return vec2<u32>(ub + 32u * (bi - u0), ub + 32u * min(8u, nb - u0) + 2u * (bi - u0));
+    let ub = u0 * BB;
+    let qb = BB - gu_hb();
+    return vec2<u32>(ub + qb * (bi - u0), ub + qb * min(8u, nb - u0) + gu_hb() * (bi - u0));
 }
