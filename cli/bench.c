@@ -15,7 +15,8 @@
    eng_step); reported: the aggregate tok/s of prefill and decode (N x tokens / time) and the decode
    latency per step (what each sequence waits per token).
 
-   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0] [--json] [--allow-unlisted] */
+   Usage: edge bench [-m MODEL] [-p 512] [-n 128] [-r 5] [-b BATCH] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0] [--json] [--allow-unlisted]
+   [--profile] (edge.c's debug flags: the per-op table at eng_close) */
 #include <time.h>
 
 
@@ -24,7 +25,7 @@ static int bench_cmp(const void *a, const void *b) { f64 x = *(const f64 *)a, y 
 static int bench_usage(const char *why) {
     errf("edge bench: %s\n"
          "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0]\n"
-         "                  [--json] [--allow-unlisted]\n"
+         "                  [--json] [--allow-unlisted] [--profile]\n"
          "  -p N     prompt tokens per repetition (default 512; 0 skips prefill)\n"
          "  -n N     generated tokens per repetition (default 128)\n"
          "  -r N     repetitions (default 5)\n"
@@ -33,7 +34,9 @@ static int bench_usage(const char *why) {
          "  -np N    N sequences decoded together (1..%u, default 1): aggregate tok/s and the latency per step\n"
          "  --act    GPU activation path (default f16 when the device has f16 arithmetic, else f32)\n"
          "  --cache-type  the KV cache (default: as edge run)\n"
-         "  --json   one JSON object on stdout instead of the table\n", why, EDGE_MAX_SEQ);
+         "  --json   one JSON object on stdout instead of the table\n"
+         "  --profile  also the GPU time per op class and per op, prefill and decode apart, on stderr at the\n"
+         "           end (timestamps after every op: the tok/s of that run are lower than without)\n", why, EDGE_MAX_SEQ);
     return EXIT_USAGE;
 }
 
