@@ -10,6 +10,8 @@ static int eval_usage(const char *why) {
          "                 [--backend ref|gpu] [--act f32|f16] [--batch N] [--allow-unlisted]\n"
          "  --logits OUT.f32  write little-endian f32 logits [n_tokens][n_vocab]; row i predicts after tokens 0..i\n"
          "  --greedy N        print N greedily generated ids (argmax, lowest id on ties, no EOS stop)\n"
+         "  --act f32|f16     GPU activation path (default f32, the golden tests' class; edge run and bench\n"
+         "                    default to f16 where the device has it)\n"
          "  --batch N         GPU prefill batch in tokens (default 64)\n"
          "  without -m the embedded stories260K model is used\n", why);
     return EXIT_USAGE;
