@@ -7,7 +7,7 @@
    sub-Tensor views of the same arena block whose offsets are whole rows and stay
    aligned to minStorageBufferOffsetAlignment. X and Y are bound whole; the chunk's
    first row goes to the kernel through push constants (r0), so the output offset
-   never needs to be aligned. Q6_K and Q8_0 tensors are regrouped by the upload in units of 8 blocks
+   never needs to be aligned. Q6_K and the group types (up column) are regrouped by the upload in units of 8 blocks
    (vk_units): chunks and op_concat_rows keep whole units.
 
    Which kernel runs:
@@ -126,7 +126,7 @@ static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } ret
 
 /* Rows per bound chunk of a weight with rows of rb bytes: all of them when the tensor
    fits one binding, else the most that fit whose byte count keeps the next chunk's
-   offset aligned (a multiple of align / gcd(rb, align) rows) and, for Q6_K and Q8_0, holds whole
+   offset aligned (a multiple of align / gcd(rb, align) rows) and, for a regrouped type, holds whole
    units of 8 blocks (vk_units: a chunk's blocks are regrouped as the tensor's). */
 static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 rows) {
     u64 lim = vk->caps.max_storage_range & ~(u64)15;   /* views are whole 16-byte vectors */
@@ -384,7 +384,7 @@ bool op_matmul_split(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, 
 void op_matmul_acc(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y) { wq_matmul(vk, ph, W, X, Y, true, false); }
 
 /* a and b as one tensor of a's rows then b's, when b lies right after a in the same arena
-   block, with one dtype and row length, and the pair fits one binding; Q6_K and Q8_0 only when a
+   block, with one dtype and row length, and the pair fits one binding; a regrouped type only when a
    holds whole units of 8 blocks (vk_units regroups each tensor on its own: b's units must start
    where a's end). */
 bool op_concat_rows(Vk *vk, const Tensor *a, const Tensor *b, Tensor *ab) {

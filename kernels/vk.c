@@ -749,7 +749,7 @@ static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up, boo
 }
 
 /* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed.
-   Q6_K and Q8_0 tensors are regrouped on the way (vk_units; not raw): through staging, in whole units. */
+   Regrouped types (Q6_K, the group types) are regrouped on the way (vk_units; not raw): through staging, in whole units. */
 static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up, bool raw) {
     VkBlock *b = &t->arena->blocks[t->block];
     /* mapped memory that the CPU does not cache (a discrete GPU's BAR window) is fine to write
