@@ -519,8 +519,6 @@ fn span8(o: u32, n: u32) -> array<u32, 8> {
     for (var j = 0u; j < n; j = j + 1u) { r[j] = select((a[j] >> sh) | (a[j + 1u] << (32u - sh)), a[j], sh == 0u); }
     return r;
 }
-// Q5_0 / Q5_1: bits 0..3 of h as bit 4 of the 4 bytes
-fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u; }
 // IQ4_NL / IQ4_XS: 4 nibbles (one per byte) to kvalues_iq4nl + 128, by bytes (KV_IQ4NL packed in 4 words)
 fn kv4(q: u32) -> u32 {
     let n = vec4<u32>(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);

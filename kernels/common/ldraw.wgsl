@@ -19,8 +19,9 @@ fn q4k_sm(s0: u32, s4: u32, s8: u32, j: u32) -> vec2<f32> {
 //   Q4_K: d|dmin, the 3 scale words, the 4 quant words of those 16 in sub-block j's pair (j = (k0 % 256) / 32).
 //   Q5_K: the same, and the 4 qh words of those 16 (bit j of byte l: weight l's fifth bit) (raw[8..11]).
 //   IQ4_XS: d|scales_h, scales_l (raw[0..1]), the 4 quant words of sub-block j (raw[2..5]: nibble h of its 16 bytes).
-//   Q8_0 / Q4_0 / IQ4_NL (a step is one block): the 16 quant bytes of those 16 (Q8_0) or the block's 16
-//   (Q4_0, IQ4_NL) as 4 words (raw[0..3]), the scale's half-word (raw[4]). These types are regrouped on
+//   Q8_0 / Q4_0 / IQ4_NL / Q4_1 / Q5_0 / Q5_1 (a step is one block): the 16 quant bytes of those 16 (Q8_0) or
+//   the block's 16 (the others) as 4 words (raw[0..3]), the scale's half-word (raw[4]; Q4_1, Q5_1: with m
+//   above it), Q5_0 / Q5_1's qh (raw[5]). These types are regrouped on
 //   the device (gu): every quant load is one 16-byte vector.
 //   Q6_K (regrouped: q6a): the 4 ql words and the 4 qh words of those 16 (raw[0..3], raw[9..12]), the
 //   word with the 2 scale bytes, the word with d.
@@ -40,6 +41,15 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
         let q = wvec(a.x / 16u + select(0u, h, WT == WT_Q8_0));
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
         raw[4] = wword(a.y / 4u) >> (8u * (a.y & 2u));
+        return raw;
+    }
+    if (WT == WT_Q4_1 || WT == WT_Q5_0 || WT == WT_Q5_1) {   // regrouped (gu): one 16-byte load and the header
+        let a = gu(r * (p.k / 32u) + k0 / 32u);
+        let q = wvec(a.x / 16u);
+        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
+        raw[4] = wword(a.y / 4u) >> (8u * (a.y & 2u));   // d (Q4_1, Q5_1: | m << 16; their headers are 4-aligned)
+        if (WT == WT_Q5_0) { raw[5] = rd32(a.y + 2u); }  // qh
+        if (WT == WT_Q5_1) { raw[5] = wword(a.y / 4u + 1u); }
         return raw;
     }
     if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {
@@ -78,6 +88,9 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
     return raw;
 }
 
+// Q5_0 / Q5_1: bits 0..3 of h as bit 4 of the 4 bytes
+fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u; }
+
 // The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without
 // int-to-float conversions, which run at a fraction of the float rate
 fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
@@ -103,6 +116,18 @@ fn dq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Dq {
             for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = dd * kv_iq4((b >> (8u * c)) & 0xfu); }
         }
         d.bound = 127.0 * abs(dd);
+        return d;
+    }
+    if (WT == WT_Q4_1 || WT == WT_Q5_0 || WT == WT_Q5_1) {   // nibble h of each byte; Q5_*: element e's fifth bit is qh's bit e
+        let dd = f16v(raw[4] & 0xffffu);
+        let mm = select(0.0, f16v(raw[4] >> 16u), WT != WT_Q5_0);
+        for (var i = 0u; i < 4u; i = i + 1u) {
+            var b = (raw[i] >> (4u * h)) & 0x0f0f0f0fu;
+            if (WT != WT_Q4_1) { b = b | hb4(raw[5] >> (16u * h + 4u * i)); }
+            let q = bytes_f32(b, select(0.0, 16.0, WT == WT_Q5_0));
+            for (var c = 0u; c < 4u; c = c + 1u) { d.v[4u * i + c] = select(q[c] * dd + mm, dd * q[c], WT == WT_Q5_0); }
+        }
+        d.bound = select(select(15.0, 31.0, WT == WT_Q5_1) * abs(dd) + abs(mm), 16.0 * abs(dd), WT == WT_Q5_0);
         return d;
     }
     if (WT == WT_Q8_0 || WT == WT_Q4_0) {        // Q8_0: i8 bytes (x ^ 0x80 is x + 128); Q4_0: nibble h of each byte, minus 8
