@@ -194,12 +194,13 @@ echo "== tint: $T/root/usr/bin/tint"
 # instead of Debian 12's spirv-val, which predates cooperative matrices (matmul_cm.wgsl).
 # A line '//! variant-each NAME ENTRY [WORD...]' is a variant line made once per weight type of
 # config/dtypes.def (role WEIGHT), read here through the C preprocessor: in NAME, ENTRY and the
-# WORDs, {t} is the type's name (q4_k), {WT} its DType value, {blk} / {bytes} its block, {w} the
-# WGSL type of its weight binding, {mv} its decode entry (lanes ANY: matvec, K or B: matvec_k) and
-# {h} the suffix of its f16-activation decode entries (K or B: _h). A line '//! variant-lanes ...' is
-# the same, made only for the weight types whose lanes are K or B (the fused decode entries, which
-# run on those lanes only), '//! variant-i8glu ...' only for those whose i8 column is GLU (the
-# gate/up entries on int8 activations). Such a file must declare
+# WORDs, {t} is the type's name (q4_k), {type} the overrides of its row (WT: its DType value, BLK /
+# BB: its block's elements and bytes, HDR: the header bytes of a type regrouped at upload (up G2..G8),
+# else 0), {w} the WGSL type of its weight binding, {mv} its decode entry (lanes ANY: matvec, K or
+# B: matvec_k) and {h} the suffix of its f16-activation decode entries (K or B: _h). A line
+# '//! variant-lanes ...' is the same, made only for the weight types whose lanes are K or B (the
+# fused decode entries, which run on those lanes only), '//! variant-i8glu ...' only for those
+# whose i8 column is GLU (the gate/up entries on int8 activations). Such a file must declare
 # 'const WT_<ID> = <DType value>u;' for every weight type (checked here), so that its code names
 # the same ids as the table (in the file or a snippet it includes). A line '//! variant-each-cm NAME
 # ENTRY [WORD...]' is made the same way for the weight types whose cm column is YES.
@@ -208,21 +209,22 @@ echo "== tint: $T/root/usr/bin/tint"
 # own lines, so Tint's line numbers for the file stay its own (build/wgsl/NAME.wgsl is what it read).
 mkdir -p build/spv
 CC=${CC:-cc}
-dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,i8,w,hf0,hf1,cm)=@dt id nm role blk by lanes i8 w cm' config/dtypes.def | grep '^@dt ') ||
+dtypes=$($CC -E -P -x c -D'DTYPE(id,nm,role,gg,blk,by,bind,up,lanes,i8,w,hf0,hf1,cm)=@dt id nm role blk by up lanes i8 w cm' config/dtypes.def | grep '^@dt ') ||
     { echo "build.sh: cannot read config/dtypes.def" >&2; exit 1; }
 # variant_each SRC: the '//! variant-each' lines of SRC as '//! variant' lines, one per weight type
 variant_each() {
-    local n=0 id nm role blk by lanes i8 w cm mv h kinds files
+    local n=0 id nm role blk by up hb lanes i8 w cm mv h kinds files
     files="$1 $(sed -n 's/^\/\/! include /kernels\//p' "$1")"
-    while read -r _ id nm role blk by lanes i8 w cm; do
+    while read -r _ id nm role blk by up lanes i8 w cm; do
         if [ "$role" = WEIGHT ]; then
             cat $files | grep -q "^const WT_$id = ${n}u;" ||
                 { echo "build.sh: $1 (and its includes) has no line 'const WT_$id = ${n}u;' (config/dtypes.def)" >&2; exit 1; }
             mv=matvec; h=""; kinds=each; [ "$lanes" != ANY ] && { mv=matvec_k; h=_h; kinds='each\|lanes'; }
             [ "$i8" = GLU ] && kinds="$kinds"'\|i8glu'
             [ "$cm" != NO ] && kinds="$kinds"'\|each-cm'
-            grep "^//! variant-\($kinds\) " "$1" | sed -e 's/^\/\/! variant-[a-z0-9-]* /\/\/! variant /' -e "s/{t}/$nm/g" -e "s/{WT}/$n/g" \
-                -e "s/{blk}/$blk/g" -e "s/{bytes}/$by/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g"
+            hb=0; case "$up" in G[0-9]) hb=${up#G} ;; esac
+            grep "^//! variant-\($kinds\) " "$1" | sed -e 's/^\/\/! variant-[a-z0-9-]* /\/\/! variant /' -e "s/{t}/$nm/g" \
+                -e "s/{type}/WT=$n BLK=$blk BB=$by HDR=$hb/g" -e "s/{w}/$w/g" -e "s/{mv}/$mv/g" -e "s/{h}/$h/g"
         fi
         n=$((n+1))
     done <<< "$dtypes"

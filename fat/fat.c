@@ -706,7 +706,7 @@ static void fat_bandwidth(Fat *f) {
     u64 wb = dtype_bytes(wt, M * K);
     if (di < 0 || !vk_arena_init(vk, &a, "fat bandwidth", wb + K * 4 + M * 4 + 1024, &e)) { fat_check_end(f, c, FAT_FAIL, "%s", di < 0 ? "no q8_0 matvec kernel" : e.msg); return; }
     u64 nw[2] = { K, M }, nx[1] = { K }, ny[1] = { M };
-    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    Tensor tw = vk_weight(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
     u8 *w = malloc(wb); f32 *x = malloc(K * 4);
     fat_seed(99); fat_weights(wt, M, K, w);
     for (u64 i = 0; i < K; i++) x[i] = fat_normal();

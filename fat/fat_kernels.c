@@ -138,14 +138,14 @@ static void fat_up_kv(Vk *vk, const Tensor *t, const f32 *src, u64 kvd) {
         u64 rows = t->nelem / t->ne[0];
         u8 *b = malloc(t->nbytes);
         fat_q8_pack(src, kvd, t->ne[0], rows, b);
-        vk_upload_bytes(vk, t, b); free(b); return;
+        vk_upload(vk, t, b); free(b); return;
     }
     fat_up(vk, t, src);
 }
 static void fat_down_kv(Vk *vk, const Tensor *t, f32 *dst, u64 kvd) {
     if (t->dtype == DT_Q8_0) {
         u8 *b = malloc(t->nbytes);
-        vk_download_bytes(vk, t, b);
+        vk_download(vk, t, b);
         fat_q8_unpack(b, kvd, t->ne[0], t->nelem / t->ne[0], dst); free(b); return;
     }
     fat_down(vk, t, dst);
@@ -196,7 +196,7 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
     /* + 128 tokens of room: matmul_cm binds X up to a whole tile of tokens */
     if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(at, K * T) + fat_tbytes(ot, M * T) + (split ? fat_tbytes(DT_F32, split * M * T) : 0) + fat_tbytes(at, K * 128))) return;
     u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T }, np[1] = { split ? split * M * T : 1 };
-    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
+    Tensor tw = vk_weight(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
     Tensor tp = split ? vk_tensor(&a, "partials", DT_F32, 1, np) : tw;
     u8 *wb = malloc(dtype_bytes(wt, M * K));
     f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4), *y0 = calloc(M * T, 4);
@@ -267,7 +267,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(wt, 2 * M * K) + fat_tbytes(xt, K) + 4 * fat_tbytes(DT_F32, K) + fat_tbytes(ot, M))) return;
     u64 nw[2] = { K, 2 * M }, nx[1] = { K }, ny[1] = { M };
-    Tensor tw = vk_tensor(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", xt, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
+    Tensor tw = vk_weight(&a, "gate_up", wt, 2, nw), tx = vk_tensor(&a, "x", xt, 1, nx), ty = vk_tensor(&a, "y", ot, 1, ny);
     Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, nx);
     Tensor to = vk_tensor(&a, "o", DT_F32, 1, nx), tp = vk_tensor(&a, "post_norm", DT_F32, 1, nx), txo = vk_tensor(&a, "x_out", DT_F32, 1, nx);
     u8 *wb = malloc(2 * M * rb);
@@ -338,7 +338,7 @@ static void fat_matmul_norm(FatK *k, u64 M, u64 K, f32 xs) {
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(wt, M * K) + fat_tbytes(DT_F32, K * T) + fat_tbytes(DT_F32, K) + fat_tbytes(DT_F32, M * T))) return;
     u64 nw[2] = { K, M }, nx[2] = { K, T }, nn[1] = { K }, ny[2] = { M, T };
-    Tensor tw = vk_tensor(&a, "w", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 2, nx), tn = vk_tensor(&a, "norm", DT_F32, 1, nn);
+    Tensor tw = vk_weight(&a, "w", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 2, nx), tn = vk_tensor(&a, "norm", DT_F32, 1, nn);
     Tensor ty = vk_tensor(&a, "y", DT_F32, 2, ny);
     u8 *wb = malloc(M * rb);
     f32 *x = malloc(K * T * 4), *y = malloc(M * T * 4), *row = malloc(K * 4), *nwv = malloc(K * 4);
@@ -374,7 +374,7 @@ static void fat_get_rows(FatK *k, u64 n, u64 rows, f32 scale) {
     DevArena a;
     if (!fat_arena(k, &a, fat_tbytes(wt, n * rows) + fat_tbytes(DT_U32, T) + fat_tbytes(DT_F32, n * T))) return;
     u64 ne[2] = { n, rows }, ni[1] = { T }, ny[2] = { n, T };
-    Tensor te = vk_tensor(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
+    Tensor te = vk_weight(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
     u8 *wb = malloc(dtype_bytes(wt, n * rows));
     f32 *y = malloc(n * T * 4), *row = malloc(n * 4);
     f64 *want = malloc(n * T * 8), *mag = malloc(n * T * 8);
@@ -631,7 +631,7 @@ static void fat_matmul_rope(FatK *k, u32 hd, u32 n_rot, bool neox, u32 nh, u32 n
                           fat_tbytes(DT_U32, op_rows_words(T)) + fat_tbytes(DT_F32, n_rot / 2) + fat_tbytes(DT_F32, nq) + 2 * fat_tbytes(DT_F32, kvd))) return;
     u64 sw[2] = { K, M }, sx[2] = { K, T }, sn[1] = { K }, sq[3] = { hd, nh, T }, sc[3] = { kvd, n_ctx, n_seq }, np[1] = { op_rows_words(T) },
         nf[1] = { n_rot / 2 }, nbq[1] = { nq }, nbk[1] = { kvd };
-    Tensor tw = vk_tensor(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 2, sx), tq = vk_tensor(&a, "qo", at, 3, sq);
+    Tensor tw = vk_weight(&a, "wqkv", wt, 2, sw), tx = vk_tensor(&a, "x", xt, 2, sx), tq = vk_tensor(&a, "qo", at, 3, sq);
     Tensor tn = vk_tensor(&a, "norm", DT_F32, 1, sn);
     Tensor tkc = vk_tensor(&a, "kc", ct, 3, sc), tvc = vk_tensor(&a, "vc", ct, 3, sc), tp = vk_tensor(&a, "pos", DT_U32, 1, np);
     Tensor tf = vk_tensor(&a, "ff", DT_F32, 1, nf), tbq = vk_tensor(&a, "bq", DT_F32, 1, nbq), tbk = vk_tensor(&a, "bk", DT_F32, 1, nbk),
@@ -950,9 +950,9 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window && k->d->op != OP_ATTN_CM_H256 ? 7 : 0;   /* (attn_cm_h256: gemma's global layers) */
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
         bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = op_is_attn_cm(k->d->op);
-        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, cm ? 80 : 16, win, m->attn_softcap, 2, 0 };   /* (attn_cm asks 80 rows) */
+        FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, cm ? OP_ATTN_CM_ROWS : 16, win, m->attn_softcap, 2, 0 };
         bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm;
-        if (cm && (op_attention_cm_op(m->head_dim, win) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, 80))) continue;
+        if (cm && (op_attention_cm_op(m->head_dim, win) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, OP_ATTN_CM_ROWS))) continue;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
         if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;

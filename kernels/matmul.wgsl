@@ -59,41 +59,41 @@
 //! norobust
 // The A = f16 variants of the decode lanes' entries run the *_h entries (f16-pair lanes, below).
 enable f16;
-//! variant-each get_rows_{t}           get_rows          WT={WT} BLK={blk} BB={bytes} alias:W={w}
-//! variant-each matvec_{t}_a32_y32     {mv}              WT={WT} BLK={blk} BB={bytes} alias:W={w}
-//! variant-each matvec_{t}_a16_y32     {mv}{h}           WT={WT} BLK={blk} BB={bytes} alias:W={w} alias:A=f16
-//! variant-each matvec_{t}_a16_y16     {mv}{h}           WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
-//! variant-each matvec_glu_{t}_a32_y32 {mv}_glu          WT={WT} BLK={blk} BB={bytes} alias:W={w}
-//! variant-each matvec_glu_{t}_a16_y16 {mv}_glu{h}       WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
-//! variant-each matmul_{t}_a32_y32     matmul            WT={WT} BLK={blk} BB={bytes} alias:W={w}
-//! variant-each matmul_{t}_a16_y32     matmul            WT={WT} BLK={blk} BB={bytes} alias:W={w} alias:A=f16
-//! variant-each matmul_{t}_a16_y16     matmul            WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
-//! variant-each matmul_split_{t}_a32   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w}
-//! variant-each matmul_split_{t}_a16   matmul            WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:W={w} alias:A=f16
-//! variant-lanes matvec_rope_{t}_a32_c32 matvec_k_rope WT={WT} BLK={blk} BB={bytes}
-//! variant-lanes matvec_rope_{t}_a32_c16 matvec_k_rope WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
-//! variant-lanes matvec_rope_{t}_a16_c32 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_rope_{t}_a16_c16 matvec_k_rope_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant-lanes matvec_rope_norm_{t}_a32_c32 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes}
-//! variant-lanes matvec_rope_norm_{t}_a32_c16 matvec_k_rope_norm WT={WT} BLK={blk} BB={bytes} CMAX=65504 alias:C=f16
-//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
-//! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm WT={WT} BLK={blk} BB={bytes}
-//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
-//! variant-i8glu matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
-//! variant-i8glu matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16
-//! variant-lanes matvec_norm_{t}_a32_y32 matvec_k_norm WT={WT} BLK={blk} BB={bytes}
-//! variant-lanes matvec_norm_{t}_a16_y32 matvec_k_norm_h WT={WT} BLK={blk} BB={bytes} AMAX=65504 alias:A=f16
-//! variant-lanes matvec_rope_norm_w_{t}_a16_c32 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matvec_rope_norm_w_{t}_a16_c16 matvec_k_rope_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matvec_glu_norm_w_{t}_a16_y16 matvec_k_glu_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
-//! variant-i8glu matvec_glu_norm_q8_w_{t}_a16_y16 matvec_k_glu_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matvec_glu_res_norm_w_{t}_a16_y16 matvec_k_glu_res_norm_h WT={WT} BLK={blk} BB={bytes} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
-//! variant-i8glu matvec_glu_res_norm_q8_w_{t}_a16_y16 matvec_k_glu_res_norm_q WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matvec_norm_q8_w_{t}_a16_y32 matvec_k_norm_q WT={WT} BLK={blk} BB={bytes} alias:A=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matvec_norm_w_{t}_a16_y32 matvec_k_norm_h WT={WT} BLK={blk} BB={bytes} AMAX=65504 alias:A=f16 XV=8 alias:XVA=XV8
+//! variant-each get_rows_{t}           get_rows          {type} alias:W={w}
+//! variant-each matvec_{t}_a32_y32     {mv}              {type} alias:W={w}
+//! variant-each matvec_{t}_a16_y32     {mv}{h}           {type} alias:W={w} alias:A=f16
+//! variant-each matvec_{t}_a16_y16     {mv}{h}           {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
+//! variant-each matvec_glu_{t}_a32_y32 {mv}_glu          {type} alias:W={w}
+//! variant-each matvec_glu_{t}_a16_y16 {mv}_glu{h}       {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
+//! variant-each matmul_{t}_a32_y32     matmul            {type} alias:W={w}
+//! variant-each matmul_{t}_a16_y32     matmul            {type} alias:W={w} alias:A=f16
+//! variant-each matmul_{t}_a16_y16     matmul            {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
+//! variant-each matmul_split_{t}_a32   matmul            {type} KSPLIT=1 alias:W={w}
+//! variant-each matmul_split_{t}_a16   matmul            {type} KSPLIT=1 alias:W={w} alias:A=f16
+//! variant-lanes matvec_rope_{t}_a32_c32 matvec_k_rope {type}
+//! variant-lanes matvec_rope_{t}_a32_c16 matvec_k_rope {type} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_{t}_a16_c32 matvec_k_rope_h {type} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_{t}_a16_c16 matvec_k_rope_h {type} YMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a32_c32 matvec_k_rope_norm {type}
+//! variant-lanes matvec_rope_norm_{t}_a32_c16 matvec_k_rope_norm {type} CMAX=65504 alias:C=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c32 matvec_k_rope_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_rope_norm_{t}_a16_c16 matvec_k_rope_norm_h {type} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16
+//! variant-lanes matvec_glu_norm_{t}_a32_y32 matvec_k_glu_norm {type}
+//! variant-lanes matvec_glu_norm_{t}_a16_y16 matvec_k_glu_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_norm_q8_{t}_a16_y16 matvec_k_glu_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_glu_res_norm_{t}_a16_y16 matvec_k_glu_res_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16
+//! variant-i8glu matvec_glu_res_norm_q8_{t}_a16_y16 matvec_k_glu_res_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-lanes matvec_norm_q8_{t}_a16_y32 matvec_k_norm_q {type} alias:A=f16
+//! variant-lanes matvec_norm_{t}_a32_y32 matvec_k_norm {type}
+//! variant-lanes matvec_norm_{t}_a16_y32 matvec_k_norm_h {type} AMAX=65504 alias:A=f16
+//! variant-lanes matvec_rope_norm_w_{t}_a16_c32 matvec_k_rope_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_rope_norm_w_{t}_a16_c16 matvec_k_rope_norm_h {type} YMAX=65504 AMAX=65504 CMAX=65504 alias:A=f16 alias:O=f16 alias:C=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_glu_norm_w_{t}_a16_y16 matvec_k_glu_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-i8glu matvec_glu_norm_q8_w_{t}_a16_y16 matvec_k_glu_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_glu_res_norm_w_{t}_a16_y16 matvec_k_glu_res_norm_h {type} YMAX=65504 AMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-i8glu matvec_glu_res_norm_q8_w_{t}_a16_y16 matvec_k_glu_res_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_norm_q8_w_{t}_a16_y32 matvec_k_norm_q {type} alias:A=f16 XV=8 alias:XVA=XV8
+//! variant-lanes matvec_norm_w_{t}_a16_y32 matvec_k_norm_h {type} AMAX=65504 alias:A=f16 XV=8 alias:XVA=XV8
 
 alias W = u32;
 alias A = f32;
@@ -102,6 +102,7 @@ alias C = f32;                         // matvec_k_rope: the KV cache dtype
 override WT: u32 = 7u;                 // weight type: the C enum DType, i.e. a row of config/dtypes.def (WT_* of common/dq4.wgsl)
 override BLK: u32 = 256u;              // its elements and bytes per block (config/dtypes.def; the generic entries)
 override BB: u32 = 144u;
+override HDR: u32 = 0u;                // a type regrouped at upload: its header bytes (dtypes.def up G2..G8; common/q6a.wgsl)
 override KSPLIT: u32 = 0u;              // matmul_split_*: split-k (grid z = k slice of p.kc, f32 partials)
 override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
 override AMAX: f32 = 0x1.fffffep+127f;    // the *_norm prologues' normalized row, clamped to +-AMAX as A (65504 for f16 activations)
@@ -585,10 +586,10 @@ fn bgrp_k23(o: u32, gg: u32) -> BGrp {
 // group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
 fn bgrp(row: u32, g: u32) -> BGrp {
     var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
-    let rb = row * row_bytes(p.k);
-    if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(rb + g / 8u * BB, g % 8u); }
+    if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(row * row_bytes(p.k) + g / 8u * BB, g % 8u); }
+    let b0 = row * (p.k / BLK);                        // the row's first block
     if (WT == WT_Q8_0) {                               // f16 d; i8 q[32] (regrouped: gu, two 16-byte loads)
-        let a = gu(rb / 34u + g);
+        let a = gu(b0 + g);
         r.d = vec2<f32>(f16v(rd16(a.y)));
         let q0 = wvec(a.x / 16u);
         let q1 = wvec(a.x / 16u + 1u);
@@ -596,7 +597,7 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         return r;
     }
     if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] (gu)
-        let a = gu(rb / 136u + g / 8u);
+        let a = gu(b0 + g / 8u);
         let ib = g % 8u;
         let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
         let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
@@ -609,7 +610,7 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         return r;
     }
     // the 32-element 4-bit blocks (gu): f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
-    let a = gu(rb / BB + g);
+    let a = gu(b0 + g);
     let one = bgrp_min();
     let five = WT == WT_Q5_0 || WT == WT_Q5_1;
     r.d = vec2<f32>(f16v(rd16(a.y)));

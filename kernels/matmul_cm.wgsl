@@ -44,12 +44,12 @@
 // whole number of 32-element steps and of blocks (host check). So the robustness transform is off:
 //! norobust
 //! tintvalidate
-//! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm WT={WT} BLK={blk} BB={bytes} alias:A=f16
-//! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:A=f16
-//! variant-each-cm matmul_cm_b_{t}_a16_y32   matmul_cm_b WT={WT} BLK={blk} BB={bytes} alias:A=f16
-//! variant-each-cm matmul_cm_b_{t}_a16_y16   matmul_cm_b WT={WT} BLK={blk} BB={bytes} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-each-cm matmul_cm_b_split_{t}_a16 matmul_cm_b WT={WT} BLK={blk} BB={bytes} KSPLIT=1 alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y32   matmul_cm {type} alias:A=f16
+//! variant-each-cm matmul_cm_{t}_a16_y16   matmul_cm {type} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-each-cm matmul_cm_split_{t}_a16 matmul_cm {type} KSPLIT=1 alias:A=f16
+//! variant-each-cm matmul_cm_b_{t}_a16_y32   matmul_cm_b {type} alias:A=f16
+//! variant-each-cm matmul_cm_b_{t}_a16_y16   matmul_cm_b {type} YMAX=65504 alias:A=f16 alias:O=f16
+//! variant-each-cm matmul_cm_b_split_{t}_a16 matmul_cm_b {type} KSPLIT=1 alias:A=f16
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
@@ -58,6 +58,7 @@ alias O = f32;
 override WT: u32 = 7u;                 // weight type: the C enum DType, a row of config/dtypes.def (WT_* of common/dq4.wgsl)
 override BLK: u32 = 256u;              // its elements and bytes per block (dq4)
 override BB: u32 = 144u;
+override HDR: u32 = 0u;                // a type regrouped at upload: its header bytes (dtypes.def up G2..G8; common/q6a.wgsl)
 override YMAX: f32 = 0x1.fffffep+127f;
 override KSPLIT: u32 = 0u;             // matmul_cm_split_*: split-k (grid z = k slice of p.kc, f32 partials), as matmul.wgsl
 
@@ -163,6 +164,29 @@ fn out16(c: MC, so: u32, ln: u32, yo: u32, t: u32, r: u32) {
     workgroupBarrier();
 }
 
+// The k range of a product and where its sums go: matmul_cm_split_* (KSPLIT) take the k slice [k0, ke)
+// of grid z (p.kc a multiple of 256) and write their partial sums to y's z-th (m, t) slice.
+struct KRange { k0: u32, ke: u32, yo: u32 }
+fn k_range(z: u32) -> KRange {
+    if (KSPLIT != 0u) { let k0 = z * p.kc; return KRange(k0, min(k0 + p.kc, p.k), z * p.m * p.t); }
+    return KRange(0u, p.k, 0u);
+}
+// The weight tile's double buffer (both entries): step s multiplies buffer s % 2 while invocation l
+// dequantizes its row dr's weights 16 dh .. +15 of step s + 1 into the other (one barrier per step);
+// its raw words run two steps ahead. w_first fills buffer 0 with the first step and returns the
+// second's words. (The loops' next-step lines stay in each entry: as a function taking and returning
+// the words, they made the H100's prefill 4-5% slower.)
+fn w_first(l: u32, live: bool, r: u32, dr: u32, dh: u32, kr: KRange) -> array<u32, 20> {
+    var raw: array<u32, 20>;
+    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
+        if (l < 16u) { kvt[l] = KV_IQ4NL[l]; }
+        workgroupBarrier();
+    }
+    if (live) { raw = ld_raw(r, kr.k0, dh); }
+    put16(0u, dr, dh, raw, r, kr.k0);
+    if (live && kr.k0 + TK < kr.ke) { raw = ld_raw(r, kr.k0 + TK, dh); }
+    return raw;
+}
 @compute @workgroup_size(128)
 fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
              @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) ln: u32) {
@@ -173,24 +197,13 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let dr = l / 2u;                             // dequantization: row dr, weights 16 dh .. +15 of each step
     let dh = l % 2u;
     let live = row0 + dr < p.rows;
-    // matmul_cm_split_*: grid z = the k slice [k0, ke) (p.kc a multiple of 256), the partial sums
-    // go to y's z-th (m, t) slice
-    var k0 = 0u; var ke = p.k; var yo = 0u;
-    if (KSPLIT != 0u) { k0 = wid.z * p.kc; ke = min(k0 + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    let kr = k_range(wid.z);
+    let k0 = kr.k0; let ke = kr.ke;
     // c<i><j>: token block i, row block j
     var c00: MC; var c01: MC; var c02: MC; var c03: MC; var c10: MC; var c11: MC; var c12: MC; var c13: MC;
-    // Two weight tile buffers: step s multiplies buffer s % 2 while it dequantizes step s + 1 into
-    // the other (one barrier per step); the raw words run two steps ahead.
-    var raw: array<u32, 20>;
-    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
-        if (l < 16u) { kvt[l] = KV_IQ4NL[l]; }
-        workgroupBarrier();
-    }
-    if (live) { raw = ld_raw(row0 + dr, k0, dh); }
-    var xl = ldx(t0, k0, l);
-    put16(0u, dr, dh, raw, row0 + dr, k0);
+    var xl = ldx(t0, k0, l);                     // in flight while w_first waits for its words
+    var raw = w_first(l, live, row0 + dr, dr, dh, kr);
     stx(0u, xl, l);
-    if (live && k0 + TK < ke) { raw = ld_raw(row0 + dr, k0 + TK, dh); }
     workgroupBarrier();
     for (var kb = k0; kb < ke; kb = kb + TK) {
         let cur = (kb - k0) / TK % 2u;
@@ -216,14 +229,14 @@ fn matmul_cm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         workgroupBarrier();
     }
     let so = sg * 256u;
-    out16(c00, so, ln, yo, tq, row0);
-    out16(c01, so, ln, yo, tq, row0 + 16u);
-    out16(c02, so, ln, yo, tq, row0 + 32u);
-    out16(c03, so, ln, yo, tq, row0 + 48u);
-    out16(c10, so, ln, yo, tq + 16u, row0);
-    out16(c11, so, ln, yo, tq + 16u, row0 + 16u);
-    out16(c12, so, ln, yo, tq + 16u, row0 + 32u);
-    out16(c13, so, ln, yo, tq + 16u, row0 + 48u);
+    out16(c00, so, ln, kr.yo, tq, row0);
+    out16(c01, so, ln, kr.yo, tq, row0 + 16u);
+    out16(c02, so, ln, kr.yo, tq, row0 + 32u);
+    out16(c03, so, ln, kr.yo, tq, row0 + 48u);
+    out16(c10, so, ln, kr.yo, tq + 16u, row0);
+    out16(c11, so, ln, kr.yo, tq + 16u, row0 + 16u);
+    out16(c12, so, ln, kr.yo, tq + 16u, row0 + 32u);
+    out16(c13, so, ln, kr.yo, tq + 16u, row0 + 48u);
 }
 
 // matmul_cm_b: the same product for the few rows of a batched decode step (xf_decode_rows on the
@@ -253,19 +266,12 @@ fn matmul_cm_b(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     let dr = l / 2u;
     let dh = l % 2u;
     let live = row0 + dr < p.rows;
-    var k0 = 0u; var ke = p.k; var yo = 0u;
-    if (KSPLIT != 0u) { k0 = wid.z * p.kc; ke = min(k0 + p.kc, p.k); yo = wid.z * p.m * p.t; }
+    let kr = k_range(wid.z);
+    let k0 = kr.k0; let ke = kr.ke;
     var c0: MC; var c1: MC;                      // token block 0 / 1, rows 16 sg .. +15
-    var raw: array<u32, 20>;
-    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
-        if (l < 16u) { kvt[l] = KV_IQ4NL[l]; }
-        workgroupBarrier();
-    }
-    if (live) { raw = ld_raw(row0 + dr, k0, dh); }
     var xl = ldxb(t0, k0, l);
-    put16(0u, dr, dh, raw, row0 + dr, k0);
+    var raw = w_first(l, live, row0 + dr, dr, dh, kr);
     stxb(0u, xl, l);
-    if (live && k0 + TK < ke) { raw = ld_raw(row0 + dr, k0 + TK, dh); }
     workgroupBarrier();
     for (var kb = k0; kb < ke; kb = kb + TK) {
         let cur = (kb - k0) / TK % 2u;
@@ -283,6 +289,6 @@ fn matmul_cm_b(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         workgroupBarrier();
     }
     let so = sg * 256u;
-    out16(c0, so, ln, yo, t0, row0 + 16u * sg);
-    out16(c1, so, ln, yo, t0 + 16u, row0 + 16u * sg);
+    out16(c0, so, ln, kr.yo, t0, row0 + 16u * sg);
+    out16(c1, so, ln, kr.yo, t0 + 16u, row0 + 16u * sg);
 }

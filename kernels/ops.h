@@ -205,6 +205,7 @@ void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim a multiple of 4, <= 256, head_dim / 4 divides 128; the kernel fits the device */
 Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
 bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, u64 n_ctx);   /* attn_cm runs (op_attention_flash picks it) */
+#define OP_ATTN_CM_ROWS 80u   /* the cache rows attn_cm asks (n_ctx at least): a chunk's keys (64 + 15 read again) fit a ring (attn_cm.wgsl ring) */
 Op   op_attention_cm_op(u32 head_dim, u32 window);   /* OP_ATTN_CM (head_dim 128), _H64, _H256 or _H256W (a window): the build */
 bool op_is_attn_cm(Op op);               /* one of those */
 void op_attention_flash_with(Vk *vk, Op kernel, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,

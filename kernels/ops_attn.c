@@ -257,7 +257,6 @@ bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
    head_dim of the table's sliding-window models (its attn_cm_h256w build: the ring's address code, 6%
    of attention, stays out of the others). */
 #define ATTN_CM_QB 16u    /* queries per attn_cm workgroup (attn_cm.wgsl QB) */
-#define ATTN_CM_ROWS 80u  /* cache rows it asks: a chunk's keys (64 + 15 read again) fit a ring (attn_cm.wgsl ring) */
 /* attn_cm is built once per head_dim (override HD), its shape constant for the driver's compiler (H100,
    attention at 2,048 tokens per layer: llama-3.2-1b 277 -> 178 us, llama-3.2-3b 345 -> 177 us) */
 Op op_attention_cm_op(u32 head_dim, u32 window) {
@@ -266,7 +265,7 @@ Op op_attention_cm_op(u32 head_dim, u32 window) {
 bool op_is_attn_cm(Op op) { return op == OP_ATTN_CM || op == OP_ATTN_CM_H64 || op == OP_ATTN_CM_H256 || op == OP_ATTN_CM_H256W; }
 bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, u64 n_ctx) {
     return vk->caps.coopmat && cache == DT_F16 && act == DT_F16 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
-           (!window || head_dim == 256) && n_ctx >= ATTN_CM_ROWS && attn_flash_kernel_fits(vk, op_attention_cm_op(head_dim, window), cache, act);
+           (!window || head_dim == 256) && n_ctx >= OP_ATTN_CM_ROWS && attn_flash_kernel_fits(vk, op_attention_cm_op(head_dim, window), cache, act);
 }
 
 /* The attn_flash kernel for head_dim: the wide one (twice the queries per workgroup, so keys and

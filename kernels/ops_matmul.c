@@ -149,6 +149,9 @@ static u64 wq_chunk_rows(Vk *vk, const char *op, const Tensor *W, u64 rb, u64 ro
    rounding keeps). The padding bytes lie before the next tensor (vk_tensor_at reserves whole
    16-byte vectors), or are refused when the block ends right there. */
 static Tensor wq_view(const char *op, const Tensor *W, u64 r0, u64 n, u64 rb) {
+    if (W->units != (dtype_info[W->dtype].up != DU_COPY))
+        die(EXIT_USAGE, "op %s: tensor '%s' (%s) is bound as a weight but was not made by vk_weight (its bytes are not in units)",
+            op, W->name, dtype_name[W->dtype]);
     Tensor v = *W;
     v.ndim = 2; v.ne[1] = n; v.ne[2] = v.ne[3] = 1;
     v.nelem = W->ne[0] * n; v.nbytes = align_up(n * rb, 16); v.offset = W->offset + r0 * rb;

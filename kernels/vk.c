@@ -713,6 +713,14 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
 }
 
+/* A weight tensor (the matmul and get_rows products' W): a regrouped type's (up other than COPY) bytes lie
+   in units on the device. Other tensors of the same dtype (a q8_0 KV cache) keep their own layout. */
+Tensor vk_weight_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site) {
+    Tensor x = vk_tensor_at(a, name, t, ndim, ne, site);
+    x.units = dtype_info[t].up != DU_COPY;
+    return x;
+}
+
 /* Q6_K and the group types' weights on the device (the up column of config/dtypes.def): nb blocks
    regrouped in units of 8, the last unit of fewer when nb is not a multiple of 8. A unit of n blocks
    holds each part of its blocks in turn, in its same bytes: Q6_K (210 bytes) their ql[128], then
@@ -743,30 +751,30 @@ void vk_units(DType dt, u8 *dst, const u8 *src, u64 nb, bool pack) {
 }
 
 /* host <-> device bytes of t: a copy, or a weight's regrouping (n bytes: whole blocks) */
-static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up, bool raw) {
-    if (!raw && dtype_info[t->dtype].up != DU_COPY) vk_units(t->dtype, dst, src, n / dtype_info[t->dtype].bytes, up);
+static void vk_xfer(const Tensor *t, u8 *dst, const u8 *src, u64 n, bool up) {
+    if (t->units) vk_units(t->dtype, dst, src, n / dtype_info[t->dtype].bytes, up);
     else memcpy(dst, src, n);
 }
 
 /* Copies between host and a tensor, exactly t->nbytes, through the staging block when needed.
-   Regrouped types (Q6_K, the group types) are regrouped on the way (vk_units; not raw): through staging, in whole units. */
-static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up, bool raw) {
+   A weight in units is regrouped on the way (vk_units): through staging, in whole units. */
+static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up) {
     VkBlock *b = &t->arena->blocks[t->block];
     /* mapped memory that the CPU does not cache (a discrete GPU's BAR window) is fine to write
        but very slow to read: larger downloads from it go through the cached staging block */
     if (b->mapped && (up || b->cached || t->nbytes <= EDGE_VK_UNCACHED_READ_MAX)) {
-        if (up) vk_xfer(t, b->mapped + t->offset, host, t->nbytes, true, raw);
-        else    vk_xfer(t, host, b->mapped + t->offset, t->nbytes, false, raw);
+        if (up) vk_xfer(t, b->mapped + t->offset, host, t->nbytes, true);
+        else    vk_xfer(t, host, b->mapped + t->offset, t->nbytes, false);
         return;
     }
     if (!vk->staging.buf) {
         Err e;
         if (!vk_block_alloc(vk, &vk->staging, EDGE_VK_STAGING_BYTES, true, "staging", &e)) die(e.code, "%s", e.msg);
     }
-    u64 unit = 8 * (u64)dtype_info[t->dtype].bytes, step = !raw && dtype_info[t->dtype].up != DU_COPY ? vk->staging.size / unit * unit : vk->staging.size;
+    u64 unit = 8 * (u64)dtype_info[t->dtype].bytes, step = t->units ? vk->staging.size / unit * unit : vk->staging.size;
     for (u64 done = 0; done < t->nbytes;) {
         u64 n = MIN(t->nbytes - done, step);
-        if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true, raw);
+        if (up) vk_xfer(t, vk->staging.mapped, (u8 *)host + done, n, true);
         VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, 0 };
         VK_CHECK(vkBeginCommandBuffer(vk->copy_cmd, &bi));
         VkBufferCopy c = up ? (VkBufferCopy){ 0, t->offset + done, n } : (VkBufferCopy){ t->offset + done, 0, n };
@@ -778,15 +786,13 @@ static void vk_copy(Vk *vk, const Tensor *t, void *host, bool up, bool raw) {
         VkResult r = vk_wait(vk);
         if (r != VK_SUCCESS) vk_wait_failed(vk, r);
         VK_CHECK(vkResetFences(vk->dev, 1, &vk->fence));
-        if (!up) vk_xfer(t, (u8 *)host + done, vk->staging.mapped, n, false, raw);
+        if (!up) vk_xfer(t, (u8 *)host + done, vk->staging.mapped, n, false);
         done += n;
     }
 }
 
-void vk_upload(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true, false); }
-void vk_download(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false, false); }
-void vk_upload_bytes(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true, true); }
-void vk_download_bytes(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false, true); }
+void vk_upload(Vk *vk, const Tensor *t, const void *src) { vk_copy(vk, t, (void *)src, true); }
+void vk_download(Vk *vk, const Tensor *t, void *dst) { vk_copy(vk, t, dst, false); }
 
 /* ---- pipelines ----------------------------------------------------------------- */
 i32 vk_kernel_find(const char *name) {

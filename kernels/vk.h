@@ -12,9 +12,9 @@
      vk_print_info(&vk) / kernel_print_table()   what `edge info` prints: the device; the embedded kernels
      vk_arena_init(&vk, &arena, name, bytes) one VkDeviceMemory block (several if maxMemoryAllocationSize forces it)
      vk_tensor(&arena, name, dtype, ndim, ne) exact-size sub-allocation (offset aligned to minStorageBufferOffsetAlignment)
+     vk_weight(&arena, name, dtype, ndim, ne) the same for a weight: Q6_K and the group types in units (t.units)
      vk_upload(&vk, t, src) / vk_download(&vk, t, dst)   exactly t->nbytes (staging when not host-visible;
-                                                          Q6_K, group-type weights regrouped in units of 8 blocks:
-                                                          vk_units; vk_upload_bytes / vk_download_bytes never)
+                                                          a weight in units regrouped on the way: vk_units)
      vk_kernel_find(name) / vk_pipeline(&vk, kernel)
      vk_begin(&vk) / vk_dispatch(&vk, pipe, tensors, n, push, push_bytes, gx, gy, gz) / vk_barrier(&vk) / vk_submit_wait(&vk)
      vk_validation_errors()                  errors reported by the Khronos validation layer so far
@@ -149,6 +149,8 @@ typedef struct Tensor {
     DevArena   *arena;
     u32         block;
     u64         offset;         /* in blocks[block] */
+    bool        units;          /* a weight of a regrouped type (vk_weight): its device bytes are in units of 8
+                                   blocks (vk_units), which vk_upload / vk_download convert */
 } Tensor;
 
 typedef struct VkPipe {
@@ -242,11 +244,11 @@ u64   vk_arena_plan_bytes(const DevArena *a);                /* bytes vk_arena_i
 u64   dtype_bytes(DType t, u64 nelem);     /* exact bytes; 0 if nelem is not a whole number of blocks */
 Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site);
 #define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
+Tensor vk_weight_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site);
+#define vk_weight(a, name, t, ndim, ne) vk_weight_at((a), (name), (t), (ndim), (ne), SITE)
 void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
 void  vk_units(DType dt, u8 *dst, const u8 *src, u64 nblocks, bool pack);   /* Q6_K's and the group types' device layout (vk.c) */
-void  vk_upload_bytes(Vk *vk, const Tensor *t, const void *src);   /* as they are: never regrouped (a q8_0 KV cache) */
-void  vk_download_bytes(Vk *vk, const Tensor *t, void *dst);
 
 bool  vk_pcache_path(const Vk *vk, char *buf, int n);   /* the pipeline cache file of this device */
 const char *vk_pcache_reject(const Vk *vk, const u8 *d, u64 n);  /* why cache bytes are unusable, 0 if usable */

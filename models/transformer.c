@@ -19,7 +19,7 @@ static Tensor xf_weight(Xf *xf, DevArena *a, const GgufTensor *g) {
     if (dt == DT_COUNT) die(EXIT_MODEL, "tensor '%.*s': type %s has no GPU kernels", (int)g->name.len, g->name.ptr, ggml_type_name(g->type));
     char *name = (char *)arena_push(&xf->w.names, g->name.len + 1, 1);   /* GGUF names are not NUL-terminated */
     memcpy(name, g->name.ptr, g->name.len);
-    return vk_tensor(a, name, dt, g->ndim, g->ne);
+    return vk_weight(a, name, dt, g->ndim, g->ne);
 }
 
 static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {

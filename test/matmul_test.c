@@ -70,7 +70,7 @@ static MtErr mt_run(DType wt, const u8 *wbytes, const f32 *wf, DType at, DType o
     /* + a tile of 128 tokens: matmul_cm binds X up to a whole tile */
     REQUIRE(vk_arena_init(vk, &a, "matmul-test", wb + xb + yb + dtype_bytes(at, K * 128) + 3 * 256, &e));
     u64 nw[2] = { K, M }, nx[2] = { K, T }, ny[2] = { M, T };
-    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
+    Tensor tw = vk_weight(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "X", at, 2, nx), ty = vk_tensor(&a, "Y", ot, 2, ny);
     f32 *x = malloc(K * T * 4), *xr = malloc(K * T * 4), *y = malloc(M * T * 4);
     u16 *x16 = malloc(K * T * 2), *y16 = malloc(M * T * 2);
     trng_seed(seed);
@@ -233,7 +233,7 @@ static void mt_get_rows(DType wt, u64 n, u64 rows, u64 T, f32 scale, u64 seed) {
     u64 eb = dtype_bytes(wt, n * rows);
     REQUIRE(vk_arena_init(vk, &a, "get-rows-test", eb + T * 4 + n * T * 4 + 3 * 256, &e));
     u64 ne[2] = { n, rows }, ni[1] = { T }, ny[2] = { n, T };
-    Tensor te = vk_tensor(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
+    Tensor te = vk_weight(&a, "E", wt, 2, ne), ti = vk_tensor(&a, "ids", DT_U32, 1, ni), ty = vk_tensor(&a, "y", DT_F32, 2, ny);
     u8 *wb = malloc(eb); f32 *wf = malloc(n * rows * 4), *y = malloc(n * T * 4); u32 *ids = malloc(T * 4);
     trng_seed(seed);
     mt_random_weights(wt, rows, n, wb, wf);
@@ -319,7 +319,8 @@ TEST(kernel_matmul_refuses_bad_shapes_and_keys) {
     DevArena a; Err e;
     REQUIRE(vk_arena_init(vk, &a, "bad-shapes", 65536, &e));
     u64 nw[2] = { 256, 4 }, nx[1] = { 128 }, ny[1] = { 4 }, nq[2] = { 128, 4 }, nx2[1] = { 256 };
-    Tensor tw = vk_tensor(&a, "W", DT_Q8_0, 2, nw), tx = vk_tensor(&a, "x-short", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    Tensor tw = vk_weight(&a, "W", DT_Q8_0, 2, nw), tx = vk_tensor(&a, "x-short", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    Tensor tc = vk_tensor(&a, "q8_0-cache", DT_Q8_0, 2, nw);   /* not a weight: its bytes are not in units */
     Tensor tq = vk_tensor(&a, "q4k-128", DT_Q4_K, 2, nq), tx2 = vk_tensor(&a, "x", DT_F32, 1, nx2), tu = vk_tensor(&a, "y-u32", DT_U32, 1, ny);
     vk_begin(vk);
     int code = 0;
@@ -329,6 +330,8 @@ TEST(kernel_matmul_refuses_bad_shapes_and_keys) {
     CHECKF(died && strstr(die_trap_msg, "'q4k-128'") && strstr(die_trap_msg, "whole number of blocks"), "%s", die_trap_msg);
     died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &tw, &tx2, &tu));
     CHECKF(died && strstr(die_trap_msg, "no kernel for op matmul, phase decode, weights q8_0, activations f32, output u32"), "%s", die_trap_msg);
+    died = EXPECT_DIE(&code, op_matmul(vk, PH_DECODE, &tc, &tx2, &ty));
+    CHECKF(died && code == EXIT_USAGE && strstr(die_trap_msg, "'q8_0-cache'") && strstr(die_trap_msg, "vk_weight"), "%s", die_trap_msg);
     vk->recording = false;
     VK_CHECK(vkEndCommandBuffer(vk->cmd));
     vk_arena_free(&a);
@@ -336,11 +339,11 @@ TEST(kernel_matmul_refuses_bad_shapes_and_keys) {
        hold it, 224 do, and the kernel may bind its last vector */
     REQUIRE(vk_arena_init(vk, &a, "tight", 223, &e));
     u64 n6[2] = { 256, 1 }, n1[1] = { 1 };
-    died = EXPECT_DIE(&code, vk_tensor(&a, "q6k-tight", DT_Q6_K, 2, n6));
+    died = EXPECT_DIE(&code, vk_weight(&a, "q6k-tight", DT_Q6_K, 2, n6));
     CHECKF(died && strstr(die_trap_msg, "'q6k-tight'") && strstr(die_trap_msg, "exhausted"), "%s", die_trap_msg);
     vk_arena_free(&a);
     REQUIRE(vk_arena_init(vk, &a, "tight", 224, &e));
-    Tensor t6 = vk_tensor(&a, "q6k-tight", DT_Q6_K, 2, n6);
+    Tensor t6 = vk_weight(&a, "q6k-tight", DT_Q6_K, 2, n6);
     CHECK(t6.nbytes == 210);
     DevArena b;
     REQUIRE(vk_arena_init(vk, &b, "tight-io", 4096, &e));
@@ -398,7 +401,8 @@ TEST(kernel_matmul_dequant_fixtures) {
    holding its blocks' parts in turn (Q6_K: ql, qh, scales, d; the others: the quants, then the header:
    d, and m, qh or the scales); back again on download. Through the
    staging block too (the arena's mapping hidden), in more than one chunk, with a tail unit of 3
-   blocks. vk_upload_bytes (a q8_0 KV cache) leaves the bytes as they are. */
+   blocks. A tensor of the same dtype made by vk_tensor (a q8_0 KV cache) keeps the bytes as they are, and a
+   product refuses it as its weight. */
 typedef struct { DType dt; u32 bb, n, off[4], len[4]; } UnitCase;   /* GGUF offset and length of each part, in unit order */
 static const UnitCase unit_cases[] = {
     { DT_Q6_K, 210, 4, { 0, 128, 192, 208 }, { 128, 64, 16, 2 } },
@@ -433,9 +437,10 @@ TEST(weight_device_layout_in_units_round_trips) {
         vk_units(c->dt, back, dev, 19, false);
         CHECKF(bad == 0 && !memcmp(back, src, 19 * c->bb), "%s, 19 blocks: %llu parts misplaced", mt_dn(c->dt), (unsigned long long)bad);
         DevArena a; Err e;
-        REQUIRE(vk_arena_init(vk, &a, "units", nbytes + 16, &e));
+        REQUIRE(vk_arena_init(vk, &a, "units", 2 * align_up(nbytes, 256) + 256, &e));
         u64 ne[2] = { dtype_info[c->dt].blk, nb };         /* one block per row */
-        Tensor t = vk_tensor(&a, "w", c->dt, 2, ne);
+        Tensor t = vk_weight(&a, "w", c->dt, 2, ne), r = vk_tensor(&a, "cache", c->dt, 2, ne);
+        CHECKF(t.units && !r.units, "%s: vk_weight units %d, vk_tensor units %d", mt_dn(c->dt), t.units, r.units);
         for (int staged = 0; staged < 2; staged++) {
             u8 *mapped = a.blocks[t.block].mapped;
             if (staged) a.blocks[t.block].mapped = 0;   /* as on a device without host-visible device memory */
@@ -447,13 +452,15 @@ TEST(weight_device_layout_in_units_round_trips) {
             bad = 0;
             if (mapped) units_expect(c, src, mapped + t.offset, nb, &bad);
             CHECKF(bad == 0, "%s staged=%d: %llu parts misplaced on the device", mt_dn(c->dt), staged, (unsigned long long)bad);
-            vk_upload_bytes(vk, &t, src);               /* as they are: the mapped bytes, and the plain download */
-            if (mapped) CHECKF(!memcmp(mapped + t.offset, src, nbytes), "%s staged=%d: vk_upload_bytes changed the bytes", mt_dn(c->dt), staged);
-            if (staged) a.blocks[t.block].mapped = 0;
+            if (staged) a.blocks[r.block].mapped = 0;   /* not a weight: the bytes as they are */
+            vk_upload(vk, &r, src);
+            a.blocks[r.block].mapped = mapped;
+            if (mapped) CHECKF(!memcmp(mapped + r.offset, src, nbytes), "%s staged=%d: a non-weight's upload changed the bytes", mt_dn(c->dt), staged);
+            if (staged) a.blocks[r.block].mapped = 0;
             memset(back, 0, nbytes);
-            vk_download_bytes(vk, &t, back);
-            a.blocks[t.block].mapped = mapped;
-            CHECKF(!memcmp(back, src, nbytes), "%s staged=%d: vk_download_bytes differs from vk_upload_bytes", mt_dn(c->dt), staged);
+            vk_download(vk, &r, back);
+            a.blocks[r.block].mapped = mapped;
+            CHECKF(!memcmp(back, src, nbytes), "%s staged=%d: a non-weight's download differs from its upload", mt_dn(c->dt), staged);
         }
         vk_arena_free(&a);
         free(src); free(dev); free(back);
@@ -521,7 +528,7 @@ TEST(kernel_matmul_glu_equals_separate_ops) {
         DevArena a; Err e;
         REQUIRE(vk_arena_init(vk, &a, "glu-test", 2 * M * rb + 6 * M * T * 4 + K * T * 4 + 8 * 256, &e));
         u64 ngu[2] = { K, 2 * M }, nx[2] = { K, T }, ny[2] = { M, T };
-        Tensor tgu = vk_tensor(&a, "gate_up", wt, 2, ngu), tx = vk_tensor(&a, "x", at, 2, nx);
+        Tensor tgu = vk_weight(&a, "gate_up", wt, 2, ngu), tx = vk_tensor(&a, "x", at, 2, nx);
         Tensor tg = vk_tensor(&a, "gate", at, 2, ny), tu = vk_tensor(&a, "up", at, 2, ny);
         Tensor ty1 = vk_tensor(&a, "y_sep", at, 2, ny), ty2 = vk_tensor(&a, "y_fused", at, 2, ny);
         Tensor wg = tgu, wu = tgu;      /* the halves as the transformer holds them */

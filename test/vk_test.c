@@ -221,7 +221,7 @@ static void check_matvec(DType wt, u32 rows, u32 k, f64 tol, f32 xscale, u64 see
     u64 wbytes = dtype_bytes(wt, (u64)rows * k);
     REQUIRE(vk_arena_init(vk, &a, "matvec", wbytes + ((u64)k + rows) * 4 + 1024, &e));
     u64 nw[2] = { k, rows }, nx[1] = { k }, ny[1] = { rows };
-    Tensor tw = vk_tensor(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
+    Tensor tw = vk_weight(&a, "W", wt, 2, nw), tx = vk_tensor(&a, "x", DT_F32, 1, nx), ty = vk_tensor(&a, "y", DT_F32, 1, ny);
     f32 *w = malloc((u64)rows * k * 4), *x = malloc((u64)k * 4), *y = malloc((u64)rows * 4);
     u16 *w16 = malloc((u64)rows * k * 2);
     trng_seed(seed);

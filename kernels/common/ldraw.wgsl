@@ -36,20 +36,12 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
         for (var i = 0u; i < 4u; i = i + 1u) { raw[2u + i] = q[i]; }
         return raw;
     }
-    if (WT == WT_Q8_0 || WT == WT_Q4_0 || WT == WT_IQ4_NL) {   // regrouped (gu): one 16-byte load
+    if (HDR != 0u && BLK == 32u) {                 // the 32-element group types (gu): one 16-byte load, the header
         let a = gu(r * (p.k / 32u) + k0 / 32u);
-        let q = wvec(a.x / 16u + select(0u, h, WT == WT_Q8_0));
-        for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
-        raw[4] = wword(a.y / 4u) >> (8u * (a.y & 2u));
-        return raw;
-    }
-    if (WT == WT_Q4_1 || WT == WT_Q5_0 || WT == WT_Q5_1) {   // regrouped (gu): one 16-byte load and the header
-        let a = gu(r * (p.k / 32u) + k0 / 32u);
-        let q = wvec(a.x / 16u);
+        let q = wvec(a.x / 16u + select(0u, h, WT == WT_Q8_0));   // Q8_0: half h of its 32 bytes
         for (var i = 0u; i < 4u; i = i + 1u) { raw[i] = q[i]; }
         raw[4] = wword(a.y / 4u) >> (8u * (a.y & 2u));   // d (Q4_1, Q5_1: | m << 16; their headers are 4-aligned)
-        if (WT == WT_Q5_0) { raw[5] = rd32(a.y + 2u); }  // qh
-        if (WT == WT_Q5_1) { raw[5] = wword(a.y / 4u + 1u); }
+        if (WT == WT_Q5_0 || WT == WT_Q5_1) { raw[5] = rd32(a.y + HDR - 4u); }   // qh: the header's last 4 bytes
         return raw;
     }
     if (WT != WT_Q4_K && WT != WT_Q5_K && WT != WT_Q6_K) {

@@ -15,20 +15,14 @@ fn q6a_at(bi: u32, nb: u32) -> Q6A {
     return Q6A(ub + 128u * j, ub + 128u * n + 64u * j, ub + 192u * n + 16u * j, ub + 208u * n + 2u * j);
 }
 // The group types (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS), regrouped by the upload likewise (units of 8
-// blocks of BB bytes): a unit of n blocks holds their quants (the GGUF bytes gu_hb() .. BB - 1 of each:
-// 16-byte aligned), then their headers (bytes 0 .. gu_hb() - 1: d, and m, qh or scales where the type has
-// them; even offsets). gu_at gives block bi's quants (x) and header (y) byte offsets (bi and nb as
-// q6a_at's; nb = floor(range / BB)): a field at GGUF byte f of the block is at y + f (f < gu_hb()), or at
-// x + f - gu_hb().
-fn gu_hb() -> u32 {
-    if (WT == WT_Q4_1) { return 4u; }
-    if (WT == WT_Q5_0) { return 6u; }
-    if (WT == WT_Q5_1 || WT == WT_IQ4_XS) { return 8u; }
-    return 2u;                                         // Q8_0 Q4_0 IQ4_NL
-}
+// blocks of BB bytes): a unit of n blocks holds their quants (the GGUF bytes HDR .. BB - 1 of each: 16-byte
+// aligned), then their headers (bytes 0 .. HDR - 1: d, and m, qh or scales where the type has them; even
+// offsets). HDR is the including file's override, set by build.sh from config/dtypes.def's up column
+// (G2..G8). gu_at gives block bi's quants (x) and header (y) byte offsets (bi and nb as q6a_at's;
+// nb = floor(range / BB)): a field at GGUF byte f of the block is at y + f (f < HDR), or at x + f - HDR.
 fn gu_at(bi: u32, nb: u32) -> vec2<u32> {
     let u0 = bi & ~7u;
     let ub = u0 * BB;
-    let qb = BB - gu_hb();
-    return vec2<u32>(ub + qb * (bi - u0), ub + qb * min(8u, nb - u0) + gu_hb() * (bi - u0));
+    let qb = BB - HDR;
+    return vec2<u32>(ub + qb * (bi - u0), ub + qb * min(8u, nb - u0) + HDR * (bi - u0));
 }
