@@ -562,6 +562,18 @@ static bool vk_create_device(Vk *vk, VkWant w, const VkExtensionProperties *dext
     return true;
 }
 
+/* A vk_init that failed after loading the loader: what it made so far goes (device, messenger, instance,
+   the library; each destroy function was loaded first of its list, so it is there when its object is),
+   and vk is zero again, as vk_shutdown leaves it. */
+static bool vk_init_undo(Vk *vk) {
+    if (vk->dev && vkDestroyDevice) vkDestroyDevice(vk->dev, 0);
+    if (vk->messenger && vkDestroyDebugUtilsMessengerEXT_) vkDestroyDebugUtilsMessengerEXT_(vk->instance, vk->messenger, 0);
+    if (vk->instance && vkDestroyInstance) vkDestroyInstance(vk->instance, 0);
+    if (vk->lib) dlclose(vk->lib);
+    memset(vk, 0, sizeof *vk);
+    return false;
+}
+
 bool vk_init(Vk *vk, Err *e) {
     memset(vk, 0, sizeof *vk);
     if (!vk_fault_parse(e)) return false;
@@ -570,14 +582,14 @@ bool vk_init(Vk *vk, Err *e) {
         char names[256]; vk_profile_names(names, sizeof names);
         return err_set(e, EXIT_DEVICE, "EDGE_PROFILE=%s: unknown device profile (valid: %s)", edge_opt.profile, names);
     }
-    if (!vk_load_loader(vk, e) || !vk_create_instance(vk, e) || !vk_pick_device(vk, e)) return false;
+    if (!vk_load_loader(vk, e) || !vk_create_instance(vk, e) || !vk_pick_device(vk, e)) return vk_init_undo(vk);
     u32 ne = 0; vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, 0);
     VkExtensionProperties *dext = calloc(ne ? ne : 1, sizeof *dext);
     vkEnumerateDeviceExtensionProperties(vk->phys, 0, &ne, dext);
     VkWant want = vk_query_caps(vk, prof, dext, ne);
     bool ok = vk_pick_queue(vk, e) && vk_create_device(vk, want, dext, ne, e);
     free(dext);
-    if (!ok) return false;
+    if (!ok) return vk_init_undo(vk);
 
     VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, 0, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, vk->qfam };
     VK_CHECK(vkCreateCommandPool(vk->dev, &cpi, 0, &vk->pool));

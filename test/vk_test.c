@@ -371,3 +371,21 @@ TEST(pipeline_cache_reused_corrupt_and_foreign_ignored) {
     CHECK(system(cmd) == 0);
     arena_free(&a);
 }
+
+/* A vk_init that fails after making the instance (a device index past the last) says which index and
+   how many devices there are, and leaves nothing behind: the instance and the loader are released
+   and the Vk is zero, as after vk_shutdown. */
+TEST(vk_init_failure_releases_what_it_made) {
+    test_vk();                                      /* the suite's device stays usable afterwards */
+    const char *saved = edge_opt.device;
+    edge_opt.device = "99";
+    Vk v; Err e;
+    memset(&v, 0xab, sizeof v);
+    bool ok = vk_init(&v, &e);
+    edge_opt.device = saved;
+    CHECK(!ok);
+    CHECKF(e.code == EXIT_DEVICE && strstr(e.msg, "EDGE_DEVICE=99: no such device"), "%d %s", e.code, e.msg);
+    static const Vk zero;
+    CHECKF(!memcmp(&v, &zero, sizeof v), "vk_init left instance %p, library %p behind", (void *)v.instance, v.lib);
+    CHECK(test_vk()->dev != 0);
+}
