@@ -1,9 +1,10 @@
 // matmul.wgsl — the weight-type kernels: every weight type of config/dtypes.def (F32 F16 BF16
 // Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS) dequantized in the kernel from
-// the raw GGUF block bytes (Q6_K's regrouped by the upload: q6a), bound as 16-byte vectors of u32
-// (f32 weights: of f32) and read as words or vectors. Entries: get_rows (embedding gather), matvec
-// (decode), matmul (prefill, tiled). Each variant fixes the weight type (override WT, its block
-// BLK / BB), the activation type A (f32 or f16 storage) and the output type O; arithmetic and
+// the raw GGUF block bytes (Q6_K's and the group types' regrouped by the upload: q6a, gu), bound as
+// 16-byte vectors of u32 (f32 weights: of f32) and read as words or vectors. Entries: get_rows
+// (embedding gather), matvec (decode), matmul (prefill, tiled). Each variant fixes the weight type
+// (override WT, its block BLK / BB, its regrouped header HDR), the activation type A (f32 or f16
+// storage) and the output type O; arithmetic and
 // accumulation are f32. A weight type is its case in dq4 (common/dq4.wgsl, shared with matmul_cm.wgsl:
 // 4 consecutive elements of a block, the twin of its CPU loop in models/quant.c) and its row in
 // config/dtypes.def: the generic families'
