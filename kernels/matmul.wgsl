@@ -200,14 +200,6 @@ const MVT = 128u;
 var<workgroup> red: array<f32, 128>;  // one partial sum per invocation
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
-// The four bytes of v as floats minus `off`, without int-to-float conversions (a quarter of the
-// float rate on many GPUs): 0x4b000000 | b is the float 2^23 + b exactly, so one subtraction
-// of 2^23 + off gives b - off exactly.
-fn unpack_bytes_off(v: u32, off: f32) -> vec4<f32> {
-    let b = vec4<u32>(v & 0xffu, (v >> 8u) & 0xffu, (v >> 16u) & 0xffu, v >> 24u) | vec4<u32>(0x4b000000u);
-    return bitcast<vec4<f32>>(b) - vec4<f32>(8388608.0 + off);
-}
-fn unpack_bytes(v: u32) -> vec4<f32> { return unpack_bytes_off(v, 0.0); }
 fn hsum(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
 
 // The sum over the lanes of each row; every invocation gets its row's sum. Called by all
@@ -446,8 +438,8 @@ fn q4k_lane(ow: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
         let b = xa[2u * k + 1u];
         var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
         if (WT == WT_Q5_K) { let qh = wword(ow + 4u + c); ql = ql | q5k_hb(qh, 2u * k); qu = qu | q5k_hb(qh, 2u * k + 1u); }
-        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(unpack_bytes(ql), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
-                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(unpack_bytes(qu), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
+        acc = acc + (d * f32((scw >> sl) & 0xffu)) * dot(bytes_f32(ql, 0.0), a) - (dm * f32((mnw >> sl) & 0xffu)) * hsum(a)
+                  + (d * f32((scw >> (sl + 8u)) & 0xffu)) * dot(bytes_f32(qu, 0.0), b) - (dm * f32((mnw >> (sl + 8u)) & 0xffu)) * hsum(b);
     }
     return acc;
 }
@@ -480,8 +472,8 @@ fn q6k_lane(bi: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
         let swb = select(sw1, sw3, h == 1u);
         let sa = f32(i8v((swa >> (16u * qa)) & 0xffu));
         let sb = f32(i8v((swb >> (16u * qa)) & 0xffu));
-        let m0 = unpack_bytes_off((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u), 32.0);
-        let m1 = unpack_bytes_off(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u), 32.0);
+        let m0 = bytes_f32((ql & 0x0f0f0f0fu) | (((qh >> (2u * qa)) & 0x03030303u) << 4u), 32.0);
+        let m1 = bytes_f32(((ql >> 4u) & 0x0f0f0f0fu) | (((qh >> (2u * qa + 4u)) & 0x03030303u) << 4u), 32.0);
         acc = acc + sa * dot(m0, xa[2u * k]) + sb * dot(m1, xa[2u * k + 1u]);
     }
     return d * acc;
@@ -634,7 +626,7 @@ fn b_lane(row: u32, g: u32, xa: array<vec4<f32>, 8>) -> f32 {
     var s = vec2<f32>(0.0);
     var sx = vec2<f32>(0.0);
     for (var j = 0u; j < 8u; j = j + 1u) {
-        s[j / 4u] = s[j / 4u] + dot(unpack_bytes_off(r.u[j], bgrp_off()), xa[j]);
+        s[j / 4u] = s[j / 4u] + dot(bytes_f32(r.u[j], bgrp_off()), xa[j]);
         if (bgrp_min()) { sx[j / 4u] = sx[j / 4u] + hsum(xa[j]); }
     }
     if (bgrp_min()) { return dot(r.d, s) + dot(r.m, sx); }

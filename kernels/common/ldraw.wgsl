@@ -83,11 +83,16 @@ fn ld_raw(r: u32, k0: u32, h: u32) -> array<u32, 20> {
 // Q5_0 / Q5_1: bits 0..3 of h as bit 4 of the 4 bytes
 fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u; }
 
-// The four bytes of v as floats minus off (exact: 0x4b000000 | b is the float 2^23 + b), without
-// int-to-float conversions, which run at a fraction of the float rate
+// The four bytes of v as floats minus off, without int-to-float conversions (a fraction of the float
+// rate): 0x4b000000 | b is the float 2^23 + b exactly, so one subtraction of 2^23 + off gives b - off
+// exactly. Byte 1 stays at bits 8..15 (byte 2 is shifted there) under the exponent of 2^15, whose
+// mantissa bit 8 weighs 1 (0x47000000 | b << 8 is 2^15 + b), so two of the four bytes need no shift.
+// The decode lanes on f32 activations wait on their integer ops: H100 portable tg128 +1.3-2.1%
+// (docs/perf-log.md, session 32; their scales by this trick instead of f32(u32) lost as much).
 fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
-    let b = vec4<u32>(v & 0xffu, (v >> 8u) & 0xffu, (v >> 16u) & 0xffu, v >> 24u) | vec4<u32>(0x4b000000u);
-    return bitcast<vec4<f32>>(b) - vec4<f32>(8388608.0 + off);
+    let b = vec4<u32>(v & 0xffu, v & 0xff00u, (v >> 8u) & 0xff00u, v >> 24u) |
+            vec4<u32>(0x4b000000u, 0x47000000u, 0x47000000u, 0x4b000000u);
+    return bitcast<vec4<f32>>(b) - (vec4<f32>(8388608.0, 32768.0, 32768.0, 8388608.0) + off);
 }
 
 // Weights 16 h .. 16 h + 15 of those 32, from raw (as matmul.wgsl's dq4), and a bound on their
