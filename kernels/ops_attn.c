@@ -145,6 +145,7 @@ void op_rope_kv_norm(Vk *vk, const Tensor *q, const Tensor *k, const Tensor *v, 
     RopeKvPush push = rope_kv_shapes(n, q, k, v, pos, ff, qo, kc, vc, n_rot, base, freq_scale, neox, sqk, sv);
     need(q->dtype == DT_F32 && k->dtype == DT_F32 && v->dtype == DT_F32, n, q->dtype != DT_F32 ? q : k->dtype != DT_F32 ? k : v,
          "q, k and v must be f32 (the projections' f32 outputs)");
+    need(push.head_dim <= 256, n, q, "head_dim must be <= 256 (rope_kv.wgsl: two pairs per invocation of 64)");
     need(qn->dtype == DT_F32 && kn->dtype == DT_F32 && qn->nelem == push.head_dim && kn->nelem == push.head_dim, n, qn,
          "head-norm weights must be f32 (head_dim)");
     push.eps = eps;

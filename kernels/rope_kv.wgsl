@@ -14,7 +14,7 @@
 // x / sqrt(mean(x^2) + eps) * w, w the head-norm weight qn or kn (head_dim), the sum of squares in
 // f32 as rmsnorm.wgsl's (with its pre-scaled pass when the squares could overflow); the normalized
 // values go on to RoPE unrounded; no biases. One workgroup of 64 per (token, head): q heads, then
-// k heads, whose workgroup also stores that head's v. It replaces q_norm, k_norm (rmsnorm.wgsl)
+// k heads, whose workgroup also stores that head's v (head_dim <= 256). It replaces q_norm, k_norm (rmsnorm.wgsl)
 // and rope_kv: three dispatches and a barrier per layer.
 //! variant rope_kv_f32_f32c rope_kv
 //! variant rope_kv_f32_f16c rope_kv alias:C=f16 CMAX=65504
@@ -70,10 +70,12 @@ fn pair_at(rb: u32, i: u32) -> vec2<u32> {
     return vec2<u32>(rb + 2u * i, rb + 2u * i + 1u);
 }
 fn cache_base(t: u32) -> u32 { return (row_slot(t) * p.n_ctx + row_pos(t) % p.n_ctx) * p.head_dim * p.n_head_kv; }
-fn rotate(xa: f32, xb: f32, i: u32, qp: u32) -> vec2<f32> {
+fn rotate(xa: f32, xb: f32, i: u32, qp: u32) -> vec2<f32> { return rotate_ff(xa, xb, i, qp, ff_at(i)); }
+fn ff_at(i: u32) -> f32 { if (2u * i >= p.n_rot) { return 1.0; } return ff[i]; }   // pair i's frequency factor
+fn rotate_ff(xa: f32, xb: f32, i: u32, qp: u32, f: f32) -> vec2<f32> {
     if (2u * i >= p.n_rot) { return vec2<f32>(xa, xb); }
     let inv_freq = exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base);
-    let theta = f32(qp) * p.freq_scale * inv_freq / ff[i];
+    let theta = f32(qp) * p.freq_scale * inv_freq / f;
     let c = cos(theta);
     let s = sin(theta);
     return vec2<f32>(xa * c - xb * s, xa * s + xb * c);
@@ -122,36 +124,45 @@ fn rope_kv(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
 }
 
 // ---- rope_kv_norm ----
+// Invocation l holds pairs l + NW j of its head (j < NP: head_dim <= 2 NW NP = 256) in registers:
+// every input (both values of each pair, their norm weights and frequency factors, the rows table's
+// entries, a k head's v values) is loaded up front, so the workgroup waits for memory once; the
+// pairs cover the head once (the dims past n_rot pair as (2i, 2i + 1)), so their squares sum the
+// head. Rows of tokens past the rows table compute and store nothing (no early return: the
+// reductions' barriers stay in uniform control flow).
 const NW = 64u;                                   // invocations per (token, head) workgroup
+const NP = 2u;                                    // pairs per invocation
 var<workgroup> red: array<vec2<f32>, NW>;
-var<workgroup> red_all: vec2<f32>;
-var<workgroup> posw: array<u32, 4>;
+var<workgroup> red8: array<vec2<f32>, 8>;
 
-// (max, sum) of the invocations' (m, s), the same for every invocation (uniform)
+fn ms_add(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(max(a.x, b.x), a.y + b.y); }
+// (max, sum) of the invocations' (m, s), the same for every invocation: 8 invocations add 8 each,
+// then every invocation adds those 8
 fn reduce_ms(l: u32, v: vec2<f32>) -> vec2<f32> {
     red[l] = v;
-    for (var s = NW / 2u; s > 0u; s = s / 2u) {
-        workgroupBarrier();
-        if (l < s) { let b = red[l + s]; red[l] = vec2<f32>(max(red[l].x, b.x), red[l].y + b.y); }
-    }
-    if (l == 0u) { red_all = red[0]; }
-    return workgroupUniformLoad(&red_all);
+    workgroupBarrier();
+    if (l < 8u) { var a = red[8u * l]; for (var t = 1u; t < 8u; t = t + 1u) { a = ms_add(a, red[8u * l + t]); } red8[l] = a; }
+    let all = workgroupUniformLoad(&red8);
+    var r = all[0];
+    for (var t = 1u; t < 8u; t = t + 1u) { r = ms_add(r, all[t]); }
+    return r;
 }
 
 // element i of the head input (k's when isk, else q's; i as in contiguous rows, row t), and of its norm weight
 fn xin(isk: bool, i: u32, t: u32) -> f32 { if (isk) { return kf[k_skip(t) + i]; } return qf[q_skip(t) + i]; }
 fn wnorm(isk: bool, d: u32) -> f32 { if (isk) { return kn[d]; } return qn[d]; }
 
-// 1 / rms of the head at rb (every invocation gets it): one pass for max|x| and the sum of
-// squares, a second with the head pre-scaled by 1/max|x| only when the squares could overflow
-fn head_inv_rms(l: u32, isk: bool, rb: u32, t: u32) -> f32 {
+// 1 / rms of the head from this invocation's pair values xs (zero past the head): max|x| and the
+// sum of squares reduced together; a second reduction with the head pre-scaled by 1/max|x| only
+// when the squares could overflow (rmsnorm.wgsl's rule)
+fn head_inv_rms(l: u32, xs: array<vec2<f32>, NP>) -> f32 {
     var ms = vec2<f32>(0.0, 0.0);
-    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d, t); ms = vec2<f32>(max(ms.x, abs(x)), ms.y + x * x); }
+    for (var j = 0u; j < NP; j = j + 1u) { let a = abs(xs[j]); ms = vec2<f32>(max(ms.x, max(a.x, a.y)), ms.y + dot(xs[j], xs[j])); }
     let r = reduce_ms(l, ms);
     if (r.x < 1e15) { return 1.0 / sqrt(r.y / f32(p.head_dim) + p.eps); }
     let sc = 1.0 / r.x;
     var s2 = 0.0;
-    for (var d = l; d < p.head_dim; d = d + NW) { let x = xin(isk, rb + d, t) * sc; s2 = s2 + x * x; }
+    for (var j = 0u; j < NP; j = j + 1u) { let u = xs[j] * sc; s2 = s2 + dot(u, u); }
     return sc / sqrt(reduce_ms(l, vec2<f32>(0.0, s2)).y / f32(p.head_dim) + p.eps * sc * sc);
 }
 
@@ -159,22 +170,40 @@ fn head_inv_rms(l: u32, isk: bool, rb: u32, t: u32) -> f32 {
 fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                 @builtin(local_invocation_id) lid: vec3<u32>) {
     let l = lid.x;
-    if (l == 0u) { posw[0] = rows_n(); }
-    let n_tok = workgroupUniformLoad(&posw[0]);  // uniform: the early return below is legal
     let nqr = p.n_head * p.t_cap;
     let row = wid.x + wid.y * nw.x;                // q rows t * n_head + h, then k rows t * n_head_kv + h
     if (row >= nqr + p.n_head_kv * p.t_cap) { return; }
     let isk = row >= nqr;
     let r = select(row, row - nqr, isk);
     let t = r / select(p.n_head, p.n_head_kv, isk);
-    if (t >= n_tok) { return; }
     let rb = r * p.head_dim;                       // the head's first element in q or k (and v)
+    let half_d = p.head_dim / 2u;
+    let live = t < rows_n();
+    let qp = row_pos(t);
     let cb = cache_base(t) - t * p.head_dim * p.n_head_kv;   // k's row t (offset t * kvd) goes to its cache row
-    let inv = head_inv_rms(l, isk, rb, t);
-    for (var i = l; i < p.head_dim / 2u; i = i + NW) {
+    var xs: array<vec2<f32>, NP>; var ws: array<vec2<f32>, NP>; var fs: array<f32, NP>; var vs: array<f32, 2u * NP>;
+    for (var j = 0u; j < NP; j = j + 1u) {
+        let i = l + NW * j;
+        xs[j] = vec2<f32>(0.0); ws[j] = vec2<f32>(0.0); fs[j] = 1.0;
+        if (i < half_d) {
+            fs[j] = ff_at(i);
+            let ab = pair_at(rb, i);
+            xs[j] = vec2<f32>(xin(isk, ab.x, t), xin(isk, ab.y, t));
+            ws[j] = vec2<f32>(wnorm(isk, ab.x - rb), wnorm(isk, ab.y - rb));
+        }
+    }
+    for (var j = 0u; j < 2u * NP; j = j + 1u) {
+        let d = l + NW * j;
+        vs[j] = 0.0;
+        if (isk && d < p.head_dim) { vs[j] = vf[v_skip(t) + rb + d]; }
+    }
+    let inv = head_inv_rms(l, xs);
+    if (!live) { return; }
+    for (var j = 0u; j < NP; j = j + 1u) {
+        let i = l + NW * j;
+        if (i >= half_d) { break; }
         let ab = pair_at(rb, i);
-        let wd = ab - vec2<u32>(rb, rb);
-        let o = rotate(xin(isk, ab.x, t) * inv * wnorm(isk, wd.x), xin(isk, ab.y, t) * inv * wnorm(isk, wd.y), i, row_pos(t));
+        let o = rotate_ff(xs[j].x * inv * ws[j].x, xs[j].y * inv * ws[j].y, i, qp, fs[j]);
         if (isk) {
             kc[cb + ab.x] = C(clampn(o.x, CMAX));
             kc[cb + ab.y] = C(clampn(o.y, CMAX));
@@ -183,5 +212,8 @@ fn rope_kv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             qo[ab.y] = A(clampn(o.y, QMAX));
         }
     }
-    if (isk) { for (var d = l; d < p.head_dim; d = d + NW) { vc[cb + rb + d] = C(clampn(vf[v_skip(t) + rb + d], CMAX)); } }
+    for (var j = 0u; j < 2u * NP; j = j + 1u) {
+        let d = l + NW * j;
+        if (isk && d < p.head_dim) { vc[cb + rb + d] = C(clampn(vs[j], CMAX)); }
+    }
 }
