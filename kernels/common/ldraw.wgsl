@@ -87,8 +87,9 @@ fn hb4(h: u32) -> u32 { return (((h & 0xfu) * 0x00204081u) & 0x01010101u) << 4u;
 // rate): 0x4b000000 | b is the float 2^23 + b exactly, so one subtraction of 2^23 + off gives b - off
 // exactly. Byte 1 stays at bits 8..15 (byte 2 is shifted there) under the exponent of 2^15, whose
 // mantissa bit 8 weighs 1 (0x47000000 | b << 8 is 2^15 + b), so two of the four bytes need no shift.
-// The decode lanes on f32 activations wait on their integer ops: H100 portable tg128 +1.3-2.1%
-// (docs/perf-log.md, session 32; their scales by this trick instead of f32(u32) lost as much).
+// The decode lanes on f32 activations wait on their integer ops: H100 portable tg128 +1.4-2.3%; the
+// tiles without matrix units, pp512 -0.3 to -1.1% (docs/perf-log.md, session 32; the lanes' scales by
+// this trick instead of f32(u32) lost as much as the bytes gained).
 fn bytes_f32(v: u32, off: f32) -> vec4<f32> {
     let b = vec4<u32>(v & 0xffu, v & 0xff00u, (v >> 8u) & 0xff00u, v >> 24u) |
             vec4<u32>(0x4b000000u, 0x47000000u, 0x47000000u, 0x4b000000u);
