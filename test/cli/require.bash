@@ -6,3 +6,9 @@ skip_unless_required() {
     if [ "${EDGE_TEST_REQUIRE:-0}" = 1 ]; then echo "cannot run (EDGE_TEST_REQUIRE=1 makes this a failure): $*"; exit 1; fi
     echo "$*"; exit 77
 }
+#   unxz_vocab SRC.xz DEST            unpacks SRC.xz to DEST unless DEST is newer; through a temporary
+#                                     name and a rename, since .ci/run runs two passes of the suite at once
+unxz_vocab() {
+    [ -f "$2" ] && [ "$2" -nt "$1" ] && return 0
+    xz -dkc "$1" > "$2.$$" && mv "$2.$$" "$2"
+}

@@ -9,5 +9,6 @@ src=../shared/fixtures/tokenizer/qwen2.5-vocab.gguf.xz; [ -f "$src" ] || src=tes
 [ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
 command -v python3 > /dev/null || skip_unless_required "python3 not installed"
 mkdir -p build
-[ -f build/qwen2.5-vocab.gguf ] && [ build/qwen2.5-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/qwen2.5-vocab.gguf || exit 1
-exec python3 test/cli/tok_bpe_crosscheck.py "$BIN" build/qwen2.5-vocab.gguf build
+unxz_vocab "$src" build/qwen2.5-vocab.gguf || exit 1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT     # the pre-tokenizer variants it writes
+python3 test/cli/tok_bpe_crosscheck.py "$BIN" build/qwen2.5-vocab.gguf "$tmp"

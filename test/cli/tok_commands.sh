@@ -9,9 +9,10 @@ fx() { [ -f "../shared/fixtures/tokenizer/$1" ] && echo "../shared/fixtures/toke
 mkdir -p build
 for v in qwen2.5 llama2 gemma; do
     src=$(fx $v-vocab.gguf.xz); [ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
-    [ -f build/$v-vocab.gguf ] && [ build/$v-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/$v-vocab.gguf || exit 1
+    unxz_vocab "$src" build/$v-vocab.gguf || exit 1
 done
 Q=build/qwen2.5-vocab.gguf; L=build/llama2-vocab.gguf; G=build/gemma-vocab.gguf
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 eq() { if [ "$2" != "$3" ]; then echo "FAIL $1: got '$2', want '$3'"; fail=1; fi; }
 
@@ -48,12 +49,12 @@ printf 'x' | $BIN tokenize > /dev/null 2>&1; eq "no -m" "$?" 1
 printf 'x' | $BIN tokenize -m $Q --bogus > /dev/null 2>&1; eq "unknown option" "$?" 1
 printf 'x' | $BIN template -m $Q --family jinja > /dev/null 2>&1; eq "unknown family" "$?" 1
 printf 'x' | $BIN tokenize -m build/does-not-exist.gguf > /dev/null 2>&1; eq "missing file" "$?" 2
-printf 'not a gguf at all, just text' > build/not-a.gguf
-msg=$(printf 'x' | $BIN tokenize -m build/not-a.gguf 2>&1 >/dev/null); rc=$?
+printf 'not a gguf at all, just text' > $tmp/not-a.gguf
+msg=$(printf 'x' | $BIN tokenize -m $tmp/not-a.gguf 2>&1 >/dev/null); rc=$?
 eq "not a gguf" "$rc" 2
 case "$msg" in *not-a.gguf*) ;; *) echo "FAIL error message does not name the file: $msg"; fail=1 ;; esac
-head -c 100000 $Q > build/truncated.gguf
-printf 'x' | $BIN tokenize -m build/truncated.gguf > /dev/null 2>&1; eq "truncated gguf" "$?" 2
+head -c 100000 $Q > $tmp/truncated.gguf
+printf 'x' | $BIN tokenize -m $tmp/truncated.gguf > /dev/null 2>&1; eq "truncated gguf" "$?" 2
 eq "template strips echo's newline" "$(echo Hi | $BIN template -m $Q --family llama3)" "$(printf 'Hi' | $BIN template -m $Q --family llama3)"
 nt=../shared/fixtures/dequant/dequant-Q8_0.gguf
 if [ -f $nt ]; then
@@ -66,7 +67,7 @@ echo "999999999" | $BIN detokenize -m $Q > /dev/null 2>&1; eq "bad id" "$?" 1
 # included (Llama 3's BPE): every case of llama3.cases.txt (../shared only) gives its detok bytes
 l3=../shared/fixtures/tokenizer/llama3-vocab.gguf.xz
 if [ -f $l3 ]; then
-    [ -f build/llama3-vocab.gguf ] && [ build/llama3-vocab.gguf -nt $l3 ] || xz -dkc $l3 > build/llama3-vocab.gguf || exit 1
+    unxz_vocab $l3 build/llama3-vocab.gguf || exit 1
     python3 - "$BIN" build/llama3-vocab.gguf ../shared/fixtures/tokenizer/llama3.cases.txt <<'PY' || fail=1
 import subprocess, sys
 binp, vocab, cases = sys.argv[1:4]

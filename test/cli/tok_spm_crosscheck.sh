@@ -10,6 +10,6 @@ mkdir -p build
 for v in llama2 gemma; do
     src=../shared/fixtures/tokenizer/$v-vocab.gguf.xz; [ -f "$src" ] || src=test/fixtures/tokenizer/$v-vocab.gguf.xz
     [ -f "$src" ] || skip_unless_required "no tokenizer fixtures"
-    [ -f build/$v-vocab.gguf ] && [ build/$v-vocab.gguf -nt "$src" ] || xz -dkc "$src" > build/$v-vocab.gguf || exit 1
+    unxz_vocab "$src" build/$v-vocab.gguf || exit 1
 done
 exec python3 test/cli/tok_spm_crosscheck.py "$BIN" build
