@@ -493,10 +493,10 @@ if [ "${EDGE_VALIDATION:-0}" = 1 ]; then
     export EDGE_VALIDATION=1     # vk.c enables VK_LAYER_KHRONOS_validation and counts its errors
     echo "== tests run under the Khronos validation layer"
 fi
-# quarantine_size_mb=32 (ASan's default is 256): lavapipe's LLVM frees so much while it compiles each
-# pipeline that a 256 MB quarantine of freed blocks doubled every process's time (page faults on fresh
-# memory: 3.5 -> 2.2 s for a short run); 32 MB still holds edge's own freed blocks for a long while.
-[ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1
+# quarantine_size_mb=16 (ASan's default is 256): lavapipe's LLVM frees so much while it compiles each
+# pipeline that a 256 MB quarantine of freed blocks made every process about 1.6x slower (page faults
+# on fresh memory: 3.5 -> 2.1 s for a short run); 16 MB still holds edge's own freed blocks a long while.
+[ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
 # the sanitizer pass: the scripts that loop over every model fixture take one per architecture (docs/testing.md)
 [ "$flavor" = debug ] && export EDGE_TEST_QUICK=1
 log=build/test-c.log; [ "$flavor" = debug ] && log=build/test-c-debug.log    # the two may run at once (.ci/run)

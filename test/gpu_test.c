@@ -74,12 +74,27 @@ static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
 /* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
    only the short case, under a binding limit that splits every weight matrix into several row
    chunks (and as many of its tokens as keep every activation under that limit). */
+/* The fixtures of the GPU tests: reft_fixtures', and under EDGE_TEST_QUICK (the sanitizer pass, where
+   each file costs minutes) one per architecture, its Q4_K_M (and stories260K), as fat.sh and
+   run_parallel.sh take them there: these loops repeat the same host code per file, and every weight
+   type's upload still runs under the sanitizers in gen_model_every_preset_loads_with_plausible_weights. */
+static u32 gput_fixtures(RefFixture *fx) {
+    u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    if (!getenv("EDGE_TEST_QUICK")) return n;
+    u32 k = 0;
+    for (u32 i = 0; i < n; i++) {
+        u64 len = strlen(fx[i].name);
+        if (!strcmp(fx[i].name, "stories260K") || (len > 7 && !strcmp(fx[i].name + len - 7, "-Q4_K_M"))) fx[k++] = fx[i];
+    }
+    return k;
+}
+
 /* kv, last_row: eng_open_gen's (DT_COUNT, false: as eng_open_batch); last_row: the prompt's last
    row alone, read as generation reads it (eng_last_logits), is compared. */
 static void gput_logits_gen(const GpuPath *p, bool chunked, u32 batch, DType kv, bool last_row) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
     static RefFixture fx[REFT_MAX_FIXTURES];
-    u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    u32 n = gput_fixtures(fx);
     REQUIRE(n > 0);
     static const char *const cases[] = { "short", "medium", "story" };
     for (u32 f = 0; f < n; f++) {
@@ -226,7 +241,7 @@ static bool gput_greedy(Engine *g, const i32 *prompt, u32 n_prompt, const i32 *w
 /* One path's greedy check over every fixture (gpu_fixture_greedy's rules). */
 static void gput_greedy_path(const GpuPath *p) {
     static RefFixture fx[REFT_MAX_FIXTURES];
-    u32 n = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    u32 n = gput_fixtures(fx);
     REQUIRE(n > 0);
     for (u32 f = 0; f < n; f++) {
         Arena a; Model m; Err e = {0};
@@ -404,7 +419,7 @@ TEST(gpu_batch_tiles_rows_match_reference_and_each_other) {
     TEST_OPTION(batch_tiles, opt_int(2));
     TEST_OPTION(splitk, opt_int(4));
     static RefFixture fx[REFT_MAX_FIXTURES];
-    u32 nf = reft_fixtures(fx, REFT_MAX_FIXTURES);
+    u32 nf = gput_fixtures(fx);
     REQUIRE(nf > 0);
     enum { S = 4, K = 3 };
     for (u32 f = 0; f < nf; f++) {
