@@ -230,7 +230,7 @@ variant_each() {
     done <<< "$dtypes"
 }
 # Everything this section and the next two write goes to a temporary name first and is renamed into
-# place, so that two build.sh runs of one tree at once (.ci/run's two streams) never read a half-written file.
+# place, so that two build.sh runs of one tree at once never read a half-written file.
 if [ ! -x build/spvgen ] || [ tools/spvgen.c -nt build/spvgen ]; then
     $CC -O2 -Wall -Wextra -Werror -o build/spvgen.$$ tools/spvgen.c; mv build/spvgen.$$ build/spvgen
 fi
@@ -326,12 +326,22 @@ if [ "$mode" = fuzz ]; then
             -Wall -Wextra -Wno-unused-parameter -I. -Ibuild -DEDGE_GIT_HASH=\"fuzz\""
     mkdir -p build/fuzz
     fp=0; ff=0
+    # the harnesses build first, as many at once as there are cores (each is a whole unity build under
+    # clang's sanitizers, ~30 s); a failed build leaves no binary and its log build/fuzz/TARGET.build.log
+    newest=$(ls -t $(git ls-files -co --exclude-standard '*.c' '*.h' '*.def') build/kernels.gen.h build/unicode.gen.h build.sh | head -n 1)
     for t in $targets; do
         bin=build/fuzz/$t
-        newest=$(ls -t $(git ls-files -co --exclude-standard '*.c' '*.h' '*.def') build/kernels.gen.h build/unicode.gen.h build.sh | head -n 1)
         if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
-            echo "== clang $bin"
-            $FCC $FFLAGS -o "$bin" "test/fuzz/$t.c" -ldl -lm -lpthread || { echo "FAIL  fuzz/$t  (does not build)"; ff=$((ff+1)); continue; }
+            while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+            echo "== clang $bin"; rm -f "$bin"
+            $FCC $FFLAGS -o "$bin" "test/fuzz/$t.c" -ldl -lm -lpthread > "build/fuzz/$t.build.log" 2>&1 &
+        fi
+    done
+    wait || true
+    for t in $targets; do
+        bin=build/fuzz/$t
+        if [ ! -x "$bin" ]; then
+            echo "FAIL  fuzz/$t  (does not build)"; sed 's/^/    /' "build/fuzz/$t.build.log" | head -n 20; ff=$((ff+1)); continue
         fi
         corpus=build/fuzz-corpus/$t; mkdir -p "$corpus" "build/fuzz-artifacts/$t"
         python3 tools/fuzz_seeds.py "$t" "$corpus"
@@ -499,7 +509,7 @@ fi
 [ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
 # the sanitizer pass: the scripts that loop over every model fixture take one per architecture (docs/testing.md)
 [ "$flavor" = debug ] && export EDGE_TEST_QUICK=1
-log=build/test-c.log; [ "$flavor" = debug ] && log=build/test-c-debug.log    # the two may run at once (.ci/run)
+log=build/test-c.log; [ "$flavor" = debug ] && log=build/test-c-debug.log    # each flavor's own log
 set +e
 "$TBIN" ${EDGE_TEST_FILTER:-} 2>&1 | tee "$log"
 set -e

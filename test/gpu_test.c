@@ -71,9 +71,6 @@ static u64 gput_act_bytes(const ModelConfig *c, u32 T, u32 n_ctx) {
     return b;
 }
 
-/* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
-   only the short case, under a binding limit that splits every weight matrix into several row
-   chunks (and as many of its tokens as keep every activation under that limit). */
 /* The fixtures of the GPU tests: reft_fixtures', and under EDGE_TEST_QUICK (the sanitizer pass, where
    each file costs minutes) one per architecture, its Q4_K_M (and stories260K), as fat.sh and
    run_parallel.sh take them there: these loops repeat the same host code per file, and every weight
@@ -89,7 +86,10 @@ static u32 gput_fixtures(RefFixture *fx) {
     return k;
 }
 
-/* kv, last_row: eng_open_gen's (DT_COUNT, false: as eng_open_batch); last_row: the prompt's last
+/* Evaluates every token case of every fixture on the GPU with one kernel path. With `chunked`,
+   only the short case, under a binding limit that splits every weight matrix into several row
+   chunks (and as many of its tokens as keep every activation under that limit).
+   kv, last_row: eng_open_gen's (DT_COUNT, false: as eng_open_batch); last_row: the prompt's last
    row alone, read as generation reads it (eng_last_logits), is compared. */
 static void gput_logits_gen(const GpuPath *p, bool chunked, u32 batch, DType kv, bool last_row) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");

@@ -7,7 +7,7 @@ skip_unless_required() {
     echo "$*"; exit 77
 }
 #   unxz_vocab SRC.xz DEST            unpacks SRC.xz to DEST unless DEST is newer; through a temporary
-#                                     name and a rename, since .ci/run runs two passes of the suite at once
+#                                     name and a rename, so that two runs of the suite never read a half-written file
 unxz_vocab() {
     [ -f "$2" ] && [ "$2" -nt "$1" ] && return 0
     xz -dkc "$1" > "$2.$$" && mv "$2.$$" "$2"
