@@ -247,15 +247,20 @@ fn key_range(p0: u32) -> vec2<u32> {
 
 // attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key j0, its key count nk);
 // nk = 0 when it has nothing to do (past the query's keys, the token count or the heads). The slot's
-// first cache row goes to sbase (key j is row sbase + j % n_ctx: key_row).
+// first cache row goes to sbase and j0 % n_ctx to sring: key j0 + i of the chunk is row key_row(i). A
+// query's keys lo..hi span at most n_ctx rows (the host keeps positions inside the context; a sliding
+// window's ring holds the window), so sring + i < 2 n_ctx and one compare takes the place of a modulo
+// per key (the modulo per key cost the H200's decode attention ~0.5 us a layer).
 var<private> sbase: u32;
-fn key_row(j: u32) -> u32 { return sbase + j % p.n_ctx; }
+var<private> sring: u32;
+fn key_row(i: u32) -> u32 { let r = sring + i; return sbase + select(r, r - p.n_ctx, r >= p.n_ctx); }
 fn split_chunk(l: u32, wid: vec3<u32>) -> vec2<u32> {
     let t = wid.z + p.q0;
     let qa = query_at(l, t);
     sbase = qa.z;
     let kr = key_range(qa.y);
     let j0 = kr.x + 32u * wid.y;
+    sring = j0 % p.n_ctx;
     if (t >= qa.x || j0 > kr.y || wid.x >= p.n_head) { return vec2<u32>(j0, 0u); }
     return vec2<u32>(j0, min(32u, kr.y + 1u - j0));
 }
@@ -308,7 +313,7 @@ fn split_geo(l: u32, wid: vec3<u32>, nw: vec3<u32>, t: u32, ck: vec2<u32>, vd: u
     let hk = h / (p.n_head / p.n_head_kv);
     let kk = l / 4u;
     let ng = 128u / dq;
-    let kb = select(key_row(ck.x + min(kk, ck.y - 1u)) * kvd + hk * dq, crow4(key_row(ck.x + min(kk, ck.y - 1u))), vd == 4u);
+    let kb = select(key_row(min(kk, ck.y - 1u)) * kvd + hk * dq, crow4(key_row(min(kk, ck.y - 1u))), vd == 4u);
     return SplitGeo(ck.x, ck.y, d_n, dq, hk * dq, hk, t * p.n_head + h, kk, l % 4u, kb,
                     ng, l / dq, l % dq, ((wid.z * p.n_head + h) * nw.y + wid.y) * (d_n + 4u));
 }
@@ -330,7 +335,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var vr4: array<vec4<f32>, 8>;
     if (PRE != 0u) {
         for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr4[i] = kat4(s.kb, s.hc + s.qd + 4u * i); } }
-        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vat4(crow4(key_row(s.j0 + key)), s.hc + s.dv); } }
+        for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr4[i] = vat4(crow4(key_row(key)), s.hc + s.dv); } }
     }
     split_load_q(l, s);
     workgroupBarrier();
@@ -356,12 +361,12 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             let key = s.g + s.ng * i;
             if (key < s.nk) {
                 var vv = vr4[i % 8u];
-                if (i >= 8u) { vv = vat4(crow4(key_row(s.j0 + key)), s.hc + s.dv); }
+                if (i >= 8u) { vv = vat4(crow4(key_row(key)), s.hc + s.dv); }
                 acc = acc + es[key] * vv;
             }
         }
     } else {
-        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vat4(crow4(key_row(s.j0 + i)), s.hc + s.dv); }
+        for (var i = s.g; i < s.nk; i = i + s.ng) { acc = acc + es[i] * vat4(crow4(key_row(i)), s.hc + s.dv); }
     }
     accs[l] = acc;
     workgroupBarrier();
@@ -398,7 +403,7 @@ fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     var kr8: array<vec4<u32>, 8>;
     var vr8: array<vec4<u32>, 8>;
     for (var i = 0u; i < 8u; i = i + 1u) { if (s.qd + 4u * i < s.dq) { kr8[i] = kc8[s.kb + s.qd + 4u * i]; } }
-    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[key_row(s.j0 + key) * s.dq * p.n_head_kv + s.hc + s.dv]; } }
+    for (var i = 0u; i < 8u; i = i + 1u) { let key = s.g + s.ng * i; if (key < s.nk) { vr8[i] = vc8[key_row(key) * s.dq * p.n_head_kv + s.hc + s.dv]; } }
     split_load_q(l, s);
     workgroupBarrier();
     var a = 0.0;

@@ -222,10 +222,6 @@ fn mv_row(wid: vec3<u32>, nw: vec3<u32>, l: u32, half: bool) -> u32 {
     return g * (MVT >> p.ll) + (l >> p.ll);
 }
 
-// The token of a batched decode step (its row of x and y) this workgroup computes: wid.z, set by the
-// entries whose prologue or epilogue reads it (the *_norm, *_res_norm and *_rope entries).
-var<private> zr: u32;
-
 // The ids of a decode invocation (every matvec entry takes them as one argument) and its lane in its row.
 struct Inv { @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
              @builtin(local_invocation_id) lid: vec3<u32> }
@@ -278,11 +274,11 @@ fn matvec_glu(v: Inv) {
 // The glu rows of the *_norm_h / *_norm_q entries after their prologues, by pairs over the normalized row
 fn glu_rows_h(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, zr, mv_reduce2(v.lid.x, dot_kn_h(r < p.rows, r, r + p.rows, true, v.lid.x)));
+    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn_h(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
 fn glu_rows_q(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, zr, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
+    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k(v: Inv) {
@@ -302,7 +298,7 @@ fn matvec_k_glu(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_rope(v: Inv) {
     let r = rope_head(v);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k(r.row < p.rows, r.row, v.lid.x, zr)));
+    rope_epilogue(v.lid.x, v.wid.z, r, mv_reduce(v.lid.x, dot_k(r.row < p.rows, r.row, v.lid.x, v.wid.z)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_h(v: Inv) {
@@ -312,53 +308,50 @@ fn matvec_k_glu_h(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_h(v: Inv) {
     let r = rope_head(v);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_k_h(r.row < p.rows, r.row, r.row, false, v.lid.x, zr).x));
+    rope_epilogue(v.lid.x, v.wid.z, r, mv_reduce(v.lid.x, dot_k_h(r.row < p.rows, r.row, r.row, false, v.lid.x, v.wid.z).x));
 }
-// (the *_norm entries' input is the residual row of token zr)
+// (the *_norm entries' input is the residual row of token wid.z)
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm(v: Inv) {
-    zr = v.wid.z;
-    mv_norm_xn(v.lid.x, &gnw);
+    mv_norm_xn(v.lid.x, v.wid.z, &gnw);
     let r = mv_row(v.wid, v.nw, v.lid.x, true);
-    glu_half_store(v.lid.x, r, zr, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm(v: Inv) {
     let r = rope_head(v);
-    mv_norm_xn(v.lid.x, &rnw);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn(r.row < p.rows, r.row, v.lid.x)));
+    mv_norm_xn(v.lid.x, v.wid.z, &rnw);
+    rope_epilogue(v.lid.x, v.wid.z, r, mv_reduce(v.lid.x, dot_kn(r.row < p.rows, r.row, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_h(v: Inv) { zr = v.wid.z; mv_norm_h(v.lid.x, &gnw); glu_rows_h(v); }
+fn matvec_k_glu_norm_h(v: Inv) { mv_norm_h(v.lid.x, v.wid.z, &gnw); glu_rows_h(v); }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm_h(v: Inv) {
     let r = rope_head(v);
-    mv_norm_h(v.lid.x, &rnw);
-    rope_epilogue(v.lid.x, r, mv_reduce(v.lid.x, dot_kn_h(r.row < p.rows, r.row, r.row, false, v.lid.x).x));
+    mv_norm_h(v.lid.x, v.wid.z, &rnw);
+    rope_epilogue(v.lid.x, v.wid.z, r, mv_reduce(v.lid.x, dot_kn_h(r.row < p.rows, r.row, r.row, false, v.lid.x).x));
 }
 // q/k/v of the models whose per-head q/k norms keep RoPE out of the product (Qwen3, Gemma 3): the
-// plain product of the attention-normed residual row (rows as matvec_k's, token zr = wid.z)
+// plain product of the attention-normed residual row (rows as matvec_k's, token wid.z)
 @compute @workgroup_size(MVT)
 fn matvec_k_norm(v: Inv) {
-    zr = v.wid.z;
-    mv_norm_xn(v.lid.x, &gnw);
+    mv_norm_xn(v.lid.x, v.wid.z, &gnw);
     let o = mv_out(v);
-    mv_out_store(o, zr, mv_reduce(v.lid.x, dot_kn(o.row < p.rows, o.row, v.lid.x)));
+    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_kn(o.row < p.rows, o.row, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_norm_h(v: Inv) {
-    zr = v.wid.z;
-    mv_norm_h(v.lid.x, &gnw);
+    mv_norm_h(v.lid.x, v.wid.z, &gnw);
     let o = mv_out(v);
-    mv_out_store(o, zr, mv_reduce(v.lid.x, dot_kn_h(o.row < p.rows, o.row, o.row, false, v.lid.x).x));
+    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_kn_h(o.row < p.rows, o.row, o.row, false, v.lid.x).x));
 }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_norm_q(v: Inv) { zr = v.wid.z; mv_norm_q(v.lid.x, &gnw); glu_rows_q(v); }
+fn matvec_k_glu_norm_q(v: Inv) { mv_norm_q(v.lid.x, v.wid.z, &gnw); glu_rows_q(v); }
 // Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_h(v: Inv) { zr = v.wid.z; mv_res_norm_h(v); glu_rows_h(v); }
+fn matvec_k_glu_res_norm_h(v: Inv) { mv_res_norm_h(v); glu_rows_h(v); }
 @compute @workgroup_size(MVT)
-fn matvec_k_glu_res_norm_q(v: Inv) { zr = v.wid.z; mv_res_norm_q(v); glu_rows_q(v); }
+fn matvec_k_glu_res_norm_q(v: Inv) { mv_res_norm_q(v); glu_rows_q(v); }
 // The LM head in decode: rmsnorm of the f32 residual row (the output norm) and the product with
 // every row of the weight chunk, one dispatch. The prologue is the same work for every workgroup,
 // so the grid is capped (the host's choice, num_workgroups) and each workgroup takes groups of
@@ -367,13 +360,12 @@ fn matvec_k_glu_res_norm_q(v: Inv) { zr = v.wid.z; mv_res_norm_q(v); glu_rows_q(
 fn matvec_k_norm_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
                    @builtin(local_invocation_id) lid: vec3<u32>) {     // (its loop's barrier: wid, nw uniform)
     let l = lid.x;
-    zr = wid.z;
-    mv_norm_q(l, &onw);
+    mv_norm_q(l, wid.z, &onw);
     let per = MVT >> p.ll;
     for (var g = wid.x; g < (p.rows + per - 1u) / per; g = g + nw.x) {
         let row = g * per + (l >> p.ll);
         let t = mv_reduce(l, dot_kn_q(row < p.rows, row, row, false, l).x);
-        if (lane_of(l) == 0u && row < p.rows) { store(zr * p.m + p.r0 + row, t); }
+        if (lane_of(l) == 0u && row < p.rows) { store(wid.z * p.m + p.r0 + row, t); }
         workgroupBarrier();                      // red is read before the next group writes it
     }
 }
@@ -669,7 +661,7 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
     return s;
 }
 
-// ---- the *_norm entries (decode: a workgroup's token zr): the input is the f32 residual row and the product
+// ---- the *_norm entries (decode: a workgroup's token z = wid.z): the input is the f32 residual row and the product
 // takes its RMSNorm (times the norm weight, rounded to A as rmsnorm.wgsl's output would be), made by
 // each workgroup into shared memory first: one dispatch fewer than rmsnorm + matvec. k <= 3072 (XV = 6);
 // the *_norm_w variants (f16 activations) take k <= 4096 (XV = 8): entries of their own, since the larger
@@ -718,18 +710,18 @@ fn mv_norm_inv(l: u32, xv: ptr<function, XVA>) -> f32 {
     }
     return inv;
 }
-// this invocation's share of two rows a (token zr's row) and b of k (zeros past k): the residual row and
+// this invocation's share of two rows a (token z's row) and b of k (zeros past k): the residual row and
 // the norm weight g (mv_norm_load), the attention output and the post-attention norm weight (mv_res_add)
-fn mv_load2(l: u32, a: ptr<storage, array<vec4<f32>>, read>, b: ptr<storage, array<vec4<f32>>, read>,
+fn mv_load2(l: u32, z: u32, a: ptr<storage, array<vec4<f32>>, read>, b: ptr<storage, array<vec4<f32>>, read>,
             av: ptr<function, XVA>, bv: ptr<function, XVA>) {
-    let ao = zr * (p.k / 4u);
+    let ao = z * (p.k / 4u);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
         if (i < p.k / 4u) { (*av)[j] = (*a)[ao + i]; (*bv)[j] = (*b)[i]; } else { (*av)[j] = vec4<f32>(0.0); (*bv)[j] = vec4<f32>(0.0); }
     }
 }
-fn mv_norm_load(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>,
-                g: ptr<storage, array<vec4<f32>>, read>) { mv_load2(l, &xr, g, xv, gv); }
+fn mv_norm_load(l: u32, z: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>,
+                g: ptr<storage, array<vec4<f32>>, read>) { mv_load2(l, z, &xr, g, xv, gv); }
 // *_res_norm entries (Gemma: the post-attention norm and residual add before the FFN norm): the
 // residual row in xv becomes x' = x + rmsnorm(o) * pw as rmsnorm_add computes it, the grid's first
 // workgroup stores x' into xw (another buffer: the other workgroups still read x), and the entry
@@ -737,19 +729,19 @@ fn mv_norm_load(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>,
 @group(0) @binding(4) var<storage, read> ro: array<vec4<f32>>;             // *_res_norm: o, the attention output rows (k, t)
 @group(0) @binding(5) var<storage, read> rpw: array<vec4<f32>>;            // *_res_norm: the post-attention norm weight (k)
 @group(0) @binding(6) var<storage, read_write> xw: array<vec4<f32>>;       // *_res_norm: x' (k, t)
-fn mv_res_add(l: u32, first: bool, xv: ptr<function, XVA>) {
+fn mv_res_add(l: u32, z: u32, first: bool, xv: ptr<function, XVA>) {
     var ov: XVA; var pv: XVA;
-    mv_load2(l, &ro, &rpw, &ov, &pv);
+    mv_load2(l, z, &ro, &rpw, &ov, &pv);
     let inv = mv_norm_inv(l, &ov);
     for (var j = 0u; j < XV; j = j + 1u) {
         (*xv)[j] = (*xv)[j] + ov[j] * inv * pv[j];
         let i = l + MVT * j;
-        if (first && i < p.k / 4u) { xw[zr * (p.k / 4u) + i] = (*xv)[j]; }
+        if (first && i < p.k / 4u) { xw[z * (p.k / 4u) + i] = (*xv)[j]; }
     }
 }
 fn mv_res_norm_load(v: Inv, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
-    mv_norm_load(v.lid.x, xv, gv, &gnw);
-    mv_res_add(v.lid.x, v.wid.x == 0u && v.wid.y == 0u, xv);
+    mv_norm_load(v.lid.x, v.wid.z, xv, gv, &gnw);
+    mv_res_add(v.lid.x, v.wid.z, v.wid.x == 0u && v.wid.y == 0u, xv);
 }
 // the normalized values j of this invocation, rounded to A (the activations rmsnorm.wgsl would write)
 fn mv_norm_val(xv: ptr<function, XVA>, gv: ptr<function, XVA>, j: u32, inv: f32) -> vec4<f32> {
@@ -761,9 +753,9 @@ fn mv_norm_store(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>, inv: f3
     workgroupBarrier();
 }
 // the f32 lanes' prologue: the normalized row (norm weight g) into xn
-fn mv_norm_xn(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+fn mv_norm_xn(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: XVA; var gv: XVA;
-    mv_norm_load(l, &xv, &gv, g);
+    mv_norm_load(l, z, &xv, &gv, g);
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
 
@@ -797,7 +789,7 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
 // (2i, 2i + 1), or (i, i + n_rot / 2) with NEOX for i < n_rot / 2. The pair's first row's lane 0
 // rounds both sums to A as the matvec's store would, adds the biases (rounded to A, as add_bias),
 // rotates q and k (theta = p0 * freq_scale * base^(-2i / n_rot) / ff[i]) and stores q into y,
-// k and v into the caches' row for the token's slot and position p0 (row zr = wid.z of the rows table,
+// k and v into the caches' row for the token's slot and position p0 (row z = wid.z of the rows table,
 // common/rows.wgsl; row p0 % n_ctx of its slot; left alone when the row is past the table's).
 @group(0) @binding(3) var<storage, read> rpos: array<u32>;          // the rows table
 @group(0) @binding(4) var<storage, read> rff: array<f32>;           // (n_rot / 2) frequency factors
@@ -820,21 +812,23 @@ fn with_bias(v: f32, b: f32) -> f32 { if (p.bias == 0u) { return v; } return f32
 // pair's first row's lane 0 at the start of the entry, so those loads wait for memory beside the
 // prologue's and the weights' instead of after the reduction.
 // Nothing is computed from them here: a use would make the invocation wait for the loads before
-// it issues the weights' (the epilogue computes the rotation).
-struct RopePre { p0: u32, nt: u32, slot: u32, ff: f32, ba: f32, bb: f32 }
+// it issues the weights' (the epilogue computes the rotation). The rows table's other two words (the
+// row count, the token's slot) are read in the epilogue: held from here they took the *_rope_norm
+// entries from 79 to 81 registers, past the 80 that leave the H200 six workgroups of 128 per SM
+// (five at 81-88): q/k/v went 10.5 -> 12.0 us per layer, llama-3.2-1b's decode 3.5% slower. Check
+// EDGE_PIPE_STATS=1 after changing these entries (docs/perf-log.md, session 36).
+struct RopePre { p0: u32, ff: f32, ba: f32, bb: f32 }
 // the pair's rows g0 (this row), g1 (its partner) in q|k|v, the q rows nq and the k (and v) rows kvd
 struct RopeG { g0: u32, g1: u32, nq: u32, kvd: u32 }
 fn rope_g(pr: u32, row: u32) -> RopeG {
     let r1 = rope_row(pr, 1u);
     return RopeG(p.rbase + row, p.rbase + r1, p.hd * p.n_head, p.hd * p.n_head_kv);
 }
-fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
-    var e = RopePre(0u, 0u, 0u, 1.0, 0.0, 0.0);
+fn rope_pre(l: u32, z: u32, pr: u32, row: u32) -> RopePre {
+    var e = RopePre(0u, 1.0, 0.0, 0.0);
     let lanes = 1u << p.ll;
     if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows) { return e; }
-    e.nt = select(0u, 1u, zr < rpos[0]);
-    e.p0 = rpos[2u + 2u * zr];
-    e.slot = rpos[3u + 2u * zr];
+    e.p0 = rpos[2u + 2u * z];
     let rg = rope_g(pr, row);
     let g0 = rg.g0; let g1 = rg.g1; let nq = rg.nq; let kvd = rg.kvd;
     if (g0 >= nq + kvd) {                                       // v: no rotation
@@ -850,11 +844,12 @@ fn rope_pre(l: u32, pr: u32, row: u32) -> RopePre {
     return e;
 }
 
-// The pair's first row's lane 0 (the rest return): t = its row's sum, the partner's in red.
-fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
+// The pair's first row's lane 0 (the rest return, and every lane of a token z past the rows table's
+// count): t = its row's sum, the partner's in red.
+fn rope_epilogue(l: u32, z: u32, r: RopeRow, t: f32) {
     let lanes = 1u << p.ll;
     let pr = r.pr; let row = r.row; let e = r.e;
-    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || e.nt == 0u) { return; }
+    if ((l & (2u * lanes - 1u)) != 0u || row >= p.rows || z >= rpos[0]) { return; }
     let p0 = e.p0;
     let rg = rope_g(pr, row);
     let g0 = rg.g0; let g1 = rg.g1; let nq = rg.nq; let kvd = rg.kvd;
@@ -863,7 +858,7 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
     a = with_bias(a, e.ba); b = with_bias(b, e.bb);
     if (g0 >= nq + kvd) {                                       // v: no rotation
         let v0 = g0 - nq - kvd; let v1 = g1 - nq - kvd;
-        let cr = e.slot * p.n_ctx + p0 % p.n_ctx;               // (a ring where the cache has fewer rows than the context)
+        let cr = rpos[3u + 2u * z] * p.n_ctx + p0 % p.n_ctx;   // the slot's row (a ring where the cache has fewer rows than the context)
         vc[cr * kvd + v0] = C(clampn(a, CMAX));
         vc[cr * kvd + v1] = C(clampn(b, CMAX));
         return;
@@ -874,12 +869,12 @@ fn rope_epilogue(l: u32, r: RopeRow, t: f32) {
         let theta = f32(p0) * p.freq_scale * exp2(-f32(2u * i) / f32(p.n_rot) * p.log2_base) / e.ff;
         c = cos(theta); sn = sin(theta);
     }
-    if (g0 < nq) {                                              // q (of token zr)
-        y[zr * nq + g0] = O(clampn(a * c - b * sn, YMAX));
-        y[zr * nq + g1] = O(clampn(a * sn + b * c, YMAX));
+    if (g0 < nq) {                                              // q (of token z)
+        y[z * nq + g0] = O(clampn(a * c - b * sn, YMAX));
+        y[z * nq + g1] = O(clampn(a * sn + b * c, YMAX));
         return;
     }
-    let cr = e.slot * p.n_ctx + p0 % p.n_ctx;                   // k -> the key cache row
+    let cr = rpos[3u + 2u * z] * p.n_ctx + p0 % p.n_ctx;       // k -> the key cache row
     let k0 = g0 - nq; let k1 = g1 - nq;
     kc[cr * kvd + k0] = C(clampn(a * c - b * sn, CMAX));
     kc[cr * kvd + k1] = C(clampn(a * sn + b * c, CMAX));
@@ -891,12 +886,11 @@ fn rope_pair(wid: vec3<u32>, nw: vec3<u32>, l: u32) -> vec2<u32> {
     let pr = (wid.x + wid.y * nw.x) * ((MVT >> p.ll) / 2u) + slot / 2u;
     return vec2<u32>(pr, rope_row(pr, slot % 2u));
 }
-// this invocation's pair and row, and what its epilogue reads (rope_pre), read first
+// this invocation's pair and row, and what its epilogue reads (rope_pre), read first; the token is wid.z
 struct RopeRow { pr: u32, row: u32, e: RopePre }
 fn rope_head(v: Inv) -> RopeRow {
-    zr = v.wid.z;
     let pr = rope_pair(v.wid, v.nw, v.lid.x);
-    return RopeRow(pr.x, pr.y, rope_pre(v.lid.x, pr.x, pr.y));
+    return RopeRow(pr.x, pr.y, rope_pre(v.lid.x, v.wid.z, pr.x, pr.y));
 }
 
 
@@ -1121,9 +1115,9 @@ fn mv_norm_store_h(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>, inv: 
     workgroupBarrier();
 }
 // the f16-pair lanes' prologues: the normalized row into xh / xsm (mv_res_norm_h: after the residual add)
-fn mv_norm_h(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+fn mv_norm_h(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: XVA; var gv: XVA;
-    mv_norm_load(l, &xv, &gv, g);
+    mv_norm_load(l, z, &xv, &gv, g);
     mv_norm_store_h(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
 fn mv_res_norm_h(v: Inv) {
@@ -1158,9 +1152,9 @@ var<workgroup> xq16: array<f32, MVT * XV / 4u>;        // *_q: the sum of the q 
 // add an error, and one that depends on the driver's f16 rounding mode) are quantized per block of
 // 32 (the block's 8 vec4 are 8 neighbouring invocations: their maxima meet in xsm) and each block's
 // sums of q by 16 are taken from xq.
-fn mv_norm_q(l: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+fn mv_norm_q(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: XVA; var gv: XVA;
-    mv_norm_load(l, &xv, &gv, g);
+    mv_norm_load(l, z, &xv, &gv, g);
     mv_norm_q_regs(l, &xv, &gv);
 }
 fn mv_res_norm_q(v: Inv) {
