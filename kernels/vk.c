@@ -725,6 +725,18 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
         a->name, name, (unsigned long long)x.nbytes, (unsigned long long)a->used, (unsigned long long)a->cap, site);
 }
 
+/* Keeps a group of n tensors that are about to be placed back to back (bytes: the sum of their sizes,
+   each rounded to 16) in one block: when the group would not fit the rest of the current block but
+   fits an empty one, the next reservation starts the next block. A product binds such a group as one
+   view (op_concat_rows: q|k|v, gate|up), which a block boundary between its tensors would split into
+   two dispatches (llama-3.1-8b: one layer's gate and up on the H200, 61 us of the token instead of 30).
+   The same walk in a planning arena, so the plan stays exact. */
+void vk_arena_keep(DevArena *a, u64 bytes, u32 n) {
+    if (a->cur + 1 >= a->n_blocks || !a->pos) return;
+    u64 al = MAX(MAX(a->vk->caps.min_offset_align, 16), a->align), need = bytes + n * al;   /* (each start aligned) */
+    if (align_up(a->pos, al) + need > vk_block_cap(a, a->cur) && need <= a->vk->caps.max_alloc) { a->cur++; a->pos = 0; }
+}
+
 /* A weight tensor (the matmul and get_rows products' W): a regrouped type's (up other than COPY) bytes lie
    in units on the device. Other tensors of the same dtype (a q8_0 KV cache) keep their own layout. */
 Tensor vk_weight_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site) {

@@ -246,6 +246,7 @@ Tensor vk_tensor_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 
 #define vk_tensor(a, name, t, ndim, ne) vk_tensor_at((a), (name), (t), (ndim), (ne), SITE)
 Tensor vk_weight_at(DevArena *a, const char *name, DType t, u32 ndim, const u64 *ne, const char *site);
 #define vk_weight(a, name, t, ndim, ne) vk_weight_at((a), (name), (t), (ndim), (ne), SITE)
+void  vk_arena_keep(DevArena *a, u64 bytes, u32 n);   /* the next n tensors, bytes in all, in one block (a product's view of several) */
 void  vk_upload(Vk *vk, const Tensor *t, const void *src);
 void  vk_download(Vk *vk, const Tensor *t, void *dst);
 void  vk_units(DType dt, u8 *dst, const u8 *src, u64 nblocks, bool pack);   /* Q6_K's and the group types' device layout (vk.c) */

@@ -22,6 +22,13 @@ static Tensor xf_weight(Xf *xf, DevArena *a, const GgufTensor *g) {
     return vk_weight(a, name, dt, g->ndim, g->ne);
 }
 
+/* Bytes of a group of weights placed back to back (each rounded to 16 bytes as vk_tensor_at reserves it). */
+static u64 xf_group_weight_bytes(const GgufTensor *const *g, u32 n) {
+    u64 b = 0;
+    for (u32 i = 0; i < n; i++) if (g[i]) b += align_up(g[i]->nbytes, 16);   /* (a regrouped type keeps its bytes) */
+    return b;
+}
+
 static Tensor xf_act(DevArena *a, const char *name, DType dt, u64 n0, u64 n1) {
     u64 ne[2] = { n0, n1 };
     return vk_tensor(a, name, dt, 2, ne);
@@ -113,12 +120,15 @@ static void xf_alloc(Xf *xf) {
         const ModelLayer *L = &w->layers[il];
         XfLayer *X = &xf->w.layers[il];
         X->attn_norm = xf_weight(xf, wa, L->attn_norm);
+        const GgufTensor *qkv[3] = { L->wq, L->wk, L->wv }, *gu[2] = { L->w_gate, L->w_up };
+        vk_arena_keep(wa, xf_group_weight_bytes(qkv, 3), 3);   /* q|k|v and gate|up: one view each (xf_layer_views) */
         X->wq = xf_weight(xf, wa, L->wq); X->wk = xf_weight(xf, wa, L->wk); X->wv = xf_weight(xf, wa, L->wv);
         X->bq = xf_weight(xf, wa, L->bq); X->bk = xf_weight(xf, wa, L->bk); X->bv = xf_weight(xf, wa, L->bv);
         X->q_norm = xf_weight(xf, wa, L->q_norm); X->k_norm = xf_weight(xf, wa, L->k_norm);
         X->wo = xf_weight(xf, wa, L->wo);
         X->post_attn_norm = xf_weight(xf, wa, L->post_attn_norm);
         X->ffn_norm = xf_weight(xf, wa, L->ffn_norm);
+        vk_arena_keep(wa, xf_group_weight_bytes(gu, 2), 2);
         X->w_gate = xf_weight(xf, wa, L->w_gate); X->w_up = xf_weight(xf, wa, L->w_up); X->w_down = xf_weight(xf, wa, L->w_down);
         X->post_ffn_norm = xf_weight(xf, wa, L->post_ffn_norm);
         bool swa = model_layer_is_swa(c, il);   /* (the names tell edge plan the layer kinds apart) */

@@ -455,6 +455,13 @@ TEST(plan_totals_equal_what_xf_init_allocates) {
                    (unsigned long long)p.plan_s, (unsigned long long)gent_blocks(&xf.w.arena), (unsigned long long)gent_blocks(&xf.s.arena));
             CHECKF(xf.w.arena.used == p.weights && xf.s.arena.used == p.kv + p.act, "%s: tensor bytes differ", nm);
             CHECKF(!split || xf.w.arena.n_blocks + xf.s.arena.n_blocks > 2, "%s: %u + %u blocks", nm, xf.w.arena.n_blocks, xf.s.arena.n_blocks);
+            /* a layer's q, k, v and its gate, up stay in one block (vk_arena_keep): one view each */
+            for (u32 il = 0; il < m.cfg.n_layer; il++) {
+                const XfLayer *L = &xf.w.layers[il];
+                CHECKF(L->wq.block == L->wk.block && L->wk.block == L->wv.block && L->w_gate.block == L->w_up.block,
+                       "%s split %u layer %u: q/k/v in blocks %u %u %u, gate/up %u %u", nm, split, il, L->wq.block, L->wk.block,
+                       L->wv.block, L->w_gate.block, L->w_up.block);
+            }
             /* the KV cache: 2 x kv_dim x 4 bytes x (ctx positions per global layer, a ring of window + batch - 1 per
                sliding-window layer) */
             u64 pos = 0;
