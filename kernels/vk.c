@@ -153,7 +153,7 @@ static bool has_ext(const VkExtensionProperties *e, u32 n, const char *name) {
     return false;
 }
 
-static VkDescriptorPool vk_make_pool(Vk *vk);
+static VkDescriptorPool vk_make_pool(Vk *vk, u32 sets, u32 descs);
 
 /* ---- device profiles (config/profiles.def) --------------------------------------- */
 const DevProfile dev_profiles[PROF_COUNT] = {
@@ -598,7 +598,7 @@ bool vk_init(Vk *vk, Err *e) {
     VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &vk->copy_cmd));
     VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
     VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &vk->fence));
-    vk->dpool = vk_make_pool(vk);
+    vk->dpool = vk_make_pool(vk, EDGE_VK_MAX_SETS, EDGE_VK_MAX_SETS * 8);
     vk_pcache_open(vk);
     return true;
 }
@@ -925,32 +925,42 @@ VkPipe *vk_pipeline(Vk *vk, i32 ki) {
 }
 
 /* ---- recording ----------------------------------------------------------------- */
-static void vk_begin_on(Vk *vk, VkCommandBuffer cmd, VkDescriptorPool pool, VkCommandBufferUsageFlags fl) {
+static void vk_begin_on(Vk *vk, VkCommandBuffer cmd, VkDescriptorPool pool, u32 sets, u32 descs, VkCommandBufferUsageFlags fl) {
     if (vk->recording) die(EXIT_USAGE, "vk_begin while already recording");
     VK_CHECK(vkResetDescriptorPool(vk->dev, pool, 0));
     VK_CHECK(vkResetCommandBuffer(cmd, 0));
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, 0, fl, 0 };
     VK_CHECK(vkBeginCommandBuffer(cmd, &bi));
-    vk->recording = true; vk->n_dispatch = 0;
-    vk->cur_cmd = cmd; vk->cur_pool = pool;
+    vk->recording = true; vk->n_dispatch = 0; vk->n_desc = 0;
+    vk->cur_cmd = cmd; vk->cur_pool = pool; vk->cur_sets = sets; vk->cur_descs = descs;
 }
 
-void vk_begin(Vk *vk) { vk_begin_on(vk, vk->cmd, vk->dpool, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT); }
+void vk_begin(Vk *vk) { vk_begin_on(vk, vk->cmd, vk->dpool, EDGE_VK_MAX_SETS, EDGE_VK_MAX_SETS * 8, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT); }
 
-static VkDescriptorPool vk_make_pool(Vk *vk) {
-    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, EDGE_VK_MAX_SETS * 8 };
-    VkDescriptorPoolCreateInfo dpi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, 0, 0, EDGE_VK_MAX_SETS, 1, &ps };
+static VkDescriptorPool vk_make_pool(Vk *vk, u32 sets, u32 descs) {
+    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAX(descs, 1) };
+    VkDescriptorPoolCreateInfo dpi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, 0, 0, MAX(sets, 1), 1, &ps };
     VkDescriptorPool p; VK_CHECK(vkCreateDescriptorPool(vk->dev, &dpi, 0, &p));
     return p;
 }
 
-void vk_rec_init(Vk *vk, VkRec *r) {
+static void vk_rec_init_sized(Vk *vk, VkRec *r, u32 sets, u32 descs) {
     memset(r, 0, sizeof *r);
     VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, vk->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VK_CHECK(vkAllocateCommandBuffers(vk->dev, &cai, &r->cmd));
-    r->pool = vk_make_pool(vk);
+    r->sets = sets; r->descs = descs;
+    r->pool = vk_make_pool(vk, sets, descs);
     VkFenceCreateInfo fci = { VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, 0 };
     VK_CHECK(vkCreateFence(vk->dev, &fci, 0, &r->fence));
+}
+
+void vk_rec_init(Vk *vk, VkRec *r) { vk_rec_init_sized(vk, r, EDGE_VK_MAX_SETS, EDGE_VK_MAX_SETS * 8); }
+
+/* A recording of the same dispatches as like (another key level of a decode step): its descriptor
+   pool holds exactly what like's used, not EDGE_VK_MAX_SETS sets (~1-3 MB of driver memory each). */
+void vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like) {
+    if (like && like->ready) vk_rec_init_sized(vk, r, like->n_dispatch, like->n_desc);
+    else vk_rec_init(vk, r);
 }
 
 void vk_rec_free(Vk *vk, VkRec *r) {
@@ -961,13 +971,13 @@ void vk_rec_free(Vk *vk, VkRec *r) {
 
 static void vk_barrier_host(Vk *vk);
 
-void vk_rec_begin(Vk *vk, VkRec *r) { r->ready = false; vk_begin_on(vk, r->cmd, r->pool, 0); }
+void vk_rec_begin(Vk *vk, VkRec *r) { r->ready = false; vk_begin_on(vk, r->cmd, r->pool, r->sets, r->descs, 0); }
 
 void vk_rec_end(Vk *vk, VkRec *r) {
     if (!vk->recording || vk->cur_cmd != r->cmd) die(EXIT_USAGE, "vk_rec_end without vk_rec_begin");
     vk_barrier_host(vk);
     VK_CHECK(vkEndCommandBuffer(r->cmd));
-    r->n_dispatch = vk->n_dispatch;
+    r->n_dispatch = vk->n_dispatch; r->n_desc = vk->n_desc;
     r->ready = true;
     vk->recording = false;
 }
@@ -1031,6 +1041,10 @@ void vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void *
     if (n != k->n_bindings) die(EXIT_USAGE, "kernel '%s' has %u bindings, dispatch passed %u tensors", k->name, k->n_bindings, n);
     if (push_bytes != k->push_size) die(EXIT_USAGE, "kernel '%s' takes %u push-constant bytes, dispatch passed %u", k->name, k->push_size, push_bytes);
     if (vk->n_dispatch >= EDGE_VK_MAX_SETS) die(EXIT_USAGE, "more than %d dispatches in one recording", EDGE_VK_MAX_SETS);
+    if (!vk->describe && (vk->n_dispatch >= vk->cur_sets || vk->n_desc + n > vk->cur_descs))
+        die(EXIT_USAGE, "kernel '%s': the recording's descriptor pool holds %u sets and %u buffers, this dispatch needs set %u and %u more buffers",
+            k->name, vk->cur_sets, vk->cur_descs, vk->n_dispatch + 1, n);
+    vk->n_desc += vk->describe ? 0 : n;
     vk->last_pipe = p; vk->last_n = n;
     for (u32 i = 0; i < n && i < 16; i++) vk->last_dt[i] = ts[i]->dtype;
     VkDescriptorSet set = 0;

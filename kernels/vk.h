@@ -165,7 +165,8 @@ typedef struct VkPipe {
 typedef struct VkRec {
     VkCommandBuffer  cmd;
     VkDescriptorPool pool;
-    u32              n_dispatch;
+    u32              sets, descs;   /* the pool's capacity: descriptor sets (one per dispatch) and their buffers */
+    u32              n_dispatch, n_desc;   /* what the last recording used */
     bool             ready;         /* recorded and ended */
     VkFence          fence;         /* vk_rec_submit_async's */
     bool             pending;       /* submitted by vk_rec_submit_async, not yet waited for */
@@ -202,6 +203,7 @@ typedef struct Vk {
     u64                   pcache_bytes, pcache_hash;  /* what was read: written back only when different */
     VkCommandBuffer       cur_cmd;    /* where vk_dispatch records: cmd, or a VkRec's */
     VkDescriptorPool      cur_pool;
+    u32                   cur_sets, cur_descs, n_desc;   /* cur_pool's capacity; descriptors written since vk_begin */
     /* what the last vk_dispatch used (debug tools: --trace, --check-nan, edge paths) */
     VkPipe               *last_pipe;
     DType                 last_dt[16];  /* dtype of the tensor at each binding */
@@ -264,6 +266,7 @@ void  vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void 
 void  vk_barrier(Vk *vk);
 void  vk_submit_wait(Vk *vk);
 void  vk_rec_init(Vk *vk, VkRec *r);
+void  vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like);   /* a pool of exactly like's use (a recording of the same dispatches) */
 void  vk_rec_free(Vk *vk, VkRec *r);
 void  vk_rec_begin(Vk *vk, VkRec *r);      /* later vk_dispatch calls record into r */
 void  vk_rec_end(Vk *vk, VkRec *r);

@@ -283,9 +283,11 @@ bool xf_init(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, co
 }
 
 void xf_free(Xf *xf) {
-    if (xf->r.dec.cmd) vk_rec_free(xf->vk, &xf->r.dec);
+    for (u32 lv = 0; lv < XF_KEY_LEVELS; lv++) {
+        if (xf->r.dec[lv].cmd) vk_rec_free(xf->vk, &xf->r.dec[lv]);
+        for (int i = 0; i < 2; i++) if (xf->r.chain[i][lv].cmd) vk_rec_free(xf->vk, &xf->r.chain[i][lv]);
+    }
     if (xf->r.dec_ts) vk_ts_pool_free(xf->vk, xf->r.dec_ts);
-    for (int i = 0; i < 2; i++) if (xf->r.chain[i].cmd) vk_rec_free(xf->vk, &xf->r.chain[i]);
     if (xf->r.pre.cmd) vk_rec_free(xf->vk, &xf->r.pre);
     if (xf->w.arena.vk) vk_arena_free(&xf->w.arena);
     if (xf->s.arena.vk) vk_arena_free(&xf->s.arena);
@@ -723,7 +725,8 @@ static void xf_attention(Xf *xf, XfRec *R, u32 il) {
         op_attention_flash(vk, &R->qph, &C->k, &C->v, &R->pos, &R->atth, c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
     else if (xf->s.attn_part.nbytes)
         op_attention_split(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.attn_part, &R->atth,
-                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE || R->multi, R->multi ? xf->r.keys : 0);
+                           c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window, R->ph == PH_DECODE || R->multi,
+                           R->ph == PH_DECODE || R->multi ? xf->r.keys : 0);
     else
         op_attention(vk, &R->qph, &C->k, &C->v, &R->pos, &xf->s.scores, &R->atth,
                      c->n_head, c->n_head_kv, c->attn_scale, c->attn_softcap, window);
@@ -901,10 +904,35 @@ static void xf_upload_rows(Xf *xf, const i32 *tokens, u32 T, const u32 *pos, con
     vk_upload(xf->vk, &pv, rt);
 }
 
-/* Records (or replays) and submits T rows: decode (T = 1, one sequence) recorded once per context,
-   a prefill batch kept while its size and last_only stay, a batched step kept per row count
-   (xf->r.multi[T - 1]) while its attention grid's key bound (keys) stays; with a debug tool that steps op by op, recorded anew each time. The
-   recordings do not depend on positions or slots (the rows table holds them). */
+/* The key bound of a step whose rows are at positions below far: 64, 128, ... (at most n_ctx), and its level. */
+static u32 xf_key_bound(const Xf *xf, u32 far, u32 *lv) {
+    u32 keys = 64, l = 0;
+    while (keys < far && keys < xf->n_ctx && l + 1 < XF_KEY_LEVELS) { keys *= 2; l++; }
+    if (lv) *lv = l;
+    return MIN(keys, xf->n_ctx);
+}
+
+bool xf_key_levels_off;      /* tests: one-row decode recordings cover the whole context (one level) */
+
+/* A ready recording among n rows of XF_KEY_LEVELS levels (another level's: the same dispatches), or 0 */
+static const VkRec *xf_rec_like(const VkRec (*recs)[XF_KEY_LEVELS], u32 n) {
+    for (u32 i = 0; i < n; i++)
+        for (u32 lv = 0; lv < XF_KEY_LEVELS; lv++) if (recs[i][lv].ready) return &recs[i][lv];
+    return 0;
+}
+
+/* xf_key_bound for a one-row decode recording (a lone step, a chained one) */
+static u32 xf_dec_bound(const Xf *xf, u32 far, u32 *lv) {
+    if (!xf_key_levels_off) return xf_key_bound(xf, far, lv);
+    *lv = 0;
+    return xf->n_ctx;
+}
+
+/* Records (or replays) and submits T rows: decode (T = 1, one sequence) recorded once per key level
+   (xf_key_bound of its position), a prefill batch kept while its size and last_only stay, a batched
+   step kept per row count (xf->r.multi[T - 1]) while its attention grid's key bound (keys) stays;
+   with a debug tool that steps op by op, recorded anew each time. Within those, the recordings do not
+   depend on positions or slots (the rows table holds them). */
 static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi, u32 keys) {
     xf->r.keys = keys;
     if (xf->d.step) {
@@ -914,9 +942,11 @@ static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi, u32 key
         vk_submit_wait(xf->vk);
         return;
     }
-    VkRec *rec = multi ? &xf->r.multi[T - 1] : T == 1 ? &xf->r.dec : &xf->r.pre;
+    u32 lv = 0;
+    if (T == 1 && !multi) { xf->r.keys = xf_dec_bound(xf, p0 + 1, &lv); xf->r.dec_lv = lv; }
+    VkRec *rec = multi ? &xf->r.multi[T - 1] : T == 1 ? &xf->r.dec[lv] : &xf->r.pre;
     bool keep = rec->ready && (multi ? xf->r.multi_keys[T - 1] == keys : T == 1 || (xf->r.pre_t == T && xf->r.pre_last == last_only));
-    if (!rec->cmd) vk_rec_init(xf->vk, rec);
+    if (!rec->cmd) vk_rec_init_like(xf->vk, rec, T == 1 && !multi ? xf_rec_like(&xf->r.dec, 1) : 0);
     if (!keep) {
         bool ts = T == 1 && !multi && xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
         if (ts && !xf->r.dec_ts) xf->r.dec_ts = vk_ts_pool(xf->vk, 2);
@@ -997,11 +1027,10 @@ bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 
     xf_chain_stop(xf);
     xf_upload_rows(xf, tokens, n, pos, slot, 0, 0);
     /* the attention grid covers the keys of the furthest row, in powers of two from 64 (a recording each) */
-    u32 keys = 64, far = 0;
+    u32 far = 0;
     for (u32 t = 0; t < n; t++) far = MAX(far, pos[t] + 1);
-    while (keys < far) keys *= 2;
     f64 t0 = xf_debug.profile ? now_sec() : 0;
-    xf_submit(xf, n, 0, false, true, MIN(keys, xf->n_ctx));
+    xf_submit(xf, n, 0, false, true, xf_key_bound(xf, far, 0));
     if (xf_debug.profile) xf_profile_after(xf, PH_DECODE, n, now_sec() - t0);
     return xf_read_out(xf, n, 0, true, logits, ids, e);
 }
@@ -1041,10 +1070,13 @@ static Tensor xf_chain_id(const Xf *xf, u32 i, u32 j) {
 /* queues recording chain_next: the steps at chain_p .. chain_p + K - 1 (those past the context at its last position) */
 static void xf_chain_submit(Xf *xf) {
     const u32 K = EDGE_CHAIN_STEPS;
-    u32 i = xf->r.chain_next;
-    VkRec *r = &xf->r.chain[i];
-    if (!r->cmd) vk_rec_init(xf->vk, r);
+    u32 i = xf->r.chain_next, lv;
+    u32 keys = xf_dec_bound(xf, MIN(xf->r.chain_p + K, xf->n_ctx), &lv);
+    VkRec *r = &xf->r.chain[i][lv];
+    xf->r.chain_lv[i] = lv;
+    if (!r->cmd) vk_rec_init_like(xf->vk, r, xf_rec_like(xf->r.chain, 2));
     if (!r->ready) {                    /* step j: its id from step j - 1's chain_out (j = 0: the other recording's last), its position from chain_pos[i][j], its argmax into chain_out[i][j] */
+        xf->r.keys = keys;
         vk_rec_begin(xf->vk, r);
         for (u32 j = 0; j < K; j++) {
             if (j) vk_barrier(xf->vk);
@@ -1086,7 +1118,7 @@ bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
     u32 i = xf->r.chain_next ^ ((xf->r.chain_n + xf->r.chain_ret) / K == 2 ? 0 : 1);   /* the oldest recording (of one or two) */
     if (!xf->r.chain_read) {              /* its steps not yet read back: queue the next recording, then wait */
         if (more && xf->r.chain_n <= K && xf->r.chain_p < xf->n_ctx) { xf_chain_submit(xf); i = xf->r.chain_next; }
-        vk_rec_wait(xf->vk, &xf->r.chain[i]);
+        vk_rec_wait(xf->vk, &xf->r.chain[i][xf->r.chain_lv[i]]);
         for (u32 j = 0; j < K; j++) vk_download(xf->vk, &xf->s.chain_out[i][j], xf->r.chain_ids[j]);
         xf->r.chain_read = true; xf->r.chain_ret = 0;
     }
@@ -1101,14 +1133,14 @@ bool xf_chain_next(Xf *xf, bool more, u32 *id, Err *e) {
 }
 
 void xf_chain_stop(Xf *xf) {
-    for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->r.chain[i]);
+    for (int i = 0; i < 2; i++) vk_rec_wait(xf->vk, &xf->r.chain[i][xf->r.chain_lv[i]]);
     xf->r.chain_n = xf->r.chain_ret = 0;
     xf->r.chain_read = false;
 }
 
 /* GPU time of the last replayed decode step in ns (edge bench, time_decode), or 0 */
 f64 xf_decode_gpu_ns(Xf *xf) {
-    if (!xf->r.dec_ts || !xf->r.dec.ready) return 0;
+    if (!xf->r.dec_ts || !xf->r.dec[xf->r.dec_lv].ready) return 0;
     u64 t[2];
     vk_ts_read(xf->vk, xf->r.dec_ts, 2, t);
     return (f64)((t[1] - t[0]) & xf->vk->caps.timestamp_mask) * xf->vk->caps.timestamp_period_ns;

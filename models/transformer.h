@@ -195,10 +195,16 @@ typedef struct XfState {        /* per context: the KV cache and the activations
     u32    *host_rows;          /* (op_rows_words(t_max)) the rows table being uploaded */
 } XfState;
 
+#define XF_KEY_LEVELS 16    /* key bounds 64 << 0 .. 64 << 15 (2M positions: past every context) */
 typedef struct XfRecs {         /* command buffers recorded once and replayed, and what they were recorded for */
     u32     n_dispatch_last;    /* dispatches recorded by the last xf_forward */
-    VkRec   dec;                /* the decode step (T = 1), recorded once, replayed per token */
-    VkRec   chain[2];           /* greedy decode with steps in flight (xf_chain_*): EDGE_CHAIN_STEPS decode steps recorded in each of two command buffers */
+    /* A one-row decode recording's attention grid covers the positions below its key bound: 64, 128, ...
+       up to n_ctx (level lv: 64 << lv), each level recorded at first use and kept, so a step at a short
+       position does not launch (and exit) the workgroups of the whole context's key chunks. */
+    VkRec   dec[XF_KEY_LEVELS];        /* the decode step (T = 1) per key level, replayed per token */
+    u32     dec_lv;                    /* the level of the last decode step */
+    VkRec   chain[2][XF_KEY_LEVELS];   /* greedy decode with steps in flight (xf_chain_*): EDGE_CHAIN_STEPS decode steps in each of two command buffers, per key level */
+    u32     chain_lv[2];        /* the level each of the two was last submitted at */
     u32     chain_next;         /* the recording the next chained submit goes to */
     u32     chain_n;            /* chained steps in flight or done and not yet returned (0 .. 2 x EDGE_CHAIN_STEPS) */
     u32     chain_p;            /* the position of the next chained step to submit */
@@ -264,6 +270,7 @@ bool xf_plan(Xf *xf, Vk *vk, const Model *m, u32 n_ctx, u32 t_max, DType act, co
              void (*on_tensor)(void *ctx, const Tensor *t), void *ctx, Err *e);
 void xf_free(Xf *xf);
 extern u64 xf_prefill_replays;   /* prefill batches run from the kept recording (a count for tests) */
+extern bool xf_key_levels_off;   /* tests: one-row decode recordings cover the whole context (XfRecs.dec: one level) */
 bool xf_forward(Xf *xf, const i32 *tokens, u32 T, u32 p0, u32 slot, bool last_only, f32 *logits, u32 *ids, Err *e);
 bool xf_decode_rows(Xf *xf, const i32 *tokens, u32 n, const u32 *pos, const u32 *slot, f32 *logits, u32 *ids, Err *e);
 bool xf_last_logits(Xf *xf, u32 T, u32 p0, f32 *dst, Err *e);

@@ -534,7 +534,7 @@ static void xf_describe_run(Xf *xf, u32 T, bool multi, XfDesc *d) {
     Tensor ids = xf_rows(&xf->s.ids, T);
     xf_chain_write(d, &ids, "(host: token ids)");
     xf_chain_write(d, &xf->s.pos, "(host: positions)");
-    xf->r.keys = MIN(64u, xf->n_ctx);         /* a batched step's attention grid: its first key bound (xf_decode_rows) */
+    xf->r.keys = multi ? MIN(64u, xf->n_ctx) : 0;   /* a batched step's attention grid: its first key bound (xf_decode_rows); else all keys */
     /* a one-row context records the LM head for the last row only */
     xf_record(xf, &xf->s.ids, &xf->s.pos, &xf->s.out_ids, T, multi ? 0 : xf->n_ctx - T, !multi && xf->one_row, multi);
     vk->describe = was; vk->on_describe = cb; vk->describe_user = cu; vk->n_dispatch = nd;

@@ -329,7 +329,7 @@ TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
     i32 next = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
     for (int i = 0; i < 4; i++) REQUIRE(eng_decode(&g, next, i < 3, &next, &e));
     CHECKF(g.xf.d.prof[0].n_dispatch == pre, "prefill: profile counted %u dispatches, the recording had %u", g.xf.d.prof[0].n_dispatch, pre);
-    CHECKF(g.xf.d.prof[1].n_dispatch == g.xf.r.dec.n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.d.prof[1].n_dispatch, g.xf.r.dec.n_dispatch);
+    CHECKF(g.xf.d.prof[1].n_dispatch == g.xf.r.dec[g.xf.r.dec_lv].n_dispatch, "decode: profile counted %u, the recording had %u", g.xf.d.prof[1].n_dispatch, g.xf.r.dec[g.xf.r.dec_lv].n_dispatch);
     CHECK(g.xf.d.prof[1].tokens == 4 && g.xf.d.prof[0].tokens == 5);
     char *text = 0; size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -339,7 +339,7 @@ TEST(profile_counts_the_recorded_dispatches_and_shares_add_up) {
         u32 dp = 0, dd = 0;
         f64 sp = dbg_share_sum(text, "\nprefill:", &dp), sd = dbg_share_sum(text, "\ndecode:", &dd);
         CHECKF(fabs(sp - 100) <= 1 && fabs(sd - 100) <= 1, "shares add up to %g%% (prefill) and %g%% (decode):\n%s", sp, sd, text);
-        CHECKF(dd == g.xf.r.dec.n_dispatch, "the table says %u dispatches per token, the recording has %u:\n%s", dd, g.xf.r.dec.n_dispatch, text);
+        CHECKF(dd == g.xf.r.dec[g.xf.r.dec_lv].n_dispatch, "the table says %u dispatches per token, the recording has %u:\n%s", dd, g.xf.r.dec[g.xf.r.dec_lv].n_dispatch, text);
     } else CHECK(strstr(text, "does not support timestamps") != 0);
     free(text);
     /* eng_close prints the table to stderr; keep the test output short */

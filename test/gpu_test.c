@@ -357,6 +357,41 @@ TEST(gpu_greedy_chained_matches_steps) {
     arena_free(&a);
 }
 
+/* One-row decode recordings per key level (64, 128, ...: XfRecs.dec / chain) give the ids of recordings
+   whose attention grid covers the whole context, step by step and chained, across the levels' bounds. */
+TEST(gpu_decode_key_levels_match_whole_context_grid) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    Arena a; arena_init(&a, "gpu key levels", 16u << 20);
+    Err e = {0};
+    Model m;
+    REQUIRE(model_open(&m, 0, false, &a, &e));
+    enum { CTX = 200, NP = 5 };
+    i32 prompt[NP] = { 1, 403, 407, 261, 378 }, got[3][CTX];
+    for (u32 run = 0; run < 3; run++) {           /* 0: one level (the whole context); 1: levels, step by step; 2: levels, chained */
+        xf_key_levels_off = run == 0;
+        Engine g;
+        REQUIRE(eng_open(&g, &m, ENG_GPU, CTX, DT_F32, &e));
+        eng_set_chain(&g, run == 2);
+        REQUIRE(eng_feed(&g, prompt, NP, 0, &e));
+        got[run][NP] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
+        for (u32 p = NP; p + 1 < CTX; p++) REQUIRE(eng_decode(&g, got[run][p], p + 2 < CTX, &got[run][p + 1], &e));
+        eng_decode_end(&g);
+        if (run == 0) CHECK(g.xf.r.dec_lv == 0 && g.xf.r.dec[0].ready && !g.xf.r.dec[1].ready);
+        if (run == 1) CHECK(g.xf.r.dec_lv == 2 && g.xf.r.dec[0].ready && g.xf.r.dec[1].ready && g.xf.r.dec[2].ready);   /* 64, 128, 200 */
+        if (run == 2) CHECK((g.xf.r.chain[0][1].ready || g.xf.r.chain[1][1].ready) && (g.xf.r.chain[0][2].ready || g.xf.r.chain[1][2].ready));
+        eng_close(&g);
+    }
+    xf_key_levels_off = false;
+    for (u32 run = 1; run < 3; run++) {
+        u32 same = NP;
+        while (same < CTX && got[run][same] == got[0][same]) same++;
+        CHECKF(same == CTX, "run %u differs at position %u (%d, whole-context grid %d)", run, same, same < CTX ? got[run][same] : -1,
+               same < CTX ? got[0][same] : -1);
+    }
+    model_close(&m);
+    arena_free(&a);
+}
+
 /* The decode step allocates nothing and builds no pipelines: arena positions and the pipeline
    count are the same before and after 32 tokens; the step is one replayed recording. */
 TEST(gpu_decode_allocates_nothing) {
@@ -375,28 +410,28 @@ TEST(gpu_decode_allocates_nothing) {
     u64 host = arena_pos(&a), names = arena_pos(&g.xf.w.names), wa = g.xf.w.arena.pos, sa = g.xf.s.arena.pos;
     u64 wa_used = g.xf.w.arena.used, sa_used = g.xf.s.arena.used;
     u32 pipes = g.vk.n_pipelines;
-    VkCommandBuffer cmd = g.xf.r.dec.cmd;
+    VkCommandBuffer cmd = g.xf.r.dec[0].cmd;   /* (positions below 64: the first key level) */
     for (u32 i = 0; i < 32; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
     CHECK(arena_pos(&a) == host);
     CHECK(arena_pos(&g.xf.w.names) == names);
     CHECK(g.xf.w.arena.pos == wa && g.xf.s.arena.pos == sa && g.xf.w.arena.used == wa_used && g.xf.s.arena.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during decode", g.vk.n_pipelines - pipes);
-    CHECK(g.xf.r.dec.cmd == cmd && g.xf.r.dec.ready);
-    CHECK(g.xf.r.n_dispatch_last == g.xf.r.dec.n_dispatch && g.xf.r.dec.n_dispatch > 0);
+    CHECK(g.xf.r.dec_lv == 0 && g.xf.r.dec[0].cmd == cmd && g.xf.r.dec[0].ready);
+    CHECK(g.xf.r.n_dispatch_last == g.xf.r.dec[0].n_dispatch && g.xf.r.dec[0].n_dispatch > 0);
     /* greedy steps chained on the GPU (eng_decode, chain on): their two recordings are made at the
        first chained steps; after that the chain allocates nothing either */
     eng_set_chain(&g, true);
     for (u32 i = 0; i < 2; i++) REQUIRE(eng_decode(&g, tok, true, &tok, &e));
-    CHECK(g.chained && g.xf.r.chain[0].ready && g.xf.r.chain[1].ready);
+    CHECK(g.chained && g.xf.r.chain[0][0].ready && g.xf.r.chain[1][0].ready);
     host = arena_pos(&a); names = arena_pos(&g.xf.w.names); wa = g.xf.w.arena.pos; sa = g.xf.s.arena.pos;
     wa_used = g.xf.w.arena.used; sa_used = g.xf.s.arena.used; pipes = g.vk.n_pipelines;
-    VkCommandBuffer c0 = g.xf.r.chain[0].cmd, c1 = g.xf.r.chain[1].cmd;
+    VkCommandBuffer c0 = g.xf.r.chain[0][0].cmd, c1 = g.xf.r.chain[1][0].cmd;
     for (u32 i = 0; i < 16; i++) REQUIRE(eng_decode(&g, tok, i + 1 < 16, &tok, &e));
     eng_decode_end(&g);
     CHECK(arena_pos(&a) == host && arena_pos(&g.xf.w.names) == names);
     CHECK(g.xf.w.arena.pos == wa && g.xf.s.arena.pos == sa && g.xf.w.arena.used == wa_used && g.xf.s.arena.used == sa_used);
     CHECKF(g.vk.n_pipelines == pipes, "%u pipelines created during chained decode", g.vk.n_pipelines - pipes);
-    CHECK(g.xf.r.chain[0].cmd == c0 && g.xf.r.chain[1].cmd == c1);
+    CHECK(g.xf.r.chain[0][0].cmd == c0 && g.xf.r.chain[1][0].cmd == c1);
     /* the plan is what was allocated: the arenas are exactly the planned bytes */
     u64 wcap = 0, scap = 0;
     for (u32 i = 0; i < g.xf.w.arena.n_blocks; i++) wcap += g.xf.w.arena.blocks[i].size;
