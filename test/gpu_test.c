@@ -308,24 +308,39 @@ TEST(gpu_fixture_logits_cache_q8_0) {
     for (u32 pi = 0; pi < (f16 ? 2u : 1u); pi++) gput_logits_gen(&gpu_q8_paths[pi], false, EDGE_PREFILL_BATCH, DT_Q8_0, false);
 }
 
+/* The embedded model (stories260K) opened into a fresh arena, and a prompt of its vocabulary */
+static const i32 gput_prompt5[5] = { 1, 403, 407, 261, 378 };
+static bool gput_embedded(Arena *a, const char *name, Model *m) {
+    arena_init(a, name, 16u << 20);
+    Err e = {0};
+    return model_open(m, 0, false, a, &e);
+}
+
+/* Greedy ids from the prompt up to position ctx - 1: ids[np .. ctx - 1] (the last step queues nothing after it) */
+static bool gput_greedy_ids(Engine *g, const i32 *prompt, u32 np, u32 ctx, i32 *ids, Err *e) {
+    if (!eng_feed(g, prompt, np, 0, e)) return false;
+    ids[np] = (i32)ref_argmax(eng_last_logits(g), g->m->cfg.n_vocab);
+    for (u32 p = np; p + 1 < ctx; p++) if (!eng_decode(g, ids[p], p + 2 < ctx, &ids[p + 1], e)) return false;
+    eng_decode_end(g);
+    return true;
+}
+
 /* Chained greedy steps (eng_decode with the chain on: a step queued before the host reads the one
    before) give the ids of steps one at a time, also when a run ends with a step in flight and decoding
    goes on from there one step at a time, and up to the end of the context, past which they report an
    error. */
 TEST(gpu_greedy_chained_matches_steps) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
-    Arena a; arena_init(&a, "gpu chain", 16u << 20);
+    Arena a; Model m;
+    REQUIRE(gput_embedded(&a, "gpu chain", &m));
     Err e = {0};
-    Model m;
-    REQUIRE(model_open(&m, 0, false, &a, &e));
     Engine g;
     const u32 ctx = 40, np = 5;
     REQUIRE(eng_open(&g, &m, ENG_GPU, ctx, DT_F32, &e));
-    i32 prompt[5] = { 1, 403, 407, 261, 378 }, want[40], got[40];
+    const i32 *prompt = gput_prompt5;
+    i32 want[40], got[40];
     eng_set_chain(&g, false);
-    REQUIRE(eng_feed(&g, prompt, np, 0, &e));
-    want[np] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-    for (u32 p = np; p + 1 < ctx; p++) REQUIRE(eng_decode(&g, want[p], true, &want[p + 1], &e));
+    REQUIRE(gput_greedy_ids(&g, prompt, np, ctx, want, &e));
     eng_reset(&g);
     eng_set_chain(&g, true);
     REQUIRE(eng_feed(&g, prompt, np, 0, &e));
@@ -361,21 +376,17 @@ TEST(gpu_greedy_chained_matches_steps) {
    whose attention grid covers the whole context, step by step and chained, across the levels' bounds. */
 TEST(gpu_decode_key_levels_match_whole_context_grid) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
-    Arena a; arena_init(&a, "gpu key levels", 16u << 20);
+    Arena a; Model m;
+    REQUIRE(gput_embedded(&a, "gpu key levels", &m));
     Err e = {0};
-    Model m;
-    REQUIRE(model_open(&m, 0, false, &a, &e));
     enum { CTX = 200, NP = 5 };
-    i32 prompt[NP] = { 1, 403, 407, 261, 378 }, got[3][CTX];
+    i32 got[3][CTX];
     for (u32 run = 0; run < 3; run++) {           /* 0: one level (the whole context); 1: levels, step by step; 2: levels, chained */
         xf_key_levels_off = run == 0;
         Engine g;
         REQUIRE(eng_open(&g, &m, ENG_GPU, CTX, DT_F32, &e));
         eng_set_chain(&g, run == 2);
-        REQUIRE(eng_feed(&g, prompt, NP, 0, &e));
-        got[run][NP] = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
-        for (u32 p = NP; p + 1 < CTX; p++) REQUIRE(eng_decode(&g, got[run][p], p + 2 < CTX, &got[run][p + 1], &e));
-        eng_decode_end(&g);
+        REQUIRE(gput_greedy_ids(&g, gput_prompt5, NP, CTX, got[run], &e));
         if (run == 0) CHECK(g.xf.r.dec_lv == 0 && g.xf.r.dec[0].ready && !g.xf.r.dec[1].ready);
         if (run == 1) CHECK(g.xf.r.dec_lv == 2 && g.xf.r.dec[0].ready && g.xf.r.dec[1].ready && g.xf.r.dec[2].ready);   /* 64, 128, 200 */
         if (run == 2) CHECK((g.xf.r.chain[0][1].ready || g.xf.r.chain[1][1].ready) && (g.xf.r.chain[0][2].ready || g.xf.r.chain[1][2].ready));
@@ -396,14 +407,13 @@ TEST(gpu_decode_key_levels_match_whole_context_grid) {
    count are the same before and after 32 tokens; the step is one replayed recording. */
 TEST(gpu_decode_allocates_nothing) {
     if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
-    Arena a; arena_init(&a, "gpu decode", 16u << 20);
+    Arena a; Model m;
+    REQUIRE(gput_embedded(&a, "gpu decode", &m));
     Err e = {0};
-    Model m;
-    REQUIRE(model_open(&m, 0, false, &a, &e));
     Engine g;
     REQUIRE(eng_open(&g, &m, ENG_GPU, 64, DT_F32, &e));
-    i32 prompt[5] = { 1, 403, 407, 261, 378 }, tok = 0;
-    REQUIRE(eng_feed(&g, prompt, 5, 0, &e));
+    i32 tok = 0;
+    REQUIRE(eng_feed(&g, gput_prompt5, 5, 0, &e));
     tok = (i32)ref_argmax(eng_last_logits(&g), m.cfg.n_vocab);
     eng_set_chain(&g, false);
     REQUIRE(eng_decode(&g, tok, true, &tok, &e));        /* the first decode records the step */
