@@ -52,8 +52,8 @@
 
    Knobs: WQ_MV_THREADS (2^17) and WQ_MV_NORM_THREADS (2^16): the invocations a matvec aims at
    (the second for the entries with a norm prologue, half of it for rows past 3,072: wq_norm_threads);
-   WQ_CM_PER_UNIT (3): matmul_cm workgroups
-   resident per compute unit; WQ_CMB_PER_UNIT (4): matmul_cm_b's counted as a wave; env EDGE_SPLITK=N
+   WQ_CM_PER_UNIT (2) and WQ_CM_WG_STEPS (8): matmul_cm's split-k cost model (op_matmul_split_slices);
+   WQ_CMB_PER_UNIT (4): matmul_cm_b's counted as a wave; env EDGE_SPLITK=N
    forces N k slices (1: never split).
 
    Kernel keys (config/kernels.def), wt = every weight type of config/dtypes.def (rows made per type):
@@ -82,7 +82,8 @@ typedef struct WqPush {
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
 #define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */
-#define WQ_CM_PER_UNIT 3u  /* matmul_cm workgroups resident per compute unit (the H100 / H200: 157 registers per invocation -> 3) */
+#define WQ_CM_PER_UNIT 2u  /* matmul_cm workgroups a compute unit runs at full rate (the H200: 3 fit by its 157 registers, 2 fill it: op_matmul_split_slices) */
+#define WQ_CM_WG_STEPS 8u  /* a matmul_cm workgroup's prologue and stores, in k steps of WQ_CM_TK (op_matmul_split_slices) */
 #define WQ_CMB_TN 32u      /* tokens per matmul_cm_b workgroup tile (matmul_cm.wgsl TB) */
 #define WQ_CMB_PER_UNIT 4u /* matmul_cm_b workgroups per compute unit counted as a wave (the H100: 78-82 registers, 19 KiB) */
 #define WQ_ROWS_WG   256u  /* get_rows: elements per workgroup (64 threads x 4) */
@@ -272,28 +273,47 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
 void op_matmul_rows(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) { wq_matmul(vk, PH_PREFILL, W, X, Y, acc, true); }
 u64 op_split_products;      /* products recorded through op_matmul_split (tests: the split path ran) */
 
-/* The k slices a prefill product over W (K, M) . X (K, T) should take: 1, 2 or 4, where the driver
+/* matmul_cm's time for W (K, M) . X (K, T) in s k slices (as op_matmul_split_begin cuts them: kc a
+   multiple of 256), in k steps of one workgroup; 0 where s slices are not s distinct slices, or where
+   one slice (no split) would not fill a wave. A wave of WQ_CM_PER_UNIT workgroups per unit costs a
+   slice's steps plus WQ_CM_WG_STEPS; the partials cost a step per slice per 256,000 outputs (written
+   and summed again). Fitted on the H200 to attn_out and ffn_down of eight shapes (1B to 8B, pp512,
+   2 to 8 slices, docs/perf-log.md session 38): of 1 to 4 slices it picks the fastest for all 16
+   products; the wave model of 3 resident workgroups it replaced chose counts up to 41% slower
+   (qwen3-4b's ffn_down). One slice alone in a partial wave ran slower than the model says
+   (llama-3.2-3b's attn_out 136 us against 121 in 4 slices): the workgroups do not spread evenly. */
+static f64 cm_split_cost(u64 K, u64 M, u64 T, u32 s, u64 units) {
+    u64 kc = align_up((K + s - 1) / s, 256), n = (K + kc - 1) / kc, cap = WQ_CM_PER_UNIT * units;
+    u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), wg = tiles * n;
+    if (n != s || (s == 1 && tiles < cap)) return 0;
+    f64 waves = (f64)((wg + cap - 1) / cap), steps = (f64)(kc / WQ_CM_TK + WQ_CM_WG_STEPS);
+    return waves * steps + (s > 1 ? (f64)s * (f64)(M * T) / 256000.0 : 0);
+}
+
+/* the count of 1 to 4 slices of least cm_split_cost (1 where none applies) */
+static u32 cm_split_best(u64 K, u64 M, u64 T, u64 units) {
+    u32 best = 1;
+    f64 cost = 0;
+    for (u32 s = 1; s <= 4; s++) {
+        f64 c = cm_split_cost(K, M, T, s, units);
+        if (c > 0 && (!cost || c < cost)) { cost = c; best = s; }
+    }
+    return best;
+}
+
+/* The k slices a prefill product over W (K, M) . X (K, T) should take: 1 to 4, where the driver
    reports the compute unit count (none: 1, no split). EDGE_SPLITK=N forces N (1 = never split).
    - The f32 tiles: the fewest slices that give at least 8 workgroups per unit. Measured on the H200
      (132 SMs), pp512 against no split: llama-3.2-1b +1.6%, qwen2.5-1.5b +14%, gemma-2-2b +9% with 4
      slices for attn_out and ffn_down (192-288 tiles of 64 x 64); 3 slices are slower than 2 or 4
      there (a second, mostly empty wave), 6 and 8 no faster than 4.
-   - matmul_cm: WQ_CM_PER_UNIT workgroups fit a unit, so the slices that take the fewest waves of
-     WQ_CM_PER_UNIT x units workgroups per k element, the fewer slices on a tie. */
+   - matmul_cm: the count of least cm_split_cost. */
 u32 op_matmul_split_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     if (edge_opt.splitk.v >= 1) return (u32)MIN(edge_opt.splitk.v, 64);
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K, units = vk->caps.compute_units;
     if (!units || vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
     Tensor xw;
-    if (cm_view(vk, W, X, false, &xw)) {
-        u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), cap = WQ_CM_PER_UNIT * units;
-        u32 best = 1; f64 cost = (f64)((tiles + cap - 1) / cap);
-        for (u32 s = 2; s <= 4; s *= 2) {
-            f64 c = (f64)((tiles * s + cap - 1) / cap) / s;
-            if (c < cost) { cost = c; best = s; }
-        }
-        return best;
-    }
+    if (cm_view(vk, W, X, false, &xw)) return cm_split_best(K, M, T, units);
     u64 tiles = (M + WQ_MATMUL_TM - 1) / WQ_MATMUL_TM * ((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), want = 8 * units;
     u32 s = 1;
     while (s < 4 && tiles * s < want) s *= 2;

@@ -52,3 +52,22 @@ TEST(options_splitk_field_is_what_the_split_reads) {
     edge_opt.splitk.set = false; edge_opt.splitk.v = 0;
     CHECK(op_matmul_split_slices(&vk, &W, &X) == 1);
 }
+
+/* matmul_cm's split-k count on the H200 (132 units): the fastest of 1 to 4 slices measured for
+   attn_out and ffn_down of eight shapes at 512 tokens (docs/perf-log.md session 38, `--profile` with
+   EDGE_SPLITK=2..8: e.g. qwen3-4b's ffn_down 386 us in 2 slices, 274 in 3, 303 in 4). */
+TEST(matmul_cm_split_count_is_the_measured_fastest_on_the_h200) {
+    static const struct { const char *nm; u32 m, k_attn, k_ffn, s_attn, s_ffn; } sh[] = {
+        { "llama-3.2-1b", 2048, 2048, 8192, 2, 2 }, { "qwen2.5-1.5b", 1536, 1536, 8960, 2, 2 },
+        { "llama-3.2-3b", 3072, 3072, 8192, 4, 4 }, { "qwen2.5-3b", 2048, 2048, 11008, 2, 2 },
+        { "gemma-2-2b", 2304, 2048, 9216, 3, 3 },   { "qwen3-4b", 2560, 4096, 9728, 3, 3 },
+        { "llama-3.1-8b", 4096, 4096, 14336, 2, 2 }, { "qwen3-1.7b", 2048, 2048, 6144, 2, 2 },
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(sh); i++) {
+        u32 sa = cm_split_best(sh[i].k_attn, sh[i].m, 512, 132), sf = cm_split_best(sh[i].k_ffn, sh[i].m, 512, 132);
+        CHECKF(sa == sh[i].s_attn && sf == sh[i].s_ffn, "%s: attn_out %u slices (measured fastest %u), ffn_down %u (%u)",
+               sh[i].nm, sa, sh[i].s_attn, sf, sh[i].s_ffn);
+    }
+    CHECK(cm_split_best(256, 4096, 512, 132) == 1);        /* one block of k: nothing to split */
+    CHECK(cm_split_best(4096, 65536, 512, 132) == 1);      /* many tiles: several waves unsplit */
+}
