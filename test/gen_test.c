@@ -603,6 +603,25 @@ TEST(gen_model_real_shapes_f16_prefill_matches_reference) {
     out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_cm\n", r.worst, r.mx, (unsigned long long)(op_cm_products - before));
 }
 
+/* The f16 prefill in 3 k slices (EDGE_SPLITK=3: k = 1536 as 3 x 512, k = 8960 as 3,072 + 3,072 +
+   2,816, a short last slice): on a device with cooperative matrices matmul_cm_split, elsewhere the f16
+   tiles' split; the split's partials summed must match the CPU reference as the unsplit product does
+   (op_matmul_split_slices takes 3 slices on the H200 for gemma-2-2b and qwen3-4b). */
+TEST(gen_model_real_shapes_f16_prefill_in_three_slices_matches_reference) {
+    Vk *vk = test_vk();
+    if (!vk->caps.f16_arith || !vk->caps.storage16) SKIP("the device has no f16 arithmetic and 16-bit storage");
+    enum { T = 40 };
+    i32 toks[T];
+    for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2246822519u + 3) % 8192u);
+    u64 before = op_split_products;
+    TEST_OPTION(splitk, opt_int(3));           /* EDGE_SPLITK=3, put back when the test ends */
+    GentCmp r = gent_real_layer("split3.gguf", 14, toks, T, DT_F16);
+    if (!r.ran) return;     /* failed already */
+    CHECKF(r.worst <= 3e-3 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
+    CHECKF(op_split_products - before == 2, "%llu products split, expected attn_out and ffn_down", (unsigned long long)(op_split_products - before));
+    out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products split\n", r.worst, r.mx, (unsigned long long)(op_split_products - before));
+}
+
 /* Decode with f16 activations, one token at a time, with EDGE_IDOT=1: on a device that has
    shaderIntegerDotProduct the gate/up product (FFN norm in its prologue) and the LM head (output
    norm in its prologue) run on int8 activations (matvec_k_glu_norm_q, matvec_k_norm_q: both must
