@@ -7,7 +7,9 @@
    pipeline cache makes a second process faster). Then -r repetitions, each from an empty
    context: prefill -p seeded random tokens in batches, then -n greedy decode steps (each one
    replayed command buffer and one 4-byte readback). Reported: median and spread (min..max)
-   of the per-repetition tok/s, device memory allocated vs planned, dispatches per decode token,
+   of the per-repetition tok/s, the warm time to first token at -p (the median repetition's
+   prefill through the first token's argmax, read back: what a user waits for a prompt of that
+   length once the model is loaded), device memory allocated vs planned, dispatches per decode token,
    and the decode roofline: weight bytes read per token / decode time.
 
    With -np N (as llama-batched-bench's -npl): each repetition prefills the prompt into N sequences
@@ -26,7 +28,8 @@ static int bench_usage(const char *why) {
     errf("edge bench: %s\n"
          "usage: edge bench [-m MODEL.gguf] [-p N] [-n N] [-r N] [-b N] [-np N] [--act f32|f16] [--cache-type f32|f16|q8_0]\n"
          "                  [--json] [--allow-unlisted] [--profile]\n"
-         "  -p N     prompt tokens per repetition (default 512; 0 skips prefill)\n"
+         "  -p N     prompt tokens per repetition (default 512; 0 skips prefill); the report gives the\n"
+         "           warm time to first token at N (the median repetition's prefill and first token)\n"
          "  -n N     generated tokens per repetition (default 128)\n"
          "  -r N     repetitions (default 5)\n"
          "  -b N     prefill batch in tokens (default min(-p, 512); generation's default is 64): the batch\n"
@@ -76,7 +79,7 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
 
 typedef struct BenchRun {       /* what the repetitions measured */
     f64  t_start, t_loaded, ttft;
-    f64 *pp, *tg, *gpu;         /* (reps) prefill, decode tok/s; (n_g) a decode step's GPU ns */
+    f64 *pp, *tg, *ft, *gpu;    /* (reps) prefill, decode tok/s, seconds to the first token; (n_g) a decode step's GPU ns */
     u32  n_gpu;
 } BenchRun;
 
@@ -97,7 +100,7 @@ static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u
         if (!eng_decode(g, tok, s + 1 < o->n_g, &tok, e)) return false;
     eng_decode_end(g);
     f64 t2 = now_sec();
-    if (r > 0) { b->pp[r - 1] = o->n_p ? o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (o->n_p ? o->n_g : o->n_g - 1) / (t2 - t1); }
+    if (r > 0) { b->pp[r - 1] = o->n_p ? o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (o->n_p ? o->n_g : o->n_g - 1) / (t2 - t1); b->ft[r - 1] = t1 - t0; }
     return true;
 }
 
@@ -120,7 +123,7 @@ static bool bench_repetition_np(Engine *g, const BenchOpts *o, const i32 *prompt
         memcpy(tok, ids, n * sizeof(i32));
     }
     f64 t2 = now_sec();
-    if (r > 0) { b->pp[r - 1] = o->n_p ? (f64)n * o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (f64)n * o->n_g / (t2 - t1); }
+    if (r > 0) { b->pp[r - 1] = o->n_p ? (f64)n * o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (f64)n * o->n_g / (t2 - t1); b->ft[r - 1] = t1 - t0; }
     return true;
 }
 
@@ -143,7 +146,8 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     f64 pps[1000], tgs[1000];
     memcpy(pps, b->pp, reps * sizeof(f64)); memcpy(tgs, b->tg, reps * sizeof(f64));
     qsort(pps, reps, sizeof(f64), bench_cmp); qsort(tgs, reps, sizeof(f64), bench_cmp); qsort(b->gpu, b->n_gpu, sizeof(f64), bench_cmp);
-    f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2];
+    qsort(b->ft, reps, sizeof(f64), bench_cmp);
+    f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2], ft_med = b->ft[reps / 2];
     /* a decode step's GPU time (median, timed alone) beside the wall time per token of the chained steps */
     f64 gpu_us = b->n_gpu ? b->gpu[b->n_gpu / 2] * 1e-3 : 0, wall_us = tg_med > 0 ? 1e6 / tg_med : 0;
     f64 step_ms = tg_med > 0 ? 1e3 * o->np / tg_med : 0;        /* a decode step of all -np sequences: each one's latency per token */
@@ -157,15 +161,18 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     const char *actn = gi.act == DT_F16 ? "f16" : "f32", *file = o->path ? o->path : "(embedded)";
     if (o->json) {
         out("{\"model\":\"%s\",\"file\":\"%s\",\"device\":\"%s\",\"act\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"reps\":%u,"
-            "\"load_s\":%.4f,\"ttft_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
+            "\"load_s\":%.4f,\"ttft_s\":%.4f,\"ttft_warm_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
             "\"np\":%u,\"tg_step_ms\":%.4f,\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
-            m->cfg.name, file, gi.device, actn, o->n_p, o->n_g, reps, b->t_loaded - b->t_start, b->ttft,
+            m->cfg.name, file, gi.device, actn, o->n_p, o->n_g, reps, b->t_loaded - b->t_start, b->ttft, ft_med,
             pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], o->np, step_ms, gpu_us, wall_us, gi.dispatches,
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors, (unsigned long long)wbytes, gbs);
         return;
     }
     out("model: %s (%s)  device: %s  activations: %s\n", m->cfg.name, o->path ? o->path : "embedded", gi.device, actn);
-    out("load %.3f s   time to first token (cold) %.3f s\n", b->t_loaded - b->t_start, b->ttft);
+    out("load %.3f s   time to first token (cold) %.3f s", b->t_loaded - b->t_start, b->ttft);
+    if (o->n_p && o->np > 1) out("   %u prompts of %u tokens (warm, median) %.1f ms\n", o->np, o->n_p, 1e3 * ft_med);
+    else if (o->n_p) out("   at %u prompt tokens (warm, median) %.1f ms\n", o->n_p, 1e3 * ft_med);
+    else out("\n");
     out("device memory: %llu bytes allocated, plan %llu, tensors %llu (alignment overhead %.3f%%)\n",
         (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors,
         plan ? 100.0 * (f64)(plan - tensors) / (f64)plan : 0.0);
@@ -203,7 +210,7 @@ static int bench_cmd(int argc, char **argv) {
     u64 seed = 0x9e3779b97f4a7c15ull;
     for (u32 i = 0; i < o.n_p; i++) { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; prompt[i] = (i32)(seed % m.cfg.n_vocab); }
     if (o.n_p) prompt[0] = 1 % (i32)m.cfg.n_vocab;
-    b.pp = push_array(&a, f64, o.reps); b.tg = push_array(&a, f64, o.reps); b.gpu = push_array(&a, f64, o.n_g);
+    b.pp = push_array(&a, f64, o.reps); b.tg = push_array(&a, f64, o.reps); b.ft = push_array(&a, f64, o.reps); b.gpu = push_array(&a, f64, o.n_g);
     bool ok = true;
     for (u32 r = 0; r <= o.reps && ok; r++) {           /* r == 0: the cold run, not counted */
         ok = o.np > 1 ? bench_repetition_np(&g, &o, prompt, r, &b, &e) : bench_repetition(&g, &o, prompt, r, &b, &e);
