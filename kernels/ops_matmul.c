@@ -273,17 +273,20 @@ void op_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor 
 void op_matmul_rows(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc) { wq_matmul(vk, PH_PREFILL, W, X, Y, acc, true); }
 u64 op_split_products;      /* products recorded through op_matmul_split (tests: the split path ran) */
 
-/* matmul_cm's time for W (K, M) . X (K, T) in s k slices (as op_matmul_split_begin cuts them: kc a
-   multiple of 256), in k steps of one workgroup; 0 where s slices are not s distinct slices, or where
-   one slice (no split) would not fill a wave. A wave of WQ_CM_PER_UNIT workgroups per unit costs a
-   slice's steps plus WQ_CM_WG_STEPS; the partials cost a step per slice per 256,000 outputs (written
-   and summed again). Fitted on the H200 to attn_out and ffn_down of eight shapes (1B to 8B, pp512,
+/* The k per slice when K is cut into s slices (a multiple of 256: whole super-blocks), as
+   op_matmul_split_begin cuts it; ceil(K / kc) slices result, which may be fewer than s. */
+static u64 split_kc(u64 K, u32 s) { return align_up((K + s - 1) / s, 256); }
+
+/* matmul_cm's time for W (K, M) . X (K, T) in s k slices (split_kc), in k steps of one workgroup; 0
+   where s slices are not s distinct slices, or where one slice (no split) would not fill a wave. A
+   wave of WQ_CM_PER_UNIT workgroups per unit costs a slice's steps plus WQ_CM_WG_STEPS; the partials
+   cost a step per slice per 256,000 outputs (written and summed again). Fitted on the H200 to attn_out and ffn_down of eight shapes (1B to 8B, pp512,
    2 to 8 slices, docs/perf-log.md session 38): of 1 to 4 slices it picks the fastest for all 16
    products; the wave model of 3 resident workgroups it replaced chose counts up to 41% slower
    (qwen3-4b's ffn_down). One slice alone in a partial wave ran slower than the model says
    (llama-3.2-3b's attn_out 136 us against 121 in 4 slices): the workgroups do not spread evenly. */
 static f64 cm_split_cost(u64 K, u64 M, u64 T, u32 s, u64 units) {
-    u64 kc = align_up((K + s - 1) / s, 256), n = (K + kc - 1) / kc, cap = WQ_CM_PER_UNIT * units;
+    u64 kc = split_kc(K, s), n = (K + kc - 1) / kc, cap = WQ_CM_PER_UNIT * units;
     u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), wg = tiles * n;
     if (n != s || (s == 1 && tiles < cap)) return 0;
     f64 waves = (f64)((wg + cap - 1) / cap), steps = (f64)(kc / WQ_CM_TK + WQ_CM_WG_STEPS);
@@ -337,7 +340,7 @@ u32 op_matmul_batch_slices(Vk *vk, const Tensor *W, const Tensor *X) {
     u64 tm = cm ? WQ_CM_TM : WQ_MATMUL_TM, tiles = (M + tm - 1) / tm, cap = (cm ? WQ_CMB_PER_UNIT : 8) * units;
     u32 best = 1; u64 cost = (tiles + cap - 1) / cap * K;
     for (u32 s = 2; s <= 16; s++) {
-        u64 kc = align_up((K + s - 1) / s, 256), n = (K + kc - 1) / kc, c = (tiles * n + cap - 1) / cap * kc;
+        u64 kc = split_kc(K, s), n = (K + kc - 1) / kc, c = (tiles * n + cap - 1) / cap * kc;
         if (n >= 2 && c < cost && n * M * EDGE_MAX_SEQ * 4 <= vk->caps.max_storage_range) { cost = c; best = s; }
     }
     return best;
@@ -362,7 +365,7 @@ bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tenso
     const char *op = "matmul_split";
     u64 K = W->ne[0], M = W->nelem / K, T = X->nelem / K;
     if (s < 2) return false;
-    u64 kc = align_up((K + s - 1) / s, 256);
+    u64 kc = split_kc(K, s);
     s = (u32)((K + kc - 1) / kc);
     u64 rb = dtype_bytes(W->dtype, K), off = align_up(*used, vk->caps.min_offset_align), pb = (u64)s * M * T * 4;
     if (s < 2 || !rb || wq_chunk_rows(vk, op, W, rb, M) < M || off + pb > scratch->nbytes || pb > vk->caps.max_storage_range) return false;
