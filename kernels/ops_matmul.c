@@ -280,11 +280,12 @@ static u64 split_kc(u64 K, u32 s) { return align_up((K + s - 1) / s, 256); }
 /* matmul_cm's time for W (K, M) . X (K, T) in s k slices (split_kc), in k steps of one workgroup; 0
    where s slices are not s distinct slices, or where one slice (no split) would not fill a wave. A
    wave of WQ_CM_PER_UNIT workgroups per unit costs a slice's steps plus WQ_CM_WG_STEPS; the partials
-   cost a step per slice per 256,000 outputs (written and summed again). Fitted on the H200 to attn_out and ffn_down of eight shapes (1B to 8B, pp512,
-   2 to 8 slices, docs/perf-log.md session 38): of 1 to 4 slices it picks the fastest for all 16
-   products; the wave model of 3 resident workgroups it replaced chose counts up to 41% slower
-   (qwen3-4b's ffn_down). One slice alone in a partial wave ran slower than the model says
-   (llama-3.2-3b's attn_out 136 us against 121 in 4 slices): the workgroups do not spread evenly. */
+   cost a step per slice per 256,000 outputs (written and summed again). Fitted on the H200 to attn_out
+   and ffn_down of eight shapes (1B to 8B, pp512, 2 to 8 slices, docs/perf-log.md session 38): of 1 to
+   4 slices it picks the fastest for all 16 products; the wave model of 3 resident workgroups it
+   replaced chose counts up to 41% slower (qwen3-4b's ffn_down). One slice alone in a partial wave ran
+   slower than the model says (llama-3.2-3b's attn_out 136 us against 121 in 4 slices): the workgroups
+   do not spread evenly. */
 static f64 cm_split_cost(u64 K, u64 M, u64 T, u32 s, u64 units) {
     u64 kc = split_kc(K, s), n = (K + kc - 1) / kc, cap = WQ_CM_PER_UNIT * units;
     u64 tiles = (M + WQ_CM_TM - 1) / WQ_CM_TM * ((T + WQ_CM_TN - 1) / WQ_CM_TN), wg = tiles * n;
