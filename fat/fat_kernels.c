@@ -78,12 +78,22 @@ static u64 fat_tbytes(DType t, u64 n) { return align_up(dtype_bytes(t, n), 4) + 
 static void fat_round(DType t, f32 *x, u64 n) { if (t == DT_F16) for (u64 i = 0; i < n; i++) x[i] = f32_from_f16(f16_from_f32(x[i])); }
 /* what the *_q kernels compute with: each block of 32 as q max|x| / 127, q = round(127 x / max|x|)
    (as the kernel rounds: x (1 / max) clamped to [-1, 1], times 127, rounded to even) */
-static void fat_q8(f32 *x, u64 n) {
-    for (u64 b = 0; b + 32 <= n; b += 32) {
+static void fat_q8_blocks(f32 *x, u64 n, u64 blk) {
+    for (u64 b = 0; b + blk <= n; b += blk) {
         f32 m = 0;
-        for (u64 i = b; i < b + 32; i++) m = MAX(m, fabsf(x[i]));
+        for (u64 i = b; i < b + blk; i++) m = MAX(m, fabsf(x[i]));
         f32 inv = m == 0 ? 0.0f : 1.0f / m, d = m / 127.0f;
-        for (u64 i = b; i < b + 32; i++) { volatile f32 v = x[i] * inv; v = MAX(-1.0f, MIN(1.0f, v)); volatile f32 q = rintf(v * 127.0f); x[i] = q * d; }
+        for (u64 i = b; i < b + blk; i++) { volatile f32 v = x[i] * inv; v = MAX(-1.0f, MIN(1.0f, v)); volatile f32 q = rintf(v * 127.0f); x[i] = q * d; }
+    }
+}
+static void fat_q8(f32 *x, u64 n) { fat_q8_blocks(x, n, 32); }
+/* what matmul_q computes with: each 16 as q max|x| / 127, q = round(x (127 / max|x|)), ties to even */
+static void fat_q8_tile(f32 *x, u64 n) {
+    for (u64 b = 0; b + 16 <= n; b += 16) {
+        f32 m = 0;
+        for (u64 i = b; i < b + 16; i++) m = MAX(m, fabsf(x[i]));
+        f32 inv = m == 0 ? 0.0f : 127.0f / m, d = m / 127.0f;
+        for (u64 i = b; i < b + 16; i++) { volatile f32 v = x[i] * inv; x[i] = rintf(v) * d; }
     }
 }
 
@@ -205,8 +215,14 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
     fat_weights(wt, M, K, wb);
     for (u64 i = 0; i < K * T; i++) { x[i] = fat_normal() * xs; if (at == DT_F16) x[i] = MAX(-60000.f, MIN(60000.f, x[i])); }
     fat_round(at, x, K * T);
+    /* matmul_q: each 16 of a token's row as int8, here as the CPU twin rounds them. Its class (5e-4): a
+       device's 1 / max|x| (a division: 2.5 ulp in Vulkan) can put a value on the neighbouring int8 step,
+       max|x| / 127 of its 16 (measured 1.3-1.8e-4 at k = 512 on the H200 and lavapipe, 4e-8 without) */
+    bool q8 = d->op == OP_MATMUL_Q8 || d->op == OP_MATMUL_Q8_SPLIT;
     if (acc) { for (u64 i = 0; i < M * T; i++) y0[i] = fat_normal() * 3; fat_up(vk, &ty, y0); }
     vk_upload(vk, &tw, wb); fat_up(vk, &tx, x);
+    for (u64 t = 0; q8 && t < T; t++) fat_q8_tile(x + t * K, K);
+    u64 n8 = op_q8t_products;
     bool rows = d->phase == PH_DECODE && (d->op == OP_MATMUL_CM || d->op == OP_MATMUL_CM_SPLIT);   /* matmul_cm_b: a batched step's */
     u64 used = 0; OpSplit sp;
     vk_begin(vk);
@@ -218,6 +234,7 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
         k->bad++; fmt_buf(k->where, sizeof k->where, "M=%llu K=%llu T=%llu: the split product refused %u slices", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, split);
     }
     vk_submit_wait(vk);
+    if ((op_q8t_products > n8) != q8) { k->bad++; fmt_buf(k->where, sizeof k->where, "matmul_q %s", q8 ? "did not run" : "ran in place of the f32 tiles"); }
     fat_down(vk, &ty, y);
     u64 rb = dtype_bytes(wt, K);
     f64 ymax = ot == DT_F16 ? 65504.0 : 3.4e38;
@@ -231,7 +248,7 @@ static void fat_matmul_mode(FatK *k, u64 M, u64 K, u64 T, f32 xs, u32 split, boo
         }
     }
     char cs[96]; fmt_buf(cs, sizeof cs, "M=%llu K=%llu T=%llu x*%g%s split %u", (unsigned long long)M, (unsigned long long)K, (unsigned long long)T, (f64)xs, acc ? " acc" : "", split);
-    fat_cmp(k, cs, y, want, mag, M * T, ot == DT_F16 || at == DT_F16 ? 1e-3 : 1e-5);
+    fat_cmp(k, cs, y, want, mag, M * T, ot == DT_F16 ? 1e-3 : q8 ? 5e-4 : at == DT_F16 ? 1e-3 : 1e-5);
     free(wb); free(x); free(y); free(row); free(want); free(mag); free(y0);
     vk_arena_free(&a);
 }
@@ -1091,7 +1108,16 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ADD: case OP_MUL:  fat_binary(&k, 9216 * 3); break;
     case OP_RMSNORM: case OP_RMSNORM_ADD: case OP_RMSNORM_ADD_NORM:
         fat_rmsnorm(&k, 2304, 4); fat_rmsnorm(&k, 3072, 2); fat_rmsnorm(&k, 64, 3); break;
-    case OP_MATMUL:   op_matmul_cm_off = true; fat_matmul_cases(&k); op_matmul_cm_off = false; break;   /* the plain tiles, also where matmul_cm would run */
+    case OP_MATMUL:   /* the plain tiles, also where matmul_cm or matmul_q would run */
+        op_matmul_cm_off = op_matmul_q8t_off = true; fat_matmul_cases(&k); op_matmul_cm_off = op_matmul_q8t_off = false; break;
+    case OP_MATMUL_Q8: case OP_MATMUL_Q8_SPLIT: {   /* also where unaccelerated (vk_kernel_check passed), not matmul_cm */
+        bool idot = f->vk.caps.idot;
+        f->vk.caps.idot = op_matmul_cm_off = true;
+        if (d->op == OP_MATMUL_Q8) fat_matmul_cases(&k);
+        else { fat_matmul_mode(&k, 70, 2304, 7, 1, 2, false); fat_matmul_mode(&k, 9, 1792, 67, 1, 3, false); }
+        f->vk.caps.idot = idot; op_matmul_cm_off = false;
+        break;
+    }
     case OP_MATMUL_CM: {                                  /* ragged row and token tiles over 4 x 2 tiles (matmul_cm_b: 4 x 5), the fused add */
         u64 n0 = op_cm_products;
         fat_matmul_cases(&k); fat_matmul_mode(&k, 200, 512, 130, 1, 0, false);
@@ -1101,11 +1127,11 @@ static void fat_kernel_one(Fat *f, i32 di) {
     }
     case OP_MATMUL_SPLIT: case OP_SPLITK_SUM: case OP_MATMUL_CM_SPLIT: {   /* uneven last slice, a ragged row tile and token tile, the fused add */
         u64 n0 = op_cm_products;
-        op_matmul_cm_off = d->op != OP_MATMUL_CM_SPLIT;   /* the plain split kernels also where matmul_cm_split would run */
+        op_matmul_cm_off = op_matmul_q8t_off = d->op != OP_MATMUL_CM_SPLIT;   /* the plain split kernels also where matmul_cm_split / matmul_q would run */
         fat_matmul_mode(&k, 70, 2304, 7, 1, 2, false); fat_matmul_mode(&k, 9, 1792, 67, 1, 3, false);
         if ((k.d->op == OP_SPLITK_SUM && k.d->otype == DT_F32) || k.d->op == OP_MATMUL_CM_SPLIT) fat_matmul_mode(&k, 66, 2048, 9, 1, 4, true);
         if (k.d->op == OP_MATMUL_CM_SPLIT) fat_matmul_mode(&k, 200, 1024, 130, 1, 4, false);
-        op_matmul_cm_off = false;
+        op_matmul_cm_off = op_matmul_q8t_off = false;
         if (d->op == OP_MATMUL_CM_SPLIT && op_cm_products == n0) { k.bad++; fmt_buf(k.where, sizeof k.where, "op_matmul_split recorded no matmul_cm_split dispatch"); }
         break;
     }

@@ -129,6 +129,8 @@ void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw
         (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
 extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */
 extern u64 op_q8_products;      /* products recorded on the int8 lanes */
+extern bool op_matmul_q8t_off;  /* tests: the f32 prefill tiles even where matmul_q (int8 activations) would run */
+extern u64 op_q8t_products;     /* prefill products recorded on matmul_q */
 bool op_matmul_rope_fits(const Tensor *W, const Tensor *X);
      /* can the q/k/v product take rope_kv's work: weights with decode lanes, X one row */
 void op_matmul_rope(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw, f32 eps, const Tensor *pos, const Tensor *ff,

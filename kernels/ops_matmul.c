@@ -24,7 +24,10 @@
      prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
               weight type but F32 and BF16) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
               of tokens; a batched decode step's rows (op_matmul_rows) matmul_cm_b_* (64 x 32 tiles, key
-              PH_DECODE) there. op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
+              PH_DECODE) there. Without matrix units, where the int8 lanes run (caps.idot) and for the
+              types with decode lanes and f16 activations, matmul_q8_* (matmul.wgsl matmul_q: the same
+              tiles on int8 activations per 16 values: wq_q8_tile; their own tolerance class, docs/usage.md
+              "Accuracy"). op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
               free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
               the compute units better than the tiles alone.
 
@@ -61,7 +64,7 @@
      matvec_<wt>_a32_y32    (OP_MATMUL,   PH_DECODE,  wt, f32, f32)   and _a16_y32 (f16, f32), _a16_y16 (f16, f16)
      matmul_<wt>_a32_y32    (OP_MATMUL,   PH_PREFILL, wt, f32, f32)   and the same two f16 variants
      the fused and split forms have keys of their own (OP_MATMUL_GLU, OP_MATMUL_ROPE(_NORM),
-     OP_MATMUL_GLU_NORM(_Q8), OP_MATMUL_GLU_RES_NORM(_Q8), OP_MATMUL_NORM_Q8, OP_MATMUL_CM(_SPLIT),
+     OP_MATMUL_GLU_NORM(_Q8), OP_MATMUL_GLU_RES_NORM(_Q8), OP_MATMUL_NORM_Q8, OP_MATMUL_CM(_SPLIT), OP_MATMUL_Q8(_SPLIT),
      OP_MATMUL_SPLIT, OP_SPLITK_SUM)
    Decode takes any T (token = grid z), so a short batch may use the matvec kernels too.
 
@@ -227,6 +230,15 @@ static bool cm_view(const Vk *vk, const Tensor *W, const Tensor *X, bool rows, T
     return true;
 }
 
+bool op_matmul_q8_off;       /* tests: the f16-pair lanes even where the int8 (*_q) lanes would run */
+bool op_matmul_q8t_off;      /* tests: the f32 tiles even where matmul_q would run */
+u64 op_q8t_products;         /* prefill products recorded on matmul_q (tests: the kernel ran) */
+/* Does a prefill product without matrix units run on int8 activations (matmul_q)? Where the int8
+   lanes run (caps.idot), with f16 activations, for the types with decode lanes (K or B). */
+static bool wq_q8_tile(const Vk *vk, const Tensor *W, const Tensor *X) {
+    return vk->caps.idot && !op_matmul_q8_off && !op_matmul_q8t_off && X->dtype == DT_F16 && dtype_klanes(W->dtype);
+}
+
 /* Y (+)= W . X: decode's lanes (token in grid z), prefill's tiles or matmul_cm, or with rows (a batched
    decode step: op_matmul_rows) matmul_cm_b where matmul_cm would run, else the tiles. */
 static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const Tensor *Y, bool acc, bool rows) {
@@ -241,7 +253,8 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
     need(ph == PH_DECODE || ph == PH_PREFILL, op, W, "phase must be decode or prefill");
     Tensor xw;
     bool cm = ph == PH_PREFILL && cm_view(vk, W, X, rows, &xw);
-    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM : OP_MATMUL, cm && rows ? PH_DECODE : ph, W->dtype, X->dtype, Y->dtype);
+    bool q8 = ph == PH_PREFILL && !cm && wq_q8_tile(vk, W, X);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM : q8 ? OP_MATMUL_Q8 : OP_MATMUL, cm && rows ? PH_DECODE : ph, W->dtype, X->dtype, Y->dtype);
     u64 chunk = wq_chunk_rows(vk, op, W, rb, M);
     for (u64 r0 = 0; r0 < M; r0 += chunk) {
         u64 nr = MIN(chunk, M - r0);
@@ -265,6 +278,7 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
             need(p->k->wg[0] == 256, op, W, "the matmul kernel's workgroup size differs from 256");
             need(gx <= 65535, op, W, "more than 65535 x 64 rows in one chunk");
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + WQ_MATMUL_TN - 1) / WQ_MATMUL_TN), 1);
+            if (q8) op_q8t_products++;
         }
     }
 }
@@ -375,7 +389,8 @@ bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tenso
     need(T >= 1 && T <= 65535 && (u64)s * M * T <= 0xffffffffu, op, X, "tokens must be 1..65535 and the slices under 2^32 elements");
     Tensor xw;
     bool cm = cm_view(vk, W, X, rows, &xw);
-    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM_SPLIT : OP_MATMUL_SPLIT, cm && rows ? PH_DECODE : PH_PREFILL, W->dtype, X->dtype, DT_F32);
+    bool q8 = !cm && wq_q8_tile(vk, W, X);
+    VkPipe *p = op_pipe(vk, cm ? OP_MATMUL_CM_SPLIT : q8 ? OP_MATMUL_Q8_SPLIT : OP_MATMUL_SPLIT, cm && rows ? PH_DECODE : PH_PREFILL, W->dtype, X->dtype, DT_F32);
     Tensor v = wq_view(op, W, 0, M, rb), pv = *scratch;
     pv.name = "split-k partials"; pv.dtype = DT_F32; pv.ndim = 1; pv.ne[0] = (u64)s * M * T; pv.ne[1] = pv.ne[2] = pv.ne[3] = 1;
     pv.nelem = pv.ne[0]; pv.nbytes = pb; pv.offset = scratch->offset + off;
@@ -386,6 +401,7 @@ bool op_matmul_split_begin(Vk *vk, const Tensor *W, const Tensor *X, const Tenso
     need(p->k->wg[0] == (cm ? 128u : 256u), op, W, "the split kernel's workgroup size differs from its tile's");
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, (u32)gx, (u32)((T + tn - 1) / tn), s);
     if (cm) op_cm_products++;
+    if (q8) op_q8t_products++;
     *used = off + pb;
     *sp = (OpSplit){ pv, *Y, s, acc };
     return true;
@@ -432,7 +448,6 @@ bool op_gate_up_view(Vk *vk, const Tensor *gate, const Tensor *up, Tensor *gu) {
     return true;
 }
 
-bool op_matmul_q8_off;       /* tests: the f16-pair lanes even where the int8 (*_q) lanes would run */
 u64 op_q8_products;          /* products recorded on the *_q lanes (tests: the kernel ran) */
 /* Do the int8 lanes (*_q) run on this device: integer dot products it accelerates (caps.idot), not
    turned off by a test? */

@@ -56,4 +56,6 @@ bool fixture_dequant_skipped(const char *file) {
 #define TOL_GPU_F32       1e-3   /* GPU --act f32 vs exact, absolute (measured <= 1.2e-4) */
 #define TOL_GPU_F16_REL   5e-3   /* GPU --act f16 vs exact, of the row's largest |logit| (measured <= 0.24%) */
 #define TOL_GPU_Q8_REL    8e-2   /* GPU --cache-type q8_0 (either --act) vs exact, of the row's largest |logit| (measured <= 2.8% on the tiny fixtures, 5.4% on stories260K, whose q8_0 blocks span 4 heads of 8 dims) */
+#define TOL_GPU_I8_REL    8e-2   /* GPU --act f16 on int8 activations (EDGE_IDOT=1: matmul_q's prefill, the int8 decode lanes) vs exact, of the row's largest |logit| */
+#define GREEDY_MARGIN_I8  0.5    /* greedy on int8 activations: steps whose exact top1-top2 margin is at least this must agree */
 #define GREEDY_MARGIN_Q8  0.5    /* greedy with a q8_0 cache: steps whose exact top1-top2 margin is at least this must agree */

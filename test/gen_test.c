@@ -647,6 +647,31 @@ TEST(gen_model_real_shapes_int8_decode_matches_reference) {
     out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on the int8 lanes\n", r.worst, r.mx, (unsigned long long)(op_q8_products - before));
 }
 
+/* Prefill with f16 activations and EDGE_IDOT=1, matrix units off: every product runs on matmul_q
+   (int8 activations per 16 values, integer dot products), even where the driver does not call
+   them accelerated (lavapipe). Against the f32 CPU reference, in the int8 decode lanes' class
+   (gen_model_real_shapes_int8_decode_matches_reference: int8 rounds each value by up to max|x| / 254
+   of its 16). */
+TEST(gen_model_real_shapes_int8_prefill_matches_reference) {
+    Vk *vk = test_vk();
+    if (!vk->caps.f16_arith || !vk->caps.storage16) SKIP("the device has no f16 arithmetic and 16-bit storage");
+    if (!vk->caps.idot_ok) SKIP("the device has no shaderIntegerDotProduct");
+    enum { T = 40 };
+    i32 toks[T];
+    for (u32 i = 0; i < T; i++) toks[i] = (i32)((i * 2246822519u + 5) % 8192u);
+    u64 before = op_q8t_products;
+    TEST_OPTION(idot, true);                   /* EDGE_IDOT=1, put back when the test ends */
+    bool cm_off = op_matmul_cm_off;
+    op_matmul_cm_off = true;                   /* the tiles also where matmul_cm would run */
+    GentCmp r = gent_real_layer("int8p.gguf", 15, toks, T, DT_F16);
+    op_matmul_cm_off = cm_off;
+    if (!r.ran) return;     /* failed already */
+    CHECKF(op_q8t_products - before >= 4, "%llu prefill products recorded on matmul_q, expected q/k/v, attn_out, gate/up and ffn_down",
+           (unsigned long long)(op_q8t_products - before));
+    CHECKF(r.worst <= 1.5e-2 * (1 + r.mx), "|gpu - ref| = %g (max |logit| %g)", r.worst, r.mx);
+    out("    max |gpu - ref| %.3g (max |logit| %.3g), %llu products on matmul_q\n", r.worst, r.mx, (unsigned long long)(op_q8t_products - before));
+}
+
 /* Gemma 3's linear RoPE scaling (gemma-3-4b: factor 8, global layers only) on the GPU: tiny-gemma3's
    shape (5 local layers, layer 5 global) with rope.scaling linear x8 written by gen-model, 24 tokens
    (past the window of 16) through the reference and the GPU, batched and one at a time. The

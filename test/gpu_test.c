@@ -308,6 +308,36 @@ TEST(gpu_fixture_logits_cache_q8_0) {
     for (u32 pi = 0; pi < (f16 ? 2u : 1u); pi++) gput_logits_gen(&gpu_q8_paths[pi], false, EDGE_PREFILL_BATCH, DT_Q8_0, false);
 }
 
+/* The f16 path on int8 activations (EDGE_IDOT=1, matrix units off): every prefill product of a
+   quantized weight on matmul_q (each 16 activations as int8), gate/up and the LM head of decode on the
+   int8 lanes; what a device with integer dot products and no matrix units runs. Its own class
+   (TOL_GPU_I8_REL, GREEDY_MARGIN_I8: test/fixtures.c): int8 rounds each value by up to 1/254 of
+   its block's largest, about 16x the f16 rounding. */
+static const GpuPath gpu_i8_path = { DT_F16, "f16 int8", 0, TOL_GPU_I8_REL, GREEDY_MARGIN_I8, DT_COUNT };
+static bool gput_i8_begin(void) {
+    Vk vk; Err e; vk_init(&vk, &e); bool ok = vk.caps.f16_arith && vk.caps.storage16 && vk.caps.idot_ok; vk_shutdown(&vk);
+    if (!ok) return false;
+    TEST_OPTION(idot, true);                   /* EDGE_IDOT=1, put back when the test ends */
+    op_matmul_cm_off = true;                   /* the tiles also where matmul_cm would run */
+    return true;
+}
+TEST(gpu_fixture_logits_int8) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    if (!gput_i8_begin()) SKIP("the device has no f16 arithmetic, 16-bit storage or integer dot products");
+    u64 n = op_q8t_products;
+    gput_logits(&gpu_i8_path, false, EDGE_PREFILL_BATCH);
+    op_matmul_cm_off = false;
+    CHECKF(op_q8t_products > n, "no prefill product ran on matmul_q");
+}
+TEST(gpu_fixture_greedy_int8) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    if (!gput_i8_begin()) SKIP("the device has no f16 arithmetic, 16-bit storage or integer dot products");
+    u64 n = op_q8_products;
+    gput_greedy_path(&gpu_i8_path);
+    op_matmul_cm_off = false;
+    CHECKF(op_q8_products > n, "no decode product ran on the int8 lanes");
+}
+
 /* The embedded model (stories260K) opened into a fresh arena, and a prompt of its vocabulary */
 static const i32 gput_prompt5[5] = { 1, 403, 407, 261, 378 };
 static bool gput_embedded(Arena *a, const char *name, Model *m) {
