@@ -33,6 +33,7 @@ typedef struct OptInt { bool set; i64 v; } OptInt;
     X(FLAG, no_idot,           "EDGE_NO_IDOT")           /* never the int8 dot-product lanes */             \
     X(FLAG, idot,              "EDGE_IDOT")              /* int8 lanes also where not accelerated */        \
     X(FLAG, no_coopmat,        "EDGE_NO_COOPMAT")        /* never cooperative matrices */                   \
+    X(FLAG, no_attn_tile,      "EDGE_NO_ATTN_TILE")      /* attn_flash where attn_tile would run */         \
     X(INT,  max_binding,       "EDGE_MAX_BINDING")       /* bytes: cap on one storage binding */            \
     X(INT,  splitk,            "EDGE_SPLITK")            /* k slices of split prefill / batch products */   \
     X(INT,  batch_tiles,       "EDGE_BATCH_TILES")       /* -np from which batched steps run the tiles */   \

@@ -771,11 +771,14 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     Tensor tpart = vk_tensor(&a, "attn_part", DT_F32, 4, shpart);
     fat_up(vk, &tq, qin); fat_up_kv(vk, &tkc, kc, kvd); fat_up_kv(vk, &tvc, vc, kvd); op_rows_upload(vk, &tp, c->T, c->p0, 0);
     vk_begin(vk);
-    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || op_is_attn_cm(d->op))
+    bool cm = vk->caps.coopmat;                    /* attn_tile runs where there are no matrix units: so here too */
+    if (op_is_attn_tile(d->op)) vk->caps.coopmat = false;
+    if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || op_is_attn_cm(d->op) || op_is_attn_tile(d->op))
         op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
+    vk->caps.coopmat = cm;
     fat_down(vk, &to, o);
     vk_arena_free(&a);
     return true;
@@ -955,6 +958,15 @@ static void fat_select(FatK *k, u64 nv, u32 K) {
 /* ---- shapes of the shipped configs -------------------------------------------------------- */
 static bool fat_is_fixture(const ModelEntry *m) { return !strncmp(m->name, "tiny-", 5); }
 
+/* attn_tile would run for head_dim on this device were it without cooperative matrices */
+static bool fat_tile_fits(Vk *vk, u32 head_dim) {
+    bool cm = vk->caps.coopmat;
+    vk->caps.coopmat = false;
+    bool fits = op_attention_tile_fits(vk, head_dim, DT_F16, DT_F16);
+    vk->caps.coopmat = cm;
+    return fits;
+}
+
 static void fat_attention_cases(FatK *k) {
     u32 seen[MODEL_COUNT][3]; u32 ns = 0, long_hd[MODEL_COUNT], nl = 0;
     for (u32 i = 0; i < MODEL_COUNT; i++) {
@@ -966,12 +978,13 @@ static void fat_attention_cases(FatK *k) {
         seen[ns][0] = m->head_dim; seen[ns][1] = m->n_head; seen[ns][2] = m->n_head_kv; ns++;
         u32 win = m->swa_window && k->d->op != OP_ATTN_CM_H256 ? 7 : 0;   /* (attn_cm_h256: gemma's global layers) */
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
-        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = op_is_attn_cm(k->d->op);
+        bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = op_is_attn_cm(k->d->op), tile = op_is_attn_tile(k->d->op);
         FatAttn pre = { m->head_dim, m->n_head, m->n_head_kv, 5, 3, cm ? OP_ATTN_CM_ROWS : 16, win, m->attn_softcap, 2, 0 };
-        bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm;
+        bool flash = k->d->op == OP_ATTN_FLASH || k->d->op == OP_ATTN_FLASH_W || cm || tile;
+        if (tile && (op_attention_tile_op(m->head_dim) != k->d->op || !fat_tile_fits(&k->f->vk, m->head_dim))) continue;
         if (cm && (op_attention_cm_op(m->head_dim, win) != k->d->op || !op_attention_cm_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, win, OP_ATTN_CM_ROWS))) continue;
         if (split && !op_attention_split_fits(m->head_dim, 2048)) continue;
-        if (flash && !cm && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
+        if (flash && !cm && !tile && !op_attention_flash_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype)) continue;
         if (k->d->op == OP_ATTN_FLASH_W && op_attention_flash_kernel(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype) != OP_ATTN_FLASH_W) continue;
         if (!flash) fat_attention(k, &dec);        /* attn_flash is a batch kernel */
         FatAttn dodd = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 1, 0 };   /* (an odd cache: above) */
@@ -1145,7 +1158,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); fat_kv_store(&k, 96); break;   /* (96: a q8_0 row padded to 128) */
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: case OP_ATTN_CM_H64: case OP_ATTN_CM_H256:
-    case OP_ATTN_CM_H256W: fat_attention_cases(&k); break;
+    case OP_ATTN_CM_H256W: case OP_ATTN_TILE: case OP_ATTN_TILE_H64: case OP_ATTN_TILE_H256: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
@@ -1235,9 +1248,10 @@ static void fat_trap_attention(Fat *f, i32 di) {
     if ((d->atype == DT_F16 || d->wtype == DT_F16) && !f->f16) { fat_check_end(f, c, FAT_SKIP, "device lacks f16"); return; }
     i32 ki = vk_kernel_find(d->kernel); Err ke;
     if (ki < 0 || !vk_kernel_check(&f->vk.caps, &kernel_table[ki], &ke)) { fat_check_end(f, c, FAT_SKIP, "%s", ki < 0 ? "kernel not embedded" : ke.msg); return; }
+    u32 hd = d->op == OP_ATTN_CM_H64 || d->op == OP_ATTN_TILE_H64 ? 64 : d->op == OP_ATTN_CM || d->op == OP_ATTN_TILE ? 128 : 256;   /* (attn_cm, attn_tile: the build's head_dim) */
+    if (op_is_attn_tile(d->op) && !fat_tile_fits(&f->vk, hd)) { fat_check_end(f, c, FAT_SKIP, "attn_tile does not fit the device"); return; }
     f32 *sw = malloc(65600 * 4);
     u64 n = fat_sweep(sw, d->atype == DT_F32);
-    u32 hd = d->op == OP_ATTN_CM_H64 ? 64 : d->op == OP_ATTN_CM ? 128 : 256;   /* (attn_cm: its build's head_dim) */
     u32 win = d->op == OP_ATTN_CM_H256W ? 4096 : 0;                             /* (a window past every key) */
     FatAttn a = { hd, 1, 1, 0, 32, 0, win, 0, 1, 0 };         /* gemma's head dim (attn_cm: its build's): hd sweep values per query */
     a.T = (u32)((n + hd - 1) / hd); a.n_ctx = a.p0 + a.T;
@@ -1268,7 +1282,8 @@ static void fat_trap_attention(Fat *f, i32 di) {
 void fat_trap_checks(Fat *f) {
     for (i32 i = 0; i < KDEF_COUNT; i++) {
         if (kdefs[i].op == OP_GLU) fat_trap_glu(f, i);
-        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || op_is_attn_cm(kdefs[i].op)) fat_trap_attention(f, i);
+        if (kdefs[i].op == OP_ATTENTION || kdefs[i].op == OP_ATTN_FLASH || kdefs[i].op == OP_ATTN_FLASH_W || op_is_attn_cm(kdefs[i].op) || op_is_attn_tile(kdefs[i].op))
+            fat_trap_attention(f, i);
     }
     fat_trap_softcap(f);
 }

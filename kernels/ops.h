@@ -203,13 +203,17 @@ void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
      /* op_attention for a batch (prefill) in one dispatch and no scratch: each (head, 16 queries; 8 for head_dim 256,
         16 through attn_flash_w where its 18.5 KiB of shared memory fit) a workgroup (attn_flash) over every key
         of those queries with a running max; out in q's dtype. Only where op_attention_flash_fits. Where
-        op_attention_cm_fits, attn_cm instead (16 queries per workgroup of 4 subgroups on cooperative matrices). */
+        op_attention_cm_fits, attn_cm instead (16 queries per workgroup of 4 subgroups on cooperative matrices); else
+        where op_attention_tile_fits, attn_tile (64 queries per workgroup, register tiles, no matrix units). */
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim a multiple of 4, <= 256, head_dim / 4 divides 128; the kernel fits the device */
 Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
 bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, u64 n_ctx);   /* attn_cm runs (op_attention_flash picks it) */
 #define OP_ATTN_CM_ROWS 80u   /* the cache rows attn_cm asks (n_ctx at least): a chunk's keys (64 + 15 read again) fit a ring (attn_cm.wgsl ring) */
 Op   op_attention_cm_op(u32 head_dim, u32 window);   /* OP_ATTN_CM (head_dim 128), _H64, _H256 or _H256W (a window): the build */
 bool op_is_attn_cm(Op op);               /* one of those */
+bool op_attention_tile_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* attn_tile runs (op_attention_flash picks it where attn_cm does not) */
+Op   op_attention_tile_op(u32 head_dim); /* OP_ATTN_TILE (head_dim 128), _H64 or _H256: the build */
+bool op_is_attn_tile(Op op);             /* one of those */
 void op_attention_flash_with(Vk *vk, Op kernel, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                              const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window);   /* that kernel (fat) */
 

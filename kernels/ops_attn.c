@@ -18,7 +18,8 @@
                                                    a batch of more goes in groups, a dispatch pair each
      op_attention_flash(...)                       batches: 16 queries of a head per workgroup (attn_flash_w
                                                    where it holds more and fits; attn_cm on cooperative
-                                                   matrices where op_attention_cm_fits), one dispatch, no scratch
+                                                   matrices where op_attention_cm_fits; attn_tile, 64
+                                                   queries, where op_attention_tile_fits), one dispatch, no scratch
      op_attention_split_fits / op_attention_flash_fits / op_attention_cm_fits / op_attn_chunks   what the device and shape allow
      op_glu, op_softcap, op_argmax, op_topk        one dispatch each
      op_argmax_check(vk, logits, ids, part)        [id, NaN/Inf flag] per row; with part, the scan split over
@@ -269,6 +270,17 @@ bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 wind
            (!window || head_dim == 256) && n_ctx >= OP_ATTN_CM_ROWS && attn_flash_kernel_fits(vk, op_attention_cm_op(head_dim, window), cache, act);
 }
 
+/* attn_tile (kernels/attn_tile.wgsl): attn_flash in register tiles, for devices without cooperative
+   matrices, f16 activations and cache, head_dim 64, 128 or 256 (one build each, as attn_cm), where its
+   workgroup memory fits the device (25-29 KiB). */
+static u64 attn_tile_qb(u64 hd) { return hd > 128 ? 32 : 64; }   /* queries per workgroup (attn_tile.wgsl BR) */
+Op op_attention_tile_op(u32 head_dim) { return head_dim == 64 ? OP_ATTN_TILE_H64 : head_dim == 256 ? OP_ATTN_TILE_H256 : OP_ATTN_TILE; }
+bool op_is_attn_tile(Op op) { return op == OP_ATTN_TILE || op == OP_ATTN_TILE_H64 || op == OP_ATTN_TILE_H256; }
+bool op_attention_tile_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
+    return !edge_opt.no_attn_tile && !vk->caps.coopmat && cache == DT_F16 && act == DT_F16 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+           attn_flash_kernel_fits(vk, op_attention_tile_op(head_dim), cache, act);
+}
+
 /* The attn_flash kernel for head_dim: the wide one (twice the queries per workgroup, so keys and
    values are read half as often) where it holds more queries than the plain one and its shared
    memory fits. Measured on the H200 (gemma-2-2b, head_dim 256, pp512): attention 316 -> 255 us per
@@ -282,7 +294,8 @@ Op op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act) {
 void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     u32 hd = (u32)q->ne[0];
-    Op kop = op_attention_cm_fits(vk, hd, kc->dtype, q->dtype, window, kc->ne[1]) ? op_attention_cm_op(hd, window) : op_attention_flash_kernel(vk, hd, kc->dtype, q->dtype);
+    Op kop = op_attention_cm_fits(vk, hd, kc->dtype, q->dtype, window, kc->ne[1]) ? op_attention_cm_op(hd, window)
+           : op_attention_tile_fits(vk, hd, kc->dtype, q->dtype) ? op_attention_tile_op(hd) : op_attention_flash_kernel(vk, hd, kc->dtype, q->dtype);
     op_attention_flash_with(vk, kop, q, kc, vc, pos, out, n_head, n_head_kv, scale, softcap, window);
 }
 
@@ -293,11 +306,13 @@ void op_attention_flash_with(Vk *vk, Op kop, const Tensor *q, const Tensor *kc, 
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(hd % 4 == 0 && 128 % (hd / 4) == 0, n, q, "head_dim / 4 must divide 128");
     need(out->nelem == q->nelem && out->dtype == q->dtype, n, out, "out must have q's shape and dtype");
-    bool cm = op_is_attn_cm(kop);
-    need(kop == OP_ATTN_FLASH || kop == OP_ATTN_FLASH_W || cm, n, q, "not an attn_flash kernel");
+    bool cm = op_is_attn_cm(kop), tile = op_is_attn_tile(kop);
+    need(kop == OP_ATTN_FLASH || kop == OP_ATTN_FLASH_W || cm || tile, n, q, "not an attn_flash kernel");
     need(!cm || (kop == op_attention_cm_op((u32)hd, window) && op_attention_cm_fits(vk, (u32)hd, kc->dtype, q->dtype, window, n_ctx)), n, q,
          "attn_cm needs cooperative matrices, f16 q and cache, its build's head_dim (64, 128, 256; a window: 256w), n_ctx >= 80");
-    u64 qb = cm ? ATTN_CM_QB : attn_flash_qb(hd, kop == OP_ATTN_FLASH_W);
+    need(!tile || (kop == op_attention_tile_op((u32)hd) && op_attention_tile_fits(vk, (u32)hd, kc->dtype, q->dtype)), n, q,
+         "attn_tile needs no cooperative matrices, f16 q and cache, its build's head_dim (64, 128, 256)");
+    u64 qb = cm ? ATTN_CM_QB : tile ? attn_tile_qb(hd) : attn_flash_qb(hd, kop == OP_ATTN_FLASH_W);
     need(n_head <= 65535 && (T + qb - 1) / qb <= 65535, n, q, "more than 65535 heads or query blocks");
     VkPipe *p = op_pipe(vk, kop, PH_PREFILL, kc->dtype, q->dtype, out->dtype);
     AttnPush push =

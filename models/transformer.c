@@ -489,12 +489,12 @@ static u32 xf_attn_cm_layers(const Xf *xf) {
     return n;
 }
 
-/* The attention of a phase's plan line: flash in batches (attn_cm in the layers where it fits), else
-   split over key chunks or one pass. */
+/* The attention of a phase's plan line: flash in batches (attn_cm in the layers where it fits, else
+   attn_tile where it fits), else split over key chunks or one pass. */
 static const char *xf_attn_plan_str(const Xf *xf, Phase ph, char *buf, int n) {
     if (ph != PH_PREFILL || !xf->path[ph].attn_flash) return xf->s.attn_part.nbytes ? "split over key chunks" : "one pass";
     u32 cm = xf_attn_cm_layers(xf);
-    if (!cm) return "flash";
+    if (!cm) return op_attention_tile_fits(xf->vk, xf->cfg->head_dim, xf->kv, xf->act) ? "flash in register tiles (attn_tile)" : "flash";
     if (cm == xf->cfg->n_layer) return "flash on cooperative matrices (attn_cm)";
     fmt_buf(buf, n, "flash, on cooperative matrices (attn_cm) in %u of %u layers", cm, xf->cfg->n_layer);
     return buf;

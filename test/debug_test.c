@@ -262,12 +262,12 @@ TEST(dtype_chain_holds_for_batched_steps_on_both_paths) {
 
 /* edge paths where the device has cooperative matrices (described: lavapipe has none): prefill
    attention records attn_cm in the layers where op_attention_cm_fits (f16 cache, head_dim 64, 128
-   or 256, at least 80 cache rows; softcaps and sliding windows are the kernel's) and attn_flash elsewhere, and
-   the plan line says so. */
+   or 256, at least 80 cache rows; softcaps and sliding windows are the kernel's), attn_tile where there
+   are no matrix units (f16), and attn_flash elsewhere, and the plan line says so. */
 TEST(paths_report_attn_cm_where_op_attention_cm_fits) {
     struct { ModelId id; DType act; bool coopmat; u32 cm; const char *plan; } cs[] = {
         { MODEL_tiny_llama,  DT_F16, true,  2, "flash on cooperative matrices (attn_cm)" },   /* head_dim 64 */
-        { MODEL_tiny_llama,  DT_F16, false, 0, "flash" },                                     /* no cooperative matrices */
+        { MODEL_tiny_llama,  DT_F16, false, 0, "flash in register tiles (attn_tile)" },       /* no cooperative matrices */
         { MODEL_tiny_llama,  DT_F32, true,  0, "flash" },                                     /* f32 activations and cache */
         /* head_dim 256, softcap; the sliding layers' rings (window 16 + a batch of 16 - 1 rows) are below attn_cm's 80 */
         { MODEL_tiny_gemma2, DT_F16, true,  1, "flash, on cooperative matrices (attn_cm) in 1 of 2 layers" },
@@ -279,13 +279,17 @@ TEST(paths_report_attn_cm_where_op_attention_cm_fits) {
         DbgModel d; dbg_model(&d, &model_table[cs[i].id], DT_Q4_K);
         static Xf xf; static XfDesc desc;
         xf_describe(&xf, vk, &d.m, 128, 16, cs[i].act, 16, 1, &desc);
-        u32 cm = 0, attn = 0;
+        u32 cm = 0, attn = 0, tile = 0;
         for (u32 j = 0; j < desc.n_ops; j++) if (!strcmp(desc.ops[j].name, "attention")) {
             attn++;
             cm += desc.ops[j].k && !strncmp(desc.ops[j].k->name, "attn_cm_", 8);
+            tile += desc.ops[j].k && !strncmp(desc.ops[j].k->name, "attn_tile_", 10);
         }
         char buf[128];
         const char *plan = xf_attn_plan_str(&xf, PH_PREFILL, buf, sizeof buf);
+        u32 want_tile = cs[i].act == DT_F16 && !cs[i].coopmat ? attn : 0;   /* attn_tile: f16, no matrix units */
+        CHECKF(tile == want_tile, "%s act %s coopmat %d: %u attention ops on attn_tile, want %u", model_table[cs[i].id].name,
+               dtype_name[cs[i].act], cs[i].coopmat, tile, want_tile);
         CHECKF(attn == d.m.cfg.n_layer && cm == cs[i].cm && xf_attn_cm_layers(&xf) == cm && !strcmp(plan, cs[i].plan),
                "%s act %s coopmat %d: %u of %u attention ops on attn_cm (want %u), the plan counts %u: '%s'", model_table[cs[i].id].name,
                dtype_name[cs[i].act], cs[i].coopmat, cm, attn, cs[i].cm, xf_attn_cm_layers(&xf), plan);
