@@ -204,7 +204,7 @@ void op_attention_flash(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
         16 through attn_flash_w where its 18.5 KiB of shared memory fit) a workgroup (attn_flash) over every key
         of those queries with a running max; out in q's dtype. Only where op_attention_flash_fits. Where
         op_attention_cm_fits, attn_cm instead (16 queries per workgroup of 4 subgroups on cooperative matrices); else
-        where op_attention_tile_fits, attn_tile (64 queries per workgroup, register tiles, no matrix units). */
+        where op_attention_tile_fits, attn_tile (16-64 queries per workgroup, register tiles, no matrix units). */
 bool op_attention_flash_fits(Vk *vk, u32 head_dim, DType cache, DType act);   /* head_dim a multiple of 4, <= 256, head_dim / 4 divides 128; the kernel fits the device */
 Op   op_attention_flash_kernel(Vk *vk, u32 head_dim, DType cache, DType act);   /* OP_ATTN_FLASH, or OP_ATTN_FLASH_W (16 queries of head_dim 256) where it fits */
 bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 window, u64 n_ctx);   /* attn_cm runs (op_attention_flash picks it) */

@@ -18,7 +18,7 @@
                                                    a batch of more goes in groups, a dispatch pair each
      op_attention_flash(...)                       batches: 16 queries of a head per workgroup (attn_flash_w
                                                    where it holds more and fits; attn_cm on cooperative
-                                                   matrices where op_attention_cm_fits; attn_tile, 64
+                                                   matrices where op_attention_cm_fits; attn_tile, 16-64
                                                    queries, where op_attention_tile_fits), one dispatch, no scratch
      op_attention_split_fits / op_attention_flash_fits / op_attention_cm_fits / op_attn_chunks   what the device and shape allow
      op_glu, op_softcap, op_argmax, op_topk        one dispatch each
@@ -272,8 +272,14 @@ bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 wind
 
 /* attn_tile (kernels/attn_tile.wgsl): attn_flash in register tiles, for devices without cooperative
    matrices, f16 activations and cache, head_dim 64, 128 or 256 (one build each, as attn_cm), where its
-   workgroup memory fits the device (25-29 KiB). */
-static u64 attn_tile_qb(u64 hd) { return hd > 128 ? 32 : 64; }   /* queries per workgroup (attn_tile.wgsl BR) */
+   workgroup memory fits the device (23-28 KiB: the boards' 32 KiB). */
+/* queries per workgroup: the build's BR (attn_tile.wgsl, its variant line's override, else the default 64) */
+static u64 attn_tile_qb(Op op) {
+    i32 d = kdef_find(op, PH_PREFILL, DT_F16, DT_F16, DT_F16);
+    i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
+    const char *o = k < 0 ? 0 : strstr(kernel_table[k].overrides, "BR=");
+    return o ? strtoull(o + 3, 0, 10) : 64;
+}
 Op op_attention_tile_op(u32 head_dim) { return head_dim == 64 ? OP_ATTN_TILE_H64 : head_dim == 256 ? OP_ATTN_TILE_H256 : OP_ATTN_TILE; }
 bool op_is_attn_tile(Op op) { return op == OP_ATTN_TILE || op == OP_ATTN_TILE_H64 || op == OP_ATTN_TILE_H256; }
 bool op_attention_tile_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
@@ -312,7 +318,7 @@ void op_attention_flash_with(Vk *vk, Op kop, const Tensor *q, const Tensor *kc, 
          "attn_cm needs cooperative matrices, f16 q and cache, its build's head_dim (64, 128, 256; a window: 256w), n_ctx >= 80");
     need(!tile || (kop == op_attention_tile_op((u32)hd) && op_attention_tile_fits(vk, (u32)hd, kc->dtype, q->dtype)), n, q,
          "attn_tile needs no cooperative matrices, f16 q and cache, its build's head_dim (64, 128, 256)");
-    u64 qb = cm ? ATTN_CM_QB : tile ? attn_tile_qb(hd) : attn_flash_qb(hd, kop == OP_ATTN_FLASH_W);
+    u64 qb = cm ? ATTN_CM_QB : tile ? attn_tile_qb(kop) : attn_flash_qb(hd, kop == OP_ATTN_FLASH_W);
     need(n_head <= 65535 && (T + qb - 1) / qb <= 65535, n, q, "more than 65535 heads or query blocks");
     VkPipe *p = op_pipe(vk, kop, PH_PREFILL, kc->dtype, q->dtype, out->dtype);
     AttnPush push =

@@ -577,7 +577,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
         if (op_is_attn_cm(kd->op)) out("; prefill attention on cooperative matrices, 16 queries per workgroup of 4 subgroups, %s-key chunks (device has VK_KHR_cooperative_matrix 16x16x16 f16; "
                                        "f16 cache, head_dim 64, 128 or 256; sliding-window rings at 256)", kd->op == OP_ATTN_CM_H256 || kd->op == OP_ATTN_CM_H256W ? "32" : "64");
         if (op_is_attn_tile(kd->op)) out("; prefill attention in register tiles, %s queries per workgroup, %s-key chunks in workgroup memory (no cooperative matrices; "
-                                         "f16 cache, head_dim 64, 128 or 256)", kd->op == OP_ATTN_TILE_H256 ? "32" : "64", kd->op == OP_ATTN_TILE_H256 ? "16" : "32");
+                                         "f16 cache, head_dim 64, 128 or 256)", kd->op == OP_ATTN_TILE_H64 ? "64" : "16", kd->op == OP_ATTN_TILE_H256 ? "16" : "32");
         if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8 ||
             kd->op == OP_MATMUL_GLU_NORM_Q8_W || kd->op == OP_MATMUL_NORM_Q8_W || kd->op == OP_MATMUL_GLU_RES_NORM_Q8_W) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
