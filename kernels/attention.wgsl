@@ -15,7 +15,8 @@
 // so the q8_0 variants are these same kernels with the other read.
 // Above: the `attention` entry, the portable one. The other entries, and when the forward pass
 // (models/transformer.c, through ops_attn.c) runs each:
-//   (attn_cm.wgsl)             prefill on cooperative matrices where ops_attn.c op_attention_cm_fits, else:
+//   (attn_cm.wgsl)             prefill on cooperative matrices where ops_attn.c op_attention_cm_fits, else
+//   (attn_tile.wgsl)           prefill in register tiles (f16, no matrix units) where op_attention_tile_fits, else:
 //   attn_flash, attn_flash_w   batches of more than one token (prefill): 16 queries of a head per
 //                              workgroup (8 for head_dim 256; 16 in the _w variants where their 18.5 KiB
 //                              of shared memory fit), online softmax, one dispatch, no scratch

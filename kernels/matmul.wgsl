@@ -1422,7 +1422,7 @@ fn mm_out(yo: u32, r: u32, t: u32, a: vec4<f32>) {
 // per 32 weights and token 8 integer dot products and 6 f32 operations where matmul takes 32 fma.
 // The product is W . Q16(x) up to f32 rounding (edge fat's int8 class: fat_q8_tile; Q16: the int8
 // rounding per 16, about 16x f16's, test/fixtures.c TOL_GPU_I8_REL). Measured on the H200
-// (docs/perf-log.md, session 39): pp512 1.5x matmul's tiles; single buffer (two buffers and one barrier
+// (docs/perf-log.md, session 39): pp512 1.6x matmul's tiles; single buffer (two buffers and one barrier
 // a step: 2% slower), a scale per 16 (per 32: 95 registers, 22% slower), the quantization by the
 // 1.5 2^23 rounding trick (round + clamp + convert: 7% slower).
 var<workgroup> mqw: array<vec4<u32>, 128>;   // [8 words][16]: word j of rows 4v .. 4v + 3

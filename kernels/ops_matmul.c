@@ -26,8 +26,8 @@
               of tokens; a batched decode step's rows (op_matmul_rows) matmul_cm_b_* (64 x 32 tiles, key
               PH_DECODE) there. Without matrix units, where the int8 lanes run (caps.idot) and for the
               types with decode lanes and f16 activations, matmul_q8_* (matmul.wgsl matmul_q: the same
-              tiles on int8 activations per 16 values: wq_q8_tile; their own tolerance class, docs/usage.md
-              "Accuracy"). op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
+              tiles on int8 activations per 16 values: wq_q8_tile; their own tolerance class, docs/testing.md,
+              and docs/usage.md "Options"). op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
               free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
               the compute units better than the tiles alone.
 
