@@ -12,7 +12,9 @@
      op_rope_kv(vk, q, k, v, pos, ff, qo, kc, vc, ..., bq, bk, bv)   biases, RoPE of q and k, both cache stores
      op_rope_kv_norm(vk, q, k, v, pos, ff, qo, kc, vc, qn, kn, eps, ...)   per-head q/k RMSNorm, then the same
      op_attention(...)                             one workgroup per (head, query), scores in a global scratch
-     op_attention_split(...)                       a workgroup per (head, 32 keys, query) + attn_merge per
+     op_attention_split(...)                       decode over at most 128 keys: attn_short, one workgroup per
+                                                   (head, query) (op_attention_short_fits); else
+                                                   a workgroup per (head, 32 keys, query) + attn_merge per
                                                    (head, query); part holds Q queries' partial rows of
                                                    op_attn_part_row = head_dim + 4 floats (m, sum, 0, 0, acc):
                                                    a batch of more goes in groups, a dispatch pair each
@@ -211,13 +213,41 @@ bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
     return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0 && 128 % (head_dim / 8) == 0 && op_attn_chunks(n_ctx) <= 1024;   /* (attn_split_h: 8 dims per load) */
 }
 
+/* attn_short (kernels/attn_short.wgsl): decode over at most 128 keys in one dispatch, attn_split_h's
+   work and attn_merge's in one workgroup of 512, for an f16 cache where the kernel fits the device
+   (512 invocations: not the 256 of Mali's profiles). */
+bool op_attn_short_off;      /* tests, edge fat: the split and merge even where attn_short would run */
+bool op_attention_short_fits(Vk *vk, u32 head_dim, DType cache, DType act, u64 keys) {
+    i32 d = kdef_find(OP_ATTN_SHORT, PH_DECODE, cache, act, act);
+    i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
+    Err e;
+    return !op_attn_short_off && keys <= 128 && op_attention_split_fits(head_dim, keys) && k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e);
+}
+
+static void op_attention_short(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *out,
+                               u64 hd, u64 T, u64 n_ctx, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
+    const char *n = "attention_short";
+    need(out->nelem == q->nelem && out->dtype == q->dtype, n, out, "out must have q's shape and dtype");
+    need(n_head <= 65535 && T <= 65535, n, q, "more than 65535 heads or queries");
+    VkPipe *p = op_pipe(vk, OP_ATTN_SHORT, PH_DECODE, kc->dtype, q->dtype, out->dtype);
+    AttnPush push = { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
+    Tensor k4 = attn_cache(n, kc), v4 = attn_cache(n, vc);
+    const Tensor *ts[5] = { q, &k4, &v4, pos, out };
+    vk_dispatch(vk, p, ts, 5, &push, sizeof push, n_head, 1, (u32)T);
+}
+
 void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *part,
                         const Tensor *out, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window, bool decode, u32 keys) {
     const char *n = "attention_split";
     u64 hd, T, n_ctx;
     attn_shapes(n, q, kc, vc, pos, n_head, n_head_kv, &hd, &T, &n_ctx);
     need(op_attention_split_fits((u32)hd, n_ctx), n, q, "head_dim must be a multiple of 8 with head_dim / 8 dividing 128, and n_ctx be at most 32768");
-    u32 nc = op_attn_chunks(keys ? MIN(keys, n_ctx) : n_ctx);   /* (the grid: chunks of the keys any query may have) */
+    u64 span = keys ? MIN(keys, n_ctx) : n_ctx;  /* (keys any query may have) */
+    if (decode && op_attention_short_fits(vk, (u32)hd, kc->dtype, q->dtype, span)) {
+        op_attention_short(vk, q, kc, vc, pos, out, hd, T, n_ctx, n_head, n_head_kv, scale, softcap, window);
+        return;
+    }
+    u32 nc = op_attn_chunks(span);   /* (the grid: chunks of the keys any query may have) */
     u64 per_q = (u64)op_attn_part_row((u32)hd) * nc * n_head, Q = part->nelem / per_q;     /* queries part holds: one dispatch pair each */
     need(part->dtype == DT_F32 && Q >= 1, n, part, "part must be f32 (head_dim + 4, n_ctx / 32, n_head, >= 1 query)");
     need(out->nelem == q->nelem, n, out, "out must have q's shape");

@@ -958,8 +958,8 @@ void vk_rec_init(Vk *vk, VkRec *r) { vk_rec_init_sized(vk, r, EDGE_VK_MAX_SETS, 
 
 /* A recording of the same dispatches as like (another key level of a decode step): its descriptor
    pool holds exactly what like's used, not EDGE_VK_MAX_SETS sets (~1-3 MB of driver memory each). */
-void vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like) {
-    if (like && like->ready) vk_rec_init_sized(vk, r, like->n_dispatch, like->n_desc);
+void vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like, u32 more_sets, u32 more_descs) {
+    if (like && like->ready) vk_rec_init_sized(vk, r, like->n_dispatch + more_sets, like->n_desc + more_descs);
     else vk_rec_init(vk, r);
 }
 

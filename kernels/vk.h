@@ -266,7 +266,7 @@ void  vk_dispatch(Vk *vk, VkPipe *p, const Tensor *const *ts, u32 n, const void 
 void  vk_barrier(Vk *vk);
 void  vk_submit_wait(Vk *vk);
 void  vk_rec_init(Vk *vk, VkRec *r);
-void  vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like);   /* a pool of exactly like's use (a recording of the same dispatches) */
+void  vk_rec_init_like(Vk *vk, VkRec *r, const VkRec *like, u32 more_sets, u32 more_descs);   /* a pool of like's use and that much more (a recording of nearly the same dispatches) */
 void  vk_rec_free(Vk *vk, VkRec *r);
 void  vk_rec_begin(Vk *vk, VkRec *r);      /* later vk_dispatch calls record into r */
 void  vk_rec_end(Vk *vk, VkRec *r);

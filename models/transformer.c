@@ -914,7 +914,9 @@ static u32 xf_key_bound(const Xf *xf, u32 far, u32 *lv) {
 
 bool xf_key_levels_off;      /* tests: one-row decode recordings cover the whole context (one level) */
 
-/* A ready recording among n rows of XF_KEY_LEVELS levels (another level's: the same dispatches), or 0 */
+/* A ready recording among n rows of XF_KEY_LEVELS levels, or 0. Another level's recording holds the same
+   dispatches but the attention: up to 128 keys one (attn_short), past them two (attn_split and attn_merge,
+   3 bindings), so a pool sized from it takes n_layer sets and 3 n_layer buffers more per step. */
 static const VkRec *xf_rec_like(const VkRec (*recs)[XF_KEY_LEVELS], u32 n) {
     for (u32 i = 0; i < n; i++)
         for (u32 lv = 0; lv < XF_KEY_LEVELS; lv++) if (recs[i][lv].ready) return &recs[i][lv];
@@ -946,7 +948,7 @@ static void xf_submit(Xf *xf, u32 T, u32 p0, bool last_only, bool multi, u32 key
     if (T == 1 && !multi) { xf->r.keys = xf_dec_bound(xf, p0 + 1, &lv); xf->r.dec_lv = lv; }
     VkRec *rec = multi ? &xf->r.multi[T - 1] : T == 1 ? &xf->r.dec[lv] : &xf->r.pre;
     bool keep = rec->ready && (multi ? xf->r.multi_keys[T - 1] == keys : T == 1 || (xf->r.pre_t == T && xf->r.pre_last == last_only));
-    if (!rec->cmd) vk_rec_init_like(xf->vk, rec, T == 1 && !multi ? xf_rec_like(&xf->r.dec, 1) : 0);
+    if (!rec->cmd) vk_rec_init_like(xf->vk, rec, T == 1 && !multi ? xf_rec_like(&xf->r.dec, 1) : 0, xf->cfg->n_layer, 3 * xf->cfg->n_layer);
     if (!keep) {
         bool ts = T == 1 && !multi && xf->r.time_decode && xf->vk->caps.timestamps && !xf->d.on;
         if (ts && !xf->r.dec_ts) xf->r.dec_ts = vk_ts_pool(xf->vk, 2);
@@ -1074,7 +1076,7 @@ static void xf_chain_submit(Xf *xf) {
     u32 keys = xf_dec_bound(xf, MIN(xf->r.chain_p + K, xf->n_ctx), &lv);
     VkRec *r = &xf->r.chain[i][lv];
     xf->r.chain_lv[i] = lv;
-    if (!r->cmd) vk_rec_init_like(xf->vk, r, xf_rec_like(xf->r.chain, 2));
+    if (!r->cmd) vk_rec_init_like(xf->vk, r, xf_rec_like(xf->r.chain, 2), K * xf->cfg->n_layer, 3 * K * xf->cfg->n_layer);
     if (!r->ready) {                    /* step j: its id from step j - 1's chain_out (j = 0: the other recording's last), its position from chain_pos[i][j], its argmax into chain_out[i][j] */
         xf->r.keys = keys;
         vk_rec_begin(xf->vk, r);

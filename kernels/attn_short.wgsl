@@ -1,0 +1,157 @@
+// attn_short.wgsl — decode attention over a short context in one dispatch: attention.wgsl's attn_split_h
+// (an f16 cache read as 16-byte vectors of 8 halves) and attn_merge in one workgroup. Where a decode
+// recording's key bound is at most 128 (ops_attn.c op_attention_short_fits: the key levels 64 and 128),
+// workgroup (h, 0, t) of 512 invocations takes all the keys lo..hi of query t (at most 128) as 4 groups
+// of 128, group g the chunk of 32 keys lo + 32 g .. (attn_split_h's work, its same sums), and merges the
+// 4 chunks' (max, sum, acc) in workgroup memory as attn_merge does. So a short step's attention is one
+// dispatch instead of two with a barrier between: the merge's dispatch and barrier cost a decode step
+// 5-10% (H200, leaving attn_merge out: qwen3-4b +7.5%, llama-3.2-1b +9.8%; docs/perf-log.md session 38).
+// Keys: rows slot * n_ctx + j % n_ctx (a ring: one modulo per chunk, a compare per key). head_dim: a
+// multiple of 8 with head_dim / 8 dividing 128, at most 256. A is the activation dtype of q and out.
+// A group past the query's keys takes part in every barrier and adds nothing. So the robustness
+// transform is off:
+//! norobust
+//! variant attn_short_f32_f16c attn_short
+//! variant attn_short_f16_f16c attn_short alias:A=f16
+enable f16;
+alias A = f32;
+struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
+                q0: u32 }             // attention.wgsl's push constants (ops_attn.c AttnPush)
+var<immediate> p: Params;
+@group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
+@group(0) @binding(1) var<storage, read> kc8: array<vec4<u32>>;   // the f16 key cache by 8
+@group(0) @binding(2) var<storage, read> vc8: array<vec4<u32>>;   // the f16 value cache by 8
+@group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
+@group(0) @binding(4) var<storage, read_write> out: array<A>;     // (head_dim, n_head, T)
+
+const F32_MAX = 3.4028234e38;
+const NG = 4u;                                   // key groups of 32 (128 keys at most)
+var<workgroup> qs: array<f32, 256>;              // q of this query and head, scaled
+var<workgroup> sp: array<f32, 512>;              // per group: its 128 partial scores, then its 32 scores
+var<workgroup> es: array<f32, 128>;              // per group: the weights of its 32 keys
+var<workgroup> acc8: array<vec4<f32>, 1024>;     // per group: 8 dims per invocation
+var<workgroup> gacc: array<f32, 1024>;           // per group: its chunk's acc[head_dim]
+var<workgroup> gms: array<vec2<f32>, 4>;         // per group: its chunk's (max, sum)
+var<workgroup> posw: array<u32, 4>;
+
+//! include common/clampn.wgsl
+//! include common/tanh_acc.wgsl
+//! include common/rows.wgsl
+
+fn h8lo(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.x)), vec2<f32>(bitcast<vec2<f16>>(u.y))); }
+fn h8hi(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.z)), vec2<f32>(bitcast<vec2<f16>>(u.w))); }
+
+// the chunk's 32 scores from its invocations' quarters a (invocation l: key l / 4), softcapped, their
+// max m (returned to every invocation of the group) and the weights e = exp(s - m) of its nk keys in es
+// (attention.wgsl split_softmax, per group: o = 128 g, eo = 32 g)
+fn group_softmax(l: u32, o: u32, eo: u32, a: f32, nk: u32) -> f32 {
+    sp[o + l] = a;
+    workgroupBarrier();
+    var s = -F32_MAX;
+    if (l < nk) {
+        s = clampn((sp[o + 4u * l] + sp[o + 4u * l + 1u]) + (sp[o + 4u * l + 2u] + sp[o + 4u * l + 3u]), F32_MAX);
+        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
+    }
+    workgroupBarrier();
+    if (l < 32u) { sp[o + l] = s; }
+    workgroupBarrier();
+    var m = -F32_MAX;
+    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[o + i]); }
+    var ev = 0.0;
+    if (l < nk) { ev = exp(s - m); }
+    if (l < 32u) { es[eo + l] = ev; }
+    workgroupBarrier();
+    return m;
+}
+
+@compute @workgroup_size(512)
+fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let g = lid.x / 128u;                        // key group
+    let l = lid.x % 128u;                        // invocation in the group
+    let h = wid.x;
+    let t = wid.z;
+    if (lid.x == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
+    let n_tok = workgroupUniformLoad(&posw[0]);
+    let qp = workgroupUniformLoad(&posw[1]);
+    let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
+    if (t >= n_tok || h >= p.n_head) { return; }
+    var lo = 0u;
+    if (p.window > 0u && qp + 1u > p.window) { lo = qp + 1u - p.window; }
+    let j0 = lo + 32u * g;
+    let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
+    let sring = j0 % p.n_ctx;
+    let d_n = p.head_dim;
+    let dq = d_n / 8u;
+    let hk = h / (p.n_head / p.n_head_kv);
+    let rw = dq * p.n_head_kv;                   // a cache row in 8-half vectors
+    let hc = hk * dq;
+    // scores: key kk = l / 4, its 8-dim chunks qd + 4 i; values: group vg = l / dq of 128 / dq, keys
+    // vg, vg + 128 / dq, .., vector dv = l % dq of each (attn_split_h's layout)
+    let kk = l / 4u;
+    let qd = l % 4u;
+    let ngv = 128u / dq;
+    let vg = l / dq;
+    let dv = l % dq;
+    var kr8: array<vec4<u32>, 8>;
+    var vr8: array<vec4<u32>, 8>;
+    if (nk > 0u) {
+        let r = sring + min(kk, nk - 1u);
+        let kb = (sbase + select(r, r - p.n_ctx, r >= p.n_ctx)) * rw + hc;
+        for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < dq) { kr8[i] = kc8[kb + qd + 4u * i]; } }
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let key = vg + ngv * i;
+            if (key < nk) { let rv = sring + key; vr8[i] = vc8[(sbase + select(rv, rv - p.n_ctx, rv >= p.n_ctx)) * rw + hc + dv]; }
+        }
+    }
+    if (lid.x < d_n) { qs[lid.x] = f32(q[(t * p.n_head + h) * d_n + lid.x]) * p.scale; }
+    workgroupBarrier();
+    var a = 0.0;
+    if (kk < nk) {
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let f = qd + 4u * i;
+            if (f < dq) {
+                let b = 8u * f;
+                a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), h8lo(kr8[i]))
+                      + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), h8hi(kr8[i]));
+            }
+        }
+    }
+    let m = group_softmax(l, 128u * g, 32u * g, a, nk);
+    var alo = vec4<f32>(0.0);
+    var ahi = vec4<f32>(0.0);
+    for (var i = 0u; i < 8u; i = i + 1u) {
+        let key = vg + ngv * i;
+        if (key < nk) { let e = es[32u * g + key]; alo = alo + e * h8lo(vr8[i]); ahi = ahi + e * h8hi(vr8[i]); }
+    }
+    acc8[256u * g + 2u * l] = alo;
+    acc8[256u * g + 2u * l + 1u] = ahi;
+    workgroupBarrier();
+    if (l < dq) {
+        var tlo = vec4<f32>(0.0);
+        var thi = vec4<f32>(0.0);
+        for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
+        let o = 256u * g + 8u * l;
+        gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
+        gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
+    }
+    if (l == 0u) {
+        var sum = 0.0;
+        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[32u * g + i]; }
+        gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), sum);
+    }
+    workgroupBarrier();
+    // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
+    if (lid.x < d_n) {
+        var big = -F32_MAX;
+        for (var c = 0u; c < NG; c = c + 1u) { big = max(big, gms[c].x); }
+        var num = 0.0;
+        var den = 0.0;
+        for (var c = 0u; c < NG; c = c + 1u) {
+            let w = exp(gms[c].x - big);
+            num = num + w * gacc[256u * c + lid.x];
+            den = den + w * gms[c].y;
+        }
+        let ok = den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u;
+        out[(t * p.n_head + h) * d_n + lid.x] = A(select(0.0, num / den, ok));
+    }
+}
