@@ -6,7 +6,10 @@
    generated token of the first (cold) repetition, so it includes pipeline creation (the
    pipeline cache makes a second process faster). Then -r repetitions, each from an empty
    context: prefill -p seeded random tokens in batches, then -n greedy decode steps (each one
-   replayed command buffer and one 4-byte readback). Reported: median and spread (min..max)
+   replayed command buffer and one 4-byte readback): "tg N @ dP", decode at context P .. P + N;
+   then, from an empty context again, -n greedy steps: "tg N", decode at context 0 .. N, which is
+   what llama-bench's tg N measures (its pp and tg tests each start from an empty context; a
+   ratio against its tg128 takes this one). Reported: median and spread (min..max)
    of the per-repetition tok/s, the warm time to first token at -p (the median repetition's
    prefill through the first token's argmax, read back: what a user waits for a prompt of that
    length once the model is loaded), device memory allocated vs planned, dispatches per decode token,
@@ -30,7 +33,8 @@ static int bench_usage(const char *why) {
          "                  [--json] [--allow-unlisted] [--profile]\n"
          "  -p N     prompt tokens per repetition (default 512; 0 skips prefill); the report gives the\n"
          "           warm time to first token at N (the median repetition's prefill and first token)\n"
-         "  -n N     generated tokens per repetition (default 128)\n"
+         "  -n N     generated tokens per repetition (default 128), decoded twice: after the prompt\n"
+         "           (tgN @ dP) and from an empty context (tgN, what llama-bench's tgN measures)\n"
          "  -r N     repetitions (default 5)\n"
          "  -b N     prefill batch in tokens (default min(-p, 512); generation's default is 64): the batch\n"
          "           sizes the logits, activation and attention-score buffers (see edge plan --batch)\n"
@@ -79,12 +83,24 @@ static int bench_parse(BenchOpts *o, int argc, char **argv) {
 
 typedef struct BenchRun {       /* what the repetitions measured */
     f64  t_start, t_loaded, ttft;
-    f64 *pp, *tg, *ft, *gpu;    /* (reps) prefill, decode tok/s, seconds to the first token; (n_g) a decode step's GPU ns */
+    f64 *pp, *tg, *tgd, *ft, *gpu;   /* (reps) prefill, decode tok/s from an empty context and after the prompt, seconds to the
+                                        first token; (n_g) a decode step's GPU ns */
     u32  n_gpu;
 } BenchRun;
 
-/* One repetition from an empty context: prefill the prompt, then greedy decode as edge run does it
-   (eng_decode: on a GPU, the next step queued before the host waits); r == 0 is the cold run. */
+/* Greedy decode steps first .. n_g - 1 from tok as edge run does it (eng_decode: on a GPU, the next
+   step queued before the host waits); their tok/s in tps. */
+static bool bench_decode(Engine *g, u32 n_g, u32 first, i32 tok, f64 *tps, Err *e) {
+    f64 t0 = now_sec();
+    for (u32 s = first; s < n_g; s++)
+        if (!eng_decode(g, tok, s + 1 < n_g, &tok, e)) return false;
+    eng_decode_end(g);
+    *tps = (n_g - first) / (now_sec() - t0);
+    return true;
+}
+
+/* One repetition from an empty context: prefill the prompt, decode after it, then decode from an
+   empty context (llama-bench's tg; with -p 0 the first is that already); r == 0 is the cold run. */
 static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u32 r, BenchRun *b, Err *e) {
     u32 nv = g->n_vocab;
     eng_reset(g);
@@ -96,11 +112,15 @@ static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u
     } else if (!eng_decode(g, tok, true, &tok, e)) return false;
     f64 t1 = now_sec();
     if (r == 0) b->ttft = t1 - b->t_start;
-    for (u32 s = o->n_p ? 0 : 1; s < o->n_g; s++)
-        if (!eng_decode(g, tok, s + 1 < o->n_g, &tok, e)) return false;
-    eng_decode_end(g);
-    f64 t2 = now_sec();
-    if (r > 0) { b->pp[r - 1] = o->n_p ? o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (o->n_p ? o->n_g : o->n_g - 1) / (t2 - t1); b->ft[r - 1] = t1 - t0; }
+    f64 tgd, tg;
+    if (!bench_decode(g, o->n_g, o->n_p ? 0 : 1, tok, &tgd, e)) return false;
+    tg = tgd;
+    if (o->n_p) {
+        eng_reset(g);
+        tok = 1 % (i32)nv;
+        if (!eng_decode(g, tok, true, &tok, e) || !bench_decode(g, o->n_g, 1, tok, &tg, e)) return false;
+    }
+    if (r > 0) { b->pp[r - 1] = o->n_p ? o->n_p / (t1 - t0) : 0; b->tg[r - 1] = tg; b->tgd[r - 1] = tgd; b->ft[r - 1] = t1 - t0; }
     return true;
 }
 
@@ -123,7 +143,7 @@ static bool bench_repetition_np(Engine *g, const BenchOpts *o, const i32 *prompt
         memcpy(tok, ids, n * sizeof(i32));
     }
     f64 t2 = now_sec();
-    if (r > 0) { b->pp[r - 1] = o->n_p ? (f64)n * o->n_p / (t1 - t0) : 0; b->tg[r - 1] = (f64)n * o->n_g / (t2 - t1); b->ft[r - 1] = t1 - t0; }
+    if (r > 0) { b->pp[r - 1] = o->n_p ? (f64)n * o->n_p / (t1 - t0) : 0; b->tg[r - 1] = b->tgd[r - 1] = (f64)n * o->n_g / (t2 - t1); b->ft[r - 1] = t1 - t0; }
     return true;
 }
 
@@ -143,11 +163,11 @@ static bool bench_gpu_steps(Engine *g, const BenchOpts *o, const i32 *prompt, Be
 
 static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, BenchRun *b) {
     u32 reps = o->reps;
-    f64 pps[1000], tgs[1000];
-    memcpy(pps, b->pp, reps * sizeof(f64)); memcpy(tgs, b->tg, reps * sizeof(f64));
-    qsort(pps, reps, sizeof(f64), bench_cmp); qsort(tgs, reps, sizeof(f64), bench_cmp); qsort(b->gpu, b->n_gpu, sizeof(f64), bench_cmp);
-    qsort(b->ft, reps, sizeof(f64), bench_cmp);
-    f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2], ft_med = b->ft[reps / 2];
+    f64 pps[1000], tgs[1000], tds[1000];
+    memcpy(pps, b->pp, reps * sizeof(f64)); memcpy(tgs, b->tg, reps * sizeof(f64)); memcpy(tds, b->tgd, reps * sizeof(f64));
+    qsort(pps, reps, sizeof(f64), bench_cmp); qsort(tgs, reps, sizeof(f64), bench_cmp); qsort(tds, reps, sizeof(f64), bench_cmp);
+    qsort(b->gpu, b->n_gpu, sizeof(f64), bench_cmp); qsort(b->ft, reps, sizeof(f64), bench_cmp);
+    f64 pp_med = pps[reps / 2], tg_med = tgs[reps / 2], td_med = tds[reps / 2], ft_med = b->ft[reps / 2];
     /* a decode step's GPU time (median, timed alone) beside the wall time per token of the chained steps */
     f64 gpu_us = b->n_gpu ? b->gpu[b->n_gpu / 2] * 1e-3 : 0, wall_us = tg_med > 0 ? 1e6 / tg_med : 0;
     f64 step_ms = tg_med > 0 ? 1e3 * o->np / tg_med : 0;        /* a decode step of all -np sequences: each one's latency per token */
@@ -162,9 +182,10 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     if (o->json) {
         out("{\"model\":\"%s\",\"file\":\"%s\",\"device\":\"%s\",\"act\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"reps\":%u,"
             "\"load_s\":%.4f,\"ttft_s\":%.4f,\"ttft_warm_s\":%.4f,\"pp_tps\":%.2f,\"pp_min\":%.2f,\"pp_max\":%.2f,\"tg_tps\":%.2f,\"tg_min\":%.2f,\"tg_max\":%.2f,"
+            "\"tg_depth_tps\":%.2f,\"tg_depth_min\":%.2f,\"tg_depth_max\":%.2f,"
             "\"np\":%u,\"tg_step_ms\":%.4f,\"decode_gpu_us\":%.2f,\"decode_wall_us\":%.2f,\"dispatches_per_token\":%u,\"device_bytes\":%llu,\"plan_bytes\":%llu,\"tensor_bytes\":%llu,\"decode_weight_bytes\":%llu,\"decode_gbs\":%.2f}\n",
             m->cfg.name, file, gi.device, actn, o->n_p, o->n_g, reps, b->t_loaded - b->t_start, b->ttft, ft_med,
-            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], o->np, step_ms, gpu_us, wall_us, gi.dispatches,
+            pp_med, pps[0], pps[reps - 1], tg_med, tgs[0], tgs[reps - 1], td_med, tds[0], tds[reps - 1], o->np, step_ms, gpu_us, wall_us, gi.dispatches,
             (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors, (unsigned long long)wbytes, gbs);
         return;
     }
@@ -176,12 +197,16 @@ static void bench_report(const BenchOpts *o, const Model *m, const Engine *g, Be
     out("device memory: %llu bytes allocated, plan %llu, tensors %llu (alignment overhead %.3f%%)\n",
         (unsigned long long)dev_alloc, (unsigned long long)plan, (unsigned long long)tensors,
         plan ? 100.0 * (f64)(plan - tensors) / (f64)plan : 0.0);
-    out("| %-24s | %-6s | %-8s | %14s | %19s |\n", "model", "act", "test", "t/s (median)", "min .. max");
-    out("| %-24s | %-6s | %-8s | %14s | %19s |\n", "------------------------", "------", "--------", "--------------", "-------------------");
+    out("| %-24s | %-6s | %-12s | %14s | %19s |\n", "model", "act", "test", "t/s (median)", "min .. max");
+    out("| %-24s | %-6s | %-12s | %14s | %19s |\n", "------------------------", "------", "------------", "--------------", "-------------------");
     char tn[32];
-    if (o->n_p) { fmt_buf(tn, sizeof tn, "pp%u", o->n_p); out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, pp_med, pps[0], pps[reps - 1]); }
+    if (o->n_p) { fmt_buf(tn, sizeof tn, "pp%u", o->n_p); out("| %-24s | %-6s | %-12s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, pp_med, pps[0], pps[reps - 1]); }
     if (o->np > 1) fmt_buf(tn, sizeof tn, "tg%u x%u", o->n_g, o->np); else fmt_buf(tn, sizeof tn, "tg%u", o->n_g);
-    out("| %-24s | %-6s | %-8s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, tg_med, tgs[0], tgs[reps - 1]);
+    out("| %-24s | %-6s | %-12s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, tg_med, tgs[0], tgs[reps - 1]);
+    if (o->n_p && o->np == 1) {
+        fmt_buf(tn, sizeof tn, "tg%u @ d%u", o->n_g, o->n_p);
+        out("| %-24s | %-6s | %-12s | %14.2f | %8.2f .. %8.2f |\n", m->cfg.name, actn, tn, td_med, tds[0], tds[reps - 1]);
+    }
     if (o->np > 1) out("decode: %u sequences together, %.3f ms per step (each sequence's latency per token), %.1f GB/s of weights\n", o->np, step_ms, gbs);
     else out("decode: %u dispatches per token, %.1f MB of weights per token, %.1f GB/s effective\n", gi.dispatches, (f64)wbytes / 1e6, gbs);
     if (gpu_us > 0) out("decode step: %.1f us of GPU time (a step timed alone), %.1f us wall per token (greedy steps queued back to back)\n", gpu_us, wall_us);
@@ -210,7 +235,7 @@ static int bench_cmd(int argc, char **argv) {
     u64 seed = 0x9e3779b97f4a7c15ull;
     for (u32 i = 0; i < o.n_p; i++) { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; prompt[i] = (i32)(seed % m.cfg.n_vocab); }
     if (o.n_p) prompt[0] = 1 % (i32)m.cfg.n_vocab;
-    b.pp = push_array(&a, f64, o.reps); b.tg = push_array(&a, f64, o.reps); b.ft = push_array(&a, f64, o.reps); b.gpu = push_array(&a, f64, o.n_g);
+    b.pp = push_array(&a, f64, o.reps); b.tg = push_array(&a, f64, o.reps); b.tgd = push_array(&a, f64, o.reps); b.ft = push_array(&a, f64, o.reps); b.gpu = push_array(&a, f64, o.n_g);
     bool ok = true;
     for (u32 r = 0; r <= o.reps && ok; r++) {           /* r == 0: the cold run, not counted */
         ok = o.np > 1 ? bench_repetition_np(&g, &o, prompt, r, &b, &e) : bench_repetition(&g, &o, prompt, r, &b, &e);

@@ -35,7 +35,7 @@ for s in "${SPECS[@]}"; do c=${s%%:*}; t=${s##*:}; f=$M/$c.$t.gguf
     python3 - "$c" "$t" "$b" "$e" "$l" <<'PY'
 import json, sys
 c, t, b, e, l = sys.argv[1:6]
-try: ej = json.loads(e); etg, estep = ej["tg_tps"], ej["tg_step_ms"]
+try: ej = json.loads(e); etg, estep = ej.get("tg_depth_tps", ej["tg_tps"]), ej["tg_step_ms"]   # (after the prompt, as S_TG)
 except Exception: etg, estep = float("nan"), float("nan")
 ltg = float("nan")
 for line in l.splitlines():
