@@ -115,10 +115,9 @@ static bool bench_repetition(Engine *g, const BenchOpts *o, const i32 *prompt, u
     f64 tgd, tg;
     if (!bench_decode(g, o->n_g, o->n_p ? 0 : 1, tok, &tgd, e)) return false;
     tg = tgd;
-    if (o->n_p) {
+    if (o->n_p) {                        /* every one of the -n steps timed, as llama-bench's tgN */
         eng_reset(g);
-        tok = 1 % (i32)nv;
-        if (!eng_decode(g, tok, true, &tok, e) || !bench_decode(g, o->n_g, 1, tok, &tg, e)) return false;
+        if (!bench_decode(g, o->n_g, 0, 1 % (i32)nv, &tg, e)) return false;
     }
     if (r > 0) { b->pp[r - 1] = o->n_p ? o->n_p / (t1 - t0) : 0; b->tg[r - 1] = tg; b->tgd[r - 1] = tgd; b->ft[r - 1] = t1 - t0; }
     return true;
