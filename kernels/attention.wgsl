@@ -91,6 +91,8 @@ const F32_MAX = 3.4028234e38;
 //! include common/tanh_acc.wgsl
 //! include common/rows.wgsl
 //! include common/kvq8.wgsl
+//! include common/keys.wgsl
+//! include common/chunk.wgsl
 
 // The cache reads. A row's base: its first element (f32 / f16), or word (q8_0); c: the element
 // (kat, vat: the scalar entry's kc, vc) or the 4-element vector (kat4, vat4: kc4, vc4) in the row.
@@ -166,8 +168,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let qp = qa.y;
     let kr0 = qa.z;                                 // the slot's first cache row
     let hi = qp;
-    var lo = 0u;
-    if (p.window > 0u && qp + 1u > p.window) { lo = qp + 1u - p.window; }
+    let lo = key_range(qp).x;
     let qb = (t * p.n_head + h) * d_n;
     let sb = (t * p.n_head + h) * p.n_ctx - lo;     // (scores of keys lo..hi at 0..hi - lo: at most n_ctx)
     if (l < d_n) { qs[l] = f32(q[qb + l]) * p.scale; }
@@ -238,13 +239,6 @@ var<workgroup> es: array<f32, 32>;
 var<workgroup> accs: array<vec4<f32>, 128>;
 var<workgroup> wc: array<f32, 1024>;
 
-// keys lo..hi of the query at position p0 (the host keeps positions inside the context)
-fn key_range(p0: u32) -> vec2<u32> {
-    let hi = p0;
-    var lo = 0u;
-    if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
-    return vec2<u32>(lo, hi);
-}
 
 // attn_split / attn_split_h: the chunk of workgroup (h, c, t) as (its first key j0, its key count nk);
 // nk = 0 when it has nothing to do (past the query's keys, the token count or the heads). The slot's
@@ -266,37 +260,13 @@ fn split_chunk(l: u32, wid: vec3<u32>) -> vec2<u32> {
     return vec2<u32>(j0, min(32u, kr.y + 1u - j0));
 }
 
-// The chunk's scores from each invocation's quarter a of a key's dot product (invocation l: key
-// l / 4), the softcap, their max m (returned to every invocation) and the weights e = exp(s - m)
-// of its keys in es (0 past nk).
-fn split_softmax(l: u32, a: f32, nk: u32) -> f32 {
-    sp[l] = a;
-    workgroupBarrier();
-    var s = -F32_MAX;
-    if (l < nk) {
-        s = clampn((sp[4u * l] + sp[4u * l + 1u]) + (sp[4u * l + 2u] + sp[4u * l + 3u]), F32_MAX);
-        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
-    }
-    workgroupBarrier();
-    if (l < 32u) { sp[l] = s; }
-    workgroupBarrier();
-    var m = -F32_MAX;                            // every invocation reads the 32 scores (broadcasts)
-    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[i]); }
-    var ev = 0.0;
-    if (l < nk) { ev = exp(s - m); }
-    if (l < 32u) { es[l] = ev; }
-    workgroupBarrier();
-    return m;
-}
+// The chunk's softmax (common/chunk.wgsl chunk_softmax): the workgroup is one chunk.
+fn split_softmax(l: u32, a: f32, nk: u32) -> f32 { return chunk_softmax(l, 0u, 0u, a, nk); }
 
 // the chunk's m and the sum of its 32 weights (es is complete since split_softmax's barrier) at
 // the start of its row pb in part, with the row's two zeros
 fn split_store_ms(l: u32, pb: u32, m: f32) {
-    if (l == 0u) {
-        var sum = 0.0;
-        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[i]; }
-        partw[pb] = m; partw[pb + 1u] = sum; partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0;
-    }
+    if (l == 0u) { partw[pb] = m; partw[pb + 1u] = chunk_wsum(0u); partw[pb + 2u] = 0.0; partw[pb + 3u] = 0.0; }
 }
 
 // attn_split / attn_split_h: an invocation's share of chunk ck = (j0, nk) of workgroup (h, c, wid.z) (query t), for
@@ -390,8 +360,7 @@ fn attn_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 @group(0) @binding(2) var<storage, read> vc8: array<vec4<u32>>;    // attn_split_h: the f16 value cache by 8
 var<workgroup> acc8: array<vec4<f32>, 256>;                        // attn_split_h: 8 dims per invocation
 
-fn h8lo(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.x)), vec2<f32>(bitcast<vec2<f16>>(u.y))); }
-fn h8hi(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.z)), vec2<f32>(bitcast<vec2<f16>>(u.w))); }
+// (h8lo, h8hi: common/chunk.wgsl)
 
 @compute @workgroup_size(128)
 fn attn_split_h(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,

@@ -6,6 +6,7 @@
 // 4 chunks' (max, sum, acc) in workgroup memory as attn_merge does. So a short step's attention is one
 // dispatch instead of two with a barrier between: the merge's dispatch and barrier cost a decode step
 // 5-10% (H200, leaving attn_merge out: qwen3-4b +7.5%, llama-3.2-1b +9.8%; docs/perf-log.md session 38).
+// A chunk's scores, softmax and weight sum are attn_split_h's (common/chunk.wgsl), at group g's offsets.
 // Keys: rows slot * n_ctx + j % n_ctx (a ring: one modulo per chunk, a compare per key). head_dim: a
 // multiple of 8 with head_dim / 8 dividing 128, at most 256. A is the activation dtype of q and out.
 // A group past the query's keys takes part in every barrier and adds nothing. So the robustness
@@ -37,32 +38,8 @@ var<workgroup> posw: array<u32, 4>;
 //! include common/clampn.wgsl
 //! include common/tanh_acc.wgsl
 //! include common/rows.wgsl
-
-fn h8lo(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.x)), vec2<f32>(bitcast<vec2<f16>>(u.y))); }
-fn h8hi(u: vec4<u32>) -> vec4<f32> { return vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u.z)), vec2<f32>(bitcast<vec2<f16>>(u.w))); }
-
-// the chunk's 32 scores from its invocations' quarters a (invocation l: key l / 4), softcapped, their
-// max m (returned to every invocation of the group) and the weights e = exp(s - m) of its nk keys in es
-// (attention.wgsl split_softmax, per group: o = 128 g, eo = 32 g)
-fn group_softmax(l: u32, o: u32, eo: u32, a: f32, nk: u32) -> f32 {
-    sp[o + l] = a;
-    workgroupBarrier();
-    var s = -F32_MAX;
-    if (l < nk) {
-        s = clampn((sp[o + 4u * l] + sp[o + 4u * l + 1u]) + (sp[o + 4u * l + 2u] + sp[o + 4u * l + 3u]), F32_MAX);
-        if (p.softcap > 0.0) { s = p.softcap * tanh_acc(clampn(s / p.softcap, 15.0)); }
-    }
-    workgroupBarrier();
-    if (l < 32u) { sp[o + l] = s; }
-    workgroupBarrier();
-    var m = -F32_MAX;
-    for (var i = 0u; i < 32u; i = i + 1u) { m = max(m, sp[o + i]); }
-    var ev = 0.0;
-    if (l < nk) { ev = exp(s - m); }
-    if (l < 32u) { es[eo + l] = ev; }
-    workgroupBarrier();
-    return m;
-}
+//! include common/keys.wgsl
+//! include common/chunk.wgsl
 
 @compute @workgroup_size(512)
 fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -75,9 +52,7 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let qp = workgroupUniformLoad(&posw[1]);
     let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
     if (t >= n_tok || h >= p.n_head) { return; }
-    var lo = 0u;
-    if (p.window > 0u && qp + 1u > p.window) { lo = qp + 1u - p.window; }
-    let j0 = lo + 32u * g;
+    let j0 = key_range(qp).x + 32u * g;
     let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
     let sring = j0 % p.n_ctx;
     let d_n = p.head_dim;
@@ -116,7 +91,7 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             }
         }
     }
-    let m = group_softmax(l, 128u * g, 32u * g, a, nk);
+    let m = chunk_softmax(l, 128u * g, 32u * g, a, nk);     // group g: its 128 partial scores, its 32 weights
     var alo = vec4<f32>(0.0);
     var ahi = vec4<f32>(0.0);
     for (var i = 0u; i < 8u; i = i + 1u) {
@@ -134,11 +109,7 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
         gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
     }
-    if (l == 0u) {
-        var sum = 0.0;
-        for (var i = 0u; i < 32u; i = i + 1u) { sum = sum + es[32u * g + i]; }
-        gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), sum);
-    }
+    if (l == 0u) { gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
     workgroupBarrier();
     // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
     if (lid.x < d_n) {

@@ -69,13 +69,8 @@ var<workgroup> posw: array<u32, 4>;
 //! include common/clampn.wgsl
 //! include common/tanh_acc.wgsl
 //! include common/rows.wgsl
+//! include common/keys.wgsl
 
-// keys lo..hi of the query at position p0 (attention.wgsl key_range)
-fn key_range(p0: u32) -> vec2<u32> {
-    var lo = 0u;
-    if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
-    return vec2<u32>(lo, p0);
-}
 
 // step 1, a chunk ahead: keys and values j0 .. j0 + nk - 1 (rows kr0 + j % n_ctx) of KV head vector hc
 // into registers (LPI 4-value vectors of each per invocation, at most 8; zero past the chunk's keys),

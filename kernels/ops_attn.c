@@ -303,15 +303,21 @@ bool op_attention_cm_fits(Vk *vk, u32 head_dim, DType cache, DType act, u32 wind
 /* attn_tile (kernels/attn_tile.wgsl): attn_flash in register tiles, for devices without cooperative
    matrices, f16 activations and cache, head_dim 64, 128 or 256 (one build each, as attn_cm), where its
    workgroup memory fits the device (23-28 KiB: the boards' 32 KiB). */
-/* queries per workgroup: the build's BR (attn_tile.wgsl, its variant line's override, else the default 64) */
-static u64 attn_tile_qb(Op op) {
-    i32 d = kdef_find(op, PH_PREFILL, DT_F16, DT_F16, DT_F16);
-    i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
-    const char *o = k < 0 ? 0 : strstr(kernel_table[k].overrides, "BR=");
-    return o ? strtoull(o + 3, 0, 10) : 64;
-}
 Op op_attention_tile_op(u32 head_dim) { return head_dim == 64 ? OP_ATTN_TILE_H64 : head_dim == 256 ? OP_ATTN_TILE_H256 : OP_ATTN_TILE; }
 bool op_is_attn_tile(Op op) { return op == OP_ATTN_TILE || op == OP_ATTN_TILE_H64 || op == OP_ATTN_TILE_H256; }
+/* queries per workgroup: the build's BR (attn_tile.wgsl, its variant line's override, else the default
+   64), read from the compiled-in kernel table once per build (index: head_dim 64, 128, 256) */
+static u64 attn_tile_qb(Op op) {
+    static u64 qb[3];
+    u32 i = op == OP_ATTN_TILE_H64 ? 0 : op == OP_ATTN_TILE ? 1 : 2;
+    if (!qb[i]) {
+        i32 d = kdef_find(op, PH_PREFILL, DT_F16, DT_F16, DT_F16);
+        i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
+        const char *o = k < 0 ? 0 : strstr(kernel_table[k].overrides, "BR=");
+        qb[i] = o ? strtoull(o + 3, 0, 10) : 64;
+    }
+    return qb[i];
+}
 bool op_attention_tile_fits(Vk *vk, u32 head_dim, DType cache, DType act) {
     return !edge_opt.no_attn_tile && !vk->caps.coopmat && cache == DT_F16 && act == DT_F16 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
            attn_flash_kernel_fits(vk, op_attention_tile_op(head_dim), cache, act);
