@@ -297,8 +297,8 @@ fn matvec_k_h(v: Inv) {
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu(v: Inv) {
-    let r = mv_row(v.wid, v.nw, v.lid.x, true);
-    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_k(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x, v.wid.z)));
+    let r = mv_row(v.wid, v.nw, v.lid.x, false);
+    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_k2(r < p.rows, r, r + p.rows, v.lid.x, v.wid.z)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope(v: Inv) {
@@ -319,8 +319,8 @@ fn matvec_k_rope_h(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm(v: Inv) {
     mv_norm_xn(v.lid.x, v.wid.z, &gnw);
-    let r = mv_row(v.wid, v.nw, v.lid.x, true);
-    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
+    let r = mv_row(v.wid, v.nw, v.lid.x, false);
+    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn2(r < p.rows, r, r + p.rows, v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm(v: Inv) {
@@ -647,9 +647,10 @@ fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     return q6k_lane(row * nsb + b, c, xa);
 }
 
-// lane i's share of k-quant row `row`, activations of token z from x4
-fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
-    var s = 0.0;
+// lane i's share of k-quant row `row` (with two, also row2: a glu entry's up row on the same
+// activations), activations of token z from x4
+fn dot_k_2(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32> {
+    var s = vec2<f32>(0.0);
     lut_init(l);
     if (ok) {
         let i = lane_of(l);
@@ -659,12 +660,15 @@ fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
             if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
-            s = s + lane_k(row, b, c, xa);
+            s.x = s.x + lane_k(row, b, c, xa);
+            if (two) { s.y = s.y + lane_k(row2, b, c, xa); }
         }
     }
     lut_done();
     return s;
 }
+fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 { return dot_k_2(ok, row, row, false, l, z).x; }
+fn dot_k2(ok: bool, row: u32, row2: u32, l: u32, z: u32) -> vec2<f32> { return dot_k_2(ok, row, row2, true, l, z); }
 
 // ---- the *_norm entries (decode: a workgroup's token z = wid.z): the input is the f32 residual row and the product
 // takes its RMSNorm (times the norm weight, rounded to A as rmsnorm.wgsl's output would be), made by
@@ -764,9 +768,9 @@ fn mv_norm_xn(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
 
-// dot_k over the normalized row in xn
-fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
-    var s = 0.0;
+// dot_k_2 over the normalized row in xn
+fn dot_kn_2(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
+    var s = vec2<f32>(0.0);
     lut_init(l);
     if (ok) {
         let i = lane_of(l);
@@ -775,12 +779,15 @@ fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
             if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
-            s = s + lane_k(row, b, c, xa);
+            s.x = s.x + lane_k(row, b, c, xa);
+            if (two) { s.y = s.y + lane_k(row2, b, c, xa); }
         }
     }
     lut_done();
     return s;
 }
+fn dot_kn(ok: bool, row: u32, l: u32) -> f32 { return dot_kn_2(ok, row, row, false, l).x; }
+fn dot_kn2(ok: bool, row: u32, row2: u32, l: u32) -> vec2<f32> { return dot_kn_2(ok, row, row2, true, l); }
 
 
 
