@@ -285,10 +285,18 @@ fn glu_rows_q(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
     glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
+// The f32 lanes take two neighbouring rows per invocation (2r, 2r + 1: one set of activation loads for
+// both; the host's grid counts 2 (MVT >> ll) rows per workgroup)
 @compute @workgroup_size(MVT)
 fn matvec_k(v: Inv) {
-    let o = mv_out(v);
-    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_k(o.row < p.rows, o.row, v.lid.x, v.wid.z)));
+    let r = 2u * mv_row(v.wid, v.nw, v.lid.x, false);
+    let lead = lane_of(v.lid.x) == 0u && r < p.rows;
+    let two = r + 1u < p.rows;
+    let i0 = v.wid.z * p.m + p.r0 + r;
+    var prev = vec2<f32>(0.0);
+    if (lead) { prev.x = f32(store_pre(i0)); if (two) { prev.y = f32(store_pre(i0 + 1u)); } }
+    let t = mv_reduce2(v.lid.x, dot_k_2(r < p.rows, r, r + 1u, two, v.lid.x, v.wid.z));
+    if (lead) { y[i0] = O(clampn(t.x + prev.x, YMAX)); if (two) { y[i0 + 1u] = O(clampn(t.y + prev.y, YMAX)); } }
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_h(v: Inv) {
