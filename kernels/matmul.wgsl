@@ -23,7 +23,8 @@
 //   get_rows                     embedding rows, dequantized and scaled
 //   matvec, matvec_glu           decode, lanes ANY: a lane takes 4 elements per pass (dq4)
 //   matvec_k*                    decode, lanes K / B, A = f32: 8 lanes per 256 elements (q4k_lane, q6k_lane;
-//                                b_lane: a whole 32-element group per lane)
+//                                b_lane: a whole 32-element group per lane); matvec_k and the glu entries take
+//                                two rows per invocation on one set of activation loads (dot_k_2, dot_kn_2)
 //   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x, b_lane_x;
 //                                the 0x4c00 / 0x4000 magic below), two products per f16 fma
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
@@ -199,8 +200,9 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 //   scales it needs, i.e. 32 elements, unpacked 4 bytes at a time. The f16-pair lanes (*_h
 //   entries: q4k_lane_x, q6k_lane_x) take 2-word chunks instead, so that their activations are
 //   16-byte loads of 8 halves (x8, xv8) that neighbouring lanes take from neighbouring bytes.
-// The glu entries compute lanes-per-row output rows' gate rows in the first half of the
-// workgroup and the same up rows in the second.
+// The glu entries of the lanes K / B take a gate row and its up row per invocation (glu_pair_store);
+// matvec_glu (lanes ANY) computes lanes-per-row output rows' gate rows in the first half of the
+// workgroup and the same up rows in the second (glu_half_store).
 const MVT = 128u;
 var<workgroup> red: array<f32, 128>;  // one partial sum per invocation
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
@@ -398,13 +400,13 @@ fn glu_store(idx: u32, g: f32, u: f32) {
     if (p.act != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
     y[idx] = O(clampn(x * sigmoid(z) * f32(O(clampn(u, YMAX))), YMAX));
 }
-// The glu rows by halves (f32 lanes): output row r's gate row on the workgroup's first half, its up row
+// The glu rows by halves (matvec_glu): output row r's gate row on the workgroup's first half, its up row
 // (glu_wrow) on the second; the first half's lane 0 stores with the up sum from red. z: the token.
 fn glu_wrow(l: u32, r: u32) -> u32 { return r + (l / (MVT / 2u)) * p.rows; }
 fn glu_half_store(l: u32, r: u32, z: u32, t: f32) {
     if (lane_of(l) == 0u && l < MVT / 2u && r < p.rows) { glu_store(z * p.m + r, t, red[l + MVT / 2u]); }
 }
-// The glu rows by pairs (f16-pair and int8 lanes): an invocation takes gate row r and up row r + rows on
+// The glu rows by pairs (the f32, f16-pair and int8 lanes): an invocation takes gate row r and up row r + rows on
 // one set of activations; the sums are reduced as pairs (mv_reduce2).
 fn glu_pair_store(l: u32, r: u32, z: u32, t: vec2<f32>) { if (lane_of(l) == 0u && r < p.rows) { glu_store(z * p.m + r, t.x, t.y); } }
 
