@@ -116,6 +116,7 @@ static bool fat_identity(Fat *f) {
     u32 push = 0, inv = 0;
     for (i32 i = 0; i < KERNEL_TABLE_COUNT; i++) {
         const KernelInfo *ki = &kernel_table[i];
+        if (op_kernel_optional(ki->name)) continue;      /* (attn_short's 512 invocations: else the split and merge) */
         push = MAX(push, ki->push_size);
         inv = MAX(inv, ki->wg[0] * ki->wg[1] * ki->wg[2]);
         for (int d = 0; d < 3; d++)

@@ -12,27 +12,34 @@
 // A group past the query's keys takes part in every barrier and adds nothing. So the robustness
 // transform is off:
 //! norobust
+// The f32-cache build (devices without 16-bit storage: their workgroups allow 256 invocations) takes the
+// 4 chunks in 2 groups of 128, each group two chunks one after the other (NGW = 2: 14.3 KiB of workgroup
+// memory), reading a chunk's 8 dims as two 16-byte vectors of f32 (CF32).
 //! variant attn_short_f32_f16c attn_short
 //! variant attn_short_f16_f16c attn_short alias:A=f16
+//! variant attn_short_f32_f32c attn_short NGW=2 CF32=1 alias:CV=vec4<f32>
 enable f16;
 alias A = f32;
+alias CV = vec4<u32>;                            // the cache's 16-byte vectors: 8 halves, or 4 f32 (CF32)
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
                 q0: u32 }             // attention.wgsl's push constants (ops_attn.c AttnPush)
 var<immediate> p: Params;
 @group(0) @binding(0) var<storage, read> q: array<A>;             // (head_dim, n_head, T)
-@group(0) @binding(1) var<storage, read> kc8: array<vec4<u32>>;   // the f16 key cache by 8
-@group(0) @binding(2) var<storage, read> vc8: array<vec4<u32>>;   // the f16 value cache by 8
+@group(0) @binding(1) var<storage, read> kc8: array<CV>;          // the key cache by 16 bytes
+@group(0) @binding(2) var<storage, read> vc8: array<CV>;          // the value cache by 16 bytes
 @group(0) @binding(3) var<storage, read> pos: array<u32>;         // the rows table
 @group(0) @binding(4) var<storage, read_write> out: array<A>;     // (head_dim, n_head, T)
 
 const F32_MAX = 3.4028234e38;
-const NG = 4u;                                   // key groups of 32 (128 keys at most)
+const NG = 4u;                                   // chunks of 32 keys (128 keys at most)
+override NGW: u32 = 4u;                          // groups of 128 invocations: chunk c runs on group c % NGW
+override CF32: bool = false;                     // an f32 cache (CV = vec4<f32>): 8 dims are two vectors
 var<workgroup> qs: array<f32, 256>;              // q of this query and head, scaled
-var<workgroup> sp: array<f32, 512>;              // per group: its 128 partial scores, then its 32 scores
-var<workgroup> es: array<f32, 128>;              // per group: the weights of its 32 keys
-var<workgroup> acc8: array<vec4<f32>, 1024>;     // per group: 8 dims per invocation
-var<workgroup> gacc: array<f32, 1024>;           // per group: its chunk's acc[head_dim]
-var<workgroup> gms: array<vec2<f32>, 4>;         // per group: its chunk's (max, sum)
+var<workgroup> sp: array<f32, 128 * NGW>;        // per group: its 128 partial scores, then its 32 scores
+var<workgroup> es: array<f32, 32 * NGW>;         // per group: the weights of its 32 keys
+var<workgroup> acc8: array<vec4<f32>, 256 * NGW>;   // per group: 8 dims per invocation
+var<workgroup> gacc: array<f32, 1024>;           // per chunk: its acc[head_dim]
+var<workgroup> gms: array<vec2<f32>, 4>;         // per chunk: its (max, sum)
 var<workgroup> posw: array<u32, 4>;
 
 //! include common/clampn.wgsl
@@ -41,9 +48,27 @@ var<workgroup> posw: array<u32, 4>;
 //! include common/keys.wgsl
 //! include common/chunk.wgsl
 
-@compute @workgroup_size(512)
+// The cache's 8 dims at 8-dim index i (row * head_dim / 8 * n_head_kv + ..) into r[j] (f16: one vector;
+// f32: r[2j], r[2j + 1]) and their values as two vec4<f32> (lo8, hi8)
+fn ld8(kv: bool, i: u32, r: ptr<function, array<vec4<u32>, 16>>, j: u32) {
+    if (CF32) {
+        if (kv) { (*r)[2u * j] = bitcast<vec4<u32>>(vc8[2u * i]); (*r)[2u * j + 1u] = bitcast<vec4<u32>>(vc8[2u * i + 1u]); }
+        else { (*r)[2u * j] = bitcast<vec4<u32>>(kc8[2u * i]); (*r)[2u * j + 1u] = bitcast<vec4<u32>>(kc8[2u * i + 1u]); }
+    } else if (kv) { (*r)[j] = bitcast<vec4<u32>>(vc8[i]); } else { (*r)[j] = bitcast<vec4<u32>>(kc8[i]); }
+}
+// (halves through unpack2x16float, which needs no shaderFloat16: the f32 build runs on devices without it)
+fn lo8(r: ptr<function, array<vec4<u32>, 16>>, j: u32) -> vec4<f32> {
+    if (CF32) { return bitcast<vec4<f32>>((*r)[2u * j]); }
+    return vec4<f32>(unpack2x16float((*r)[j].x), unpack2x16float((*r)[j].y));
+}
+fn hi8(r: ptr<function, array<vec4<u32>, 16>>, j: u32) -> vec4<f32> {
+    if (CF32) { return bitcast<vec4<f32>>((*r)[2u * j + 1u]); }
+    return vec4<f32>(unpack2x16float((*r)[j].z), unpack2x16float((*r)[j].w));
+}
+
+@compute @workgroup_size(128 * NGW)
 fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let g = lid.x / 128u;                        // key group
+    let g = lid.x / 128u;                        // group
     let l = lid.x % 128u;                        // invocation in the group
     let h = wid.x;
     let t = wid.z;
@@ -52,13 +77,10 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let qp = workgroupUniformLoad(&posw[1]);
     let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
     if (t >= n_tok || h >= p.n_head) { return; }
-    let j0 = key_range(qp).x + 32u * g;
-    let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
-    let sring = j0 % p.n_ctx;
     let d_n = p.head_dim;
     let dq = d_n / 8u;
     let hk = h / (p.n_head / p.n_head_kv);
-    let rw = dq * p.n_head_kv;                   // a cache row in 8-half vectors
+    let rw = dq * p.n_head_kv;                   // a cache row in 8-dim vectors
     let hc = hk * dq;
     // scores: key kk = l / 4, its 8-dim chunks qd + 4 i; values: group vg = l / dq of 128 / dq, keys
     // vg, vg + 128 / dq, .., vector dv = l % dq of each (attn_split_h's layout)
@@ -67,49 +89,55 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let ngv = 128u / dq;
     let vg = l / dq;
     let dv = l % dq;
-    var kr8: array<vec4<u32>, 8>;
-    var vr8: array<vec4<u32>, 8>;
-    if (nk > 0u) {
-        let r = sring + min(kk, nk - 1u);
-        let kb = (sbase + select(r, r - p.n_ctx, r >= p.n_ctx)) * rw + hc;
-        for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < dq) { kr8[i] = kc8[kb + qd + 4u * i]; } }
-        for (var i = 0u; i < 8u; i = i + 1u) {
-            let key = vg + ngv * i;
-            if (key < nk) { let rv = sring + key; vr8[i] = vc8[(sbase + select(rv, rv - p.n_ctx, rv >= p.n_ctx)) * rw + hc + dv]; }
-        }
-    }
-    if (lid.x < d_n) { qs[lid.x] = f32(q[(t * p.n_head + h) * d_n + lid.x]) * p.scale; }
-    workgroupBarrier();
-    var a = 0.0;
-    if (kk < nk) {
-        for (var i = 0u; i < 8u; i = i + 1u) {
-            let f = qd + 4u * i;
-            if (f < dq) {
-                let b = 8u * f;
-                a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), h8lo(kr8[i]))
-                      + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), h8hi(kr8[i]));
+    for (var it = 0u; it < NG / NGW; it = it + 1u) {
+        let c = g + NGW * it;                    // chunk c: keys lo + 32 c ..
+        let j0 = key_range(qp).x + 32u * c;
+        let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
+        let sring = j0 % p.n_ctx;
+        var kr8: array<vec4<u32>, 16>;
+        var vr8: array<vec4<u32>, 16>;
+        if (nk > 0u) {
+            let r = sring + min(kk, nk - 1u);
+            let kb = (sbase + select(r, r - p.n_ctx, r >= p.n_ctx)) * rw + hc;
+            for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < dq) { ld8(false, kb + qd + 4u * i, &kr8, i); } }
+            for (var i = 0u; i < 8u; i = i + 1u) {
+                let key = vg + ngv * i;
+                if (key < nk) { let rv = sring + key; ld8(true, (sbase + select(rv, rv - p.n_ctx, rv >= p.n_ctx)) * rw + hc + dv, &vr8, i); }
             }
         }
+        if (it == 0u && lid.x < d_n) { qs[lid.x] = f32(q[(t * p.n_head + h) * d_n + lid.x]) * p.scale; }
+        workgroupBarrier();                      // (qs; the previous chunk's reads of acc8 and es)
+        var a = 0.0;
+        if (kk < nk) {
+            for (var i = 0u; i < 8u; i = i + 1u) {
+                let f = qd + 4u * i;
+                if (f < dq) {
+                    let b = 8u * f;
+                    a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), lo8(&kr8, i))
+                          + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), hi8(&kr8, i));
+                }
+            }
+        }
+        let m = chunk_softmax(l, 128u * g, 32u * g, a, nk);     // group g: its 128 partial scores, its 32 weights
+        var alo = vec4<f32>(0.0);
+        var ahi = vec4<f32>(0.0);
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let key = vg + ngv * i;
+            if (key < nk) { let e = es[32u * g + key]; alo = alo + e * lo8(&vr8, i); ahi = ahi + e * hi8(&vr8, i); }
+        }
+        acc8[256u * g + 2u * l] = alo;
+        acc8[256u * g + 2u * l + 1u] = ahi;
+        workgroupBarrier();
+        if (l < dq) {
+            var tlo = vec4<f32>(0.0);
+            var thi = vec4<f32>(0.0);
+            for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
+            let o = 256u * c + 8u * l;
+            gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
+            gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
+        }
+        if (l == 0u) { gms[c] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
     }
-    let m = chunk_softmax(l, 128u * g, 32u * g, a, nk);     // group g: its 128 partial scores, its 32 weights
-    var alo = vec4<f32>(0.0);
-    var ahi = vec4<f32>(0.0);
-    for (var i = 0u; i < 8u; i = i + 1u) {
-        let key = vg + ngv * i;
-        if (key < nk) { let e = es[32u * g + key]; alo = alo + e * h8lo(vr8[i]); ahi = ahi + e * h8hi(vr8[i]); }
-    }
-    acc8[256u * g + 2u * l] = alo;
-    acc8[256u * g + 2u * l + 1u] = ahi;
-    workgroupBarrier();
-    if (l < dq) {
-        var tlo = vec4<f32>(0.0);
-        var thi = vec4<f32>(0.0);
-        for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
-        let o = 256u * g + 8u * l;
-        gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
-        gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
-    }
-    if (l == 0u) { gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
     workgroupBarrier();
     // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
     if (lid.x < d_n) {

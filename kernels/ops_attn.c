@@ -224,6 +224,11 @@ bool op_attention_short_fits(Vk *vk, u32 head_dim, DType cache, DType act, u64 k
     return !op_attn_short_off && keys <= 128 && op_attention_split_fits(head_dim, keys) && k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e);
 }
 
+bool op_kernel_optional(const char *kernel) {
+    for (u32 d = 0; d < KDEF_COUNT; d++) if (!strcmp(kdefs[d].kernel, kernel)) return kdefs[d].op == OP_ATTN_SHORT;
+    return false;
+}
+
 static void op_attention_short(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor *vc, const Tensor *pos, const Tensor *out,
                                u64 hd, u64 T, u64 n_ctx, u32 n_head, u32 n_head_kv, f32 scale, f32 softcap, u32 window) {
     const char *n = "attention_short";

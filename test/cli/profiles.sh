@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # profiles.sh — `edge info` under every device profile (EDGE_PROFILE=NAME) exits 0 and prints the
-# profile with limits no higher than the device's own; an unknown name exits 3 naming the value and
-# listing the valid names. Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
+# profile with limits no higher than the device's own, and `edge fat`'s identity check passes under it;
+# an unknown name exits 3 naming the value and listing the valid names. Exit 0 pass, 77 skip, anything else fail. Uses $EDGE_BIN (set by build.sh test).
 set -eu
 cd "$(dirname "$0")/../.."
 [ -n "${EDGE_BIN:-}" ] && [ -x "$EDGE_BIN" ] || { echo "EDGE_BIN is not set to a built edge"; exit 77; }
@@ -22,6 +22,12 @@ for n in $names; do
         a=$(lim "$out" "$key"); b=$(lim "$real" "$key")
         [ -n "$a" ] && [ "$a" -le "$b" ] || { echo "EDGE_PROFILE=$n: '$key' $a exceeds the device's $b"; exit 1; }
     done
+done
+# the factory test can run on every profile's board: no kernel it requires exceeds the profile's limits
+# (a kernel the ops use only where it fits, attn_short's 512 invocations, does not count)
+for n in $names; do
+    set +e; out=$(EDGE_PROFILE=$n "$EDGE_BIN" fat --only identity 2>&1); rc=$?; set -e
+    [ $rc = 0 ] || { echo "EDGE_PROFILE=$n edge fat --only identity: exit $rc"; echo "$out" | grep -m 2 "identity\|RESULT"; exit 1; }
 done
 # what the table says about v3d-7.1 shows: no f16 arithmetic, 16 KiB of shared memory at most
 out=$(EDGE_PROFILE=v3d-7.1 "$EDGE_BIN" info)
