@@ -17,10 +17,11 @@
 // memory), reading a chunk's 8 dims as two 16-byte vectors of f32 (CF32).
 //! variant attn_short_f32_f16c attn_short
 //! variant attn_short_f16_f16c attn_short alias:A=f16
-//! variant attn_short_f32_f32c attn_short NGW=2 CF32=1 alias:CV=vec4<f32>
+//! variant attn_short_f32_f32c attn_short_n NGW=2 CF32=1 alias:CV=vec4<f32> alias:H2=f32
 enable f16;
 alias A = f32;
 alias CV = vec4<u32>;                            // the cache's 16-byte vectors: 8 halves, or 4 f32 (CF32)
+alias H2 = vec2<f16>;                            // two halves of the f16 cache (the f32 build: f32, so it uses no f16)
 struct Params { head_dim: u32, n_head: u32, n_head_kv: u32, t_cap: u32, n_ctx: u32, window: u32, scale: f32, softcap: f32,
                 q0: u32 }             // attention.wgsl's push constants (ops_attn.c AttnPush)
 var<immediate> p: Params;
@@ -56,18 +57,108 @@ fn ld8(kv: bool, i: u32, r: ptr<function, array<vec4<u32>, 16>>, j: u32) {
         else { (*r)[2u * j] = bitcast<vec4<u32>>(kc8[2u * i]); (*r)[2u * j + 1u] = bitcast<vec4<u32>>(kc8[2u * i + 1u]); }
     } else if (kv) { (*r)[j] = bitcast<vec4<u32>>(vc8[i]); } else { (*r)[j] = bitcast<vec4<u32>>(kc8[i]); }
 }
-// (halves through unpack2x16float, which needs no shaderFloat16: the f32 build runs on devices without it)
+// (chunk.wgsl's h8lo / h8hi through H2, so that the f32 build's dead branch holds no f16)
 fn lo8(r: ptr<function, array<vec4<u32>, 16>>, j: u32) -> vec4<f32> {
     if (CF32) { return bitcast<vec4<f32>>((*r)[2u * j]); }
-    return vec4<f32>(unpack2x16float((*r)[j].x), unpack2x16float((*r)[j].y));
+    return vec4<f32>(vec2<f32>(bitcast<H2>((*r)[j].x)), vec2<f32>(bitcast<H2>((*r)[j].y)));
 }
 fn hi8(r: ptr<function, array<vec4<u32>, 16>>, j: u32) -> vec4<f32> {
     if (CF32) { return bitcast<vec4<f32>>((*r)[2u * j + 1u]); }
-    return vec4<f32>(unpack2x16float((*r)[j].z), unpack2x16float((*r)[j].w));
+    return vec4<f32>(vec2<f32>(bitcast<H2>((*r)[j].z)), vec2<f32>(bitcast<H2>((*r)[j].w)));
 }
 
-@compute @workgroup_size(128 * NGW)
+@compute @workgroup_size(512)
 fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let g = lid.x / 128u;                        // key group
+    let l = lid.x % 128u;                        // invocation in the group
+    let h = wid.x;
+    let t = wid.z;
+    if (lid.x == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
+    let n_tok = workgroupUniformLoad(&posw[0]);
+    let qp = workgroupUniformLoad(&posw[1]);
+    let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
+    if (t >= n_tok || h >= p.n_head) { return; }
+    let j0 = key_range(qp).x + 32u * g;
+    let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
+    let sring = j0 % p.n_ctx;
+    let d_n = p.head_dim;
+    let dq = d_n / 8u;
+    let hk = h / (p.n_head / p.n_head_kv);
+    let rw = dq * p.n_head_kv;                   // a cache row in 8-half vectors
+    let hc = hk * dq;
+    // scores: key kk = l / 4, its 8-dim chunks qd + 4 i; values: group vg = l / dq of 128 / dq, keys
+    // vg, vg + 128 / dq, .., vector dv = l % dq of each (attn_split_h's layout)
+    let kk = l / 4u;
+    let qd = l % 4u;
+    let ngv = 128u / dq;
+    let vg = l / dq;
+    let dv = l % dq;
+    var kr8: array<vec4<u32>, 8>;
+    var vr8: array<vec4<u32>, 8>;
+    if (nk > 0u) {
+        let r = sring + min(kk, nk - 1u);
+        let kb = (sbase + select(r, r - p.n_ctx, r >= p.n_ctx)) * rw + hc;
+        for (var i = 0u; i < 8u; i = i + 1u) { if (qd + 4u * i < dq) { kr8[i] = bitcast<vec4<u32>>(kc8[kb + qd + 4u * i]); } }
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let key = vg + ngv * i;
+            if (key < nk) { let rv = sring + key; vr8[i] = bitcast<vec4<u32>>(vc8[(sbase + select(rv, rv - p.n_ctx, rv >= p.n_ctx)) * rw + hc + dv]); }
+        }
+    }
+    if (lid.x < d_n) { qs[lid.x] = f32(q[(t * p.n_head + h) * d_n + lid.x]) * p.scale; }
+    workgroupBarrier();
+    var a = 0.0;
+    if (kk < nk) {
+        for (var i = 0u; i < 8u; i = i + 1u) {
+            let f = qd + 4u * i;
+            if (f < dq) {
+                let b = 8u * f;
+                a = a + dot(vec4<f32>(qs[b], qs[b + 1u], qs[b + 2u], qs[b + 3u]), h8lo(kr8[i]))
+                      + dot(vec4<f32>(qs[b + 4u], qs[b + 5u], qs[b + 6u], qs[b + 7u]), h8hi(kr8[i]));
+            }
+        }
+    }
+    let m = chunk_softmax(l, 128u * g, 32u * g, a, nk);     // group g: its 128 partial scores, its 32 weights
+    var alo = vec4<f32>(0.0);
+    var ahi = vec4<f32>(0.0);
+    for (var i = 0u; i < 8u; i = i + 1u) {
+        let key = vg + ngv * i;
+        if (key < nk) { let e = es[32u * g + key]; alo = alo + e * h8lo(vr8[i]); ahi = ahi + e * h8hi(vr8[i]); }
+    }
+    acc8[256u * g + 2u * l] = alo;
+    acc8[256u * g + 2u * l + 1u] = ahi;
+    workgroupBarrier();
+    if (l < dq) {
+        var tlo = vec4<f32>(0.0);
+        var thi = vec4<f32>(0.0);
+        for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
+        let o = 256u * g + 8u * l;
+        gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
+        gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
+    }
+    if (l == 0u) { gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
+    workgroupBarrier();
+    // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
+    if (lid.x < d_n) {
+        var big = -F32_MAX;
+        for (var c = 0u; c < NG; c = c + 1u) { big = max(big, gms[c].x); }
+        var num = 0.0;
+        var den = 0.0;
+        for (var c = 0u; c < NG; c = c + 1u) {
+            let w = exp(gms[c].x - big);
+            num = num + w * gacc[256u * c + lid.x];
+            den = den + w * gms[c].y;
+        }
+        let ok = den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u;
+        out[(t * p.n_head + h) * d_n + lid.x] = A(select(0.0, num / den, ok));
+    }
+}
+
+// attn_short_n: the same work for a workgroup of 128 NGW invocations (the f32 cache: NGW = 2, each group
+// takes chunks g and g + 2 one after the other) and either cache (ld8, lo8, hi8). It is not the f16 cache's
+// kernel because this generic form made the 512-invocation f16 decode ~5% slower on the H200 (tg128,
+// llama-3.2-1b 1,283 -> 1,220; docs/perf-log.md #135), so attn_short keeps its own straight-line body.
+@compute @workgroup_size(128 * NGW)
+fn attn_short_n(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let g = lid.x / 128u;                        // group
     let l = lid.x % 128u;                        // invocation in the group
     let h = wid.x;
