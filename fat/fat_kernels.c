@@ -757,7 +757,8 @@ static void fat_attn_types(const KernelDef *d, DType *at, DType *ct) {
 static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, const f32 *qin, f32 *o, f32 *kc, f32 *vc, char *err, int errn) {
     Vk *vk = &f->vk;
     DType at, ct; fat_attn_types(d, &at, &ct);
-    bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE || d->op == OP_ATTN_SHORT;     /* op_attention_split */
+    bool shrt = d->op == OP_ATTN_SHORT || d->op == OP_ATTN_SHORT_N;
+    bool split = d->op == OP_ATTN_SPLIT || d->op == OP_ATTN_MERGE || shrt;     /* op_attention_split */
     u64 kvd = (u64)c->hd * c->nkv, nq = (u64)c->hd * c->nh * c->T, nc = op_kv_width(ct, kvd) * c->n_ctx, ns = (u64)c->n_ctx * c->nh * c->T;
     DevArena a; Err e;
     u64 npart = (u64)op_attn_part_row(c->hd) * op_attn_chunks(c->n_ctx) * c->nh * c->T;
@@ -776,9 +777,10 @@ static bool fat_attention_run(Fat *f, const KernelDef *d, const FatAttn *c, cons
     if (d->op == OP_ATTN_FLASH || d->op == OP_ATTN_FLASH_W || op_is_attn_cm(d->op) || op_is_attn_tile(d->op))
         op_attention_flash_with(vk, d->op, &tq, &tkc, &tvc, &tp, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     else if (split) {                              /* attn_short where it fits, only when it is the kernel checked */
-        op_attn_short_off = d->op != OP_ATTN_SHORT;
+        op_attn_short_off = !shrt;
+        op_attn_short_narrow = d->op == OP_ATTN_SHORT_N;
         op_attention_split(vk, &tq, &tkc, &tvc, &tp, &tpart, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window, c->T == 1, 0);
-        op_attn_short_off = false;
+        op_attn_short_off = op_attn_short_narrow = false;
     }
     else op_attention(vk, &tq, &tkc, &tvc, &tp, &ts, &to, c->nh, c->nkv, 1.0f / sqrtf((f32)c->hd), c->softcap, c->window);
     vk_submit_wait(vk);
@@ -983,9 +985,12 @@ static void fat_attention_cases(FatK *k) {
         u32 win = m->swa_window && k->d->op != OP_ATTN_CM_H256 ? 7 : 0;   /* (attn_cm_h256: gemma's global layers) */
         FatAttn dec = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
         bool split = k->d->op == OP_ATTN_SPLIT || k->d->op == OP_ATTN_MERGE, cm = op_is_attn_cm(k->d->op), tile = op_is_attn_tile(k->d->op);
-        bool shrt = k->d->op == OP_ATTN_SHORT;
+        bool shrt = k->d->op == OP_ATTN_SHORT || k->d->op == OP_ATTN_SHORT_N;
         if (shrt) {                                /* decode steps over up to 128 keys: one, a ring, a whole 128, three rows */
-            if (!op_attention_short_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, 128)) continue;
+            op_attn_short_narrow = k->d->op == OP_ATTN_SHORT_N;
+            bool fits = op_attention_short_fits(&k->f->vk, m->head_dim, k->d->wtype, k->d->atype, 128);
+            op_attn_short_narrow = false;
+            if (!fits) continue;
             FatAttn c1 = { m->head_dim, m->n_head, m->n_head_kv, 1, 40, 48, win, m->attn_softcap, 1, 0 };
             FatAttn c2 = { m->head_dim, m->n_head, m->n_head_kv, 1, 127, 128, win ? 100 : 0, m->attn_softcap, 2, 0 };
             FatAttn c3 = { m->head_dim, m->n_head, m->n_head_kv, 1, 44, 45, win, m->attn_softcap, 3, 0 };
@@ -1173,7 +1178,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE:     fat_rope_cases(&k); break;
     case OP_KV_STORE: fat_kv_store(&k, 1024); fat_kv_store(&k, 256); fat_kv_store(&k, 128); fat_kv_store(&k, 96); break;   /* (96: a q8_0 row padded to 128) */
     case OP_ATTENTION: case OP_ATTN_SPLIT: case OP_ATTN_MERGE: case OP_ATTN_FLASH: case OP_ATTN_FLASH_W: case OP_ATTN_CM: case OP_ATTN_CM_H64: case OP_ATTN_CM_H256:
-    case OP_ATTN_CM_H256W: case OP_ATTN_TILE: case OP_ATTN_TILE_H64: case OP_ATTN_TILE_H256: case OP_ATTN_SHORT: fat_attention_cases(&k); break;
+    case OP_ATTN_CM_H256W: case OP_ATTN_TILE: case OP_ATTN_TILE_H64: case OP_ATTN_TILE_H256: case OP_ATTN_SHORT: case OP_ATTN_SHORT_N: fat_attention_cases(&k); break;
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;

@@ -17,7 +17,9 @@
 // memory), reading a chunk's 8 dims as two 16-byte vectors of f32 (CF32).
 //! variant attn_short_f32_f16c attn_short
 //! variant attn_short_f16_f16c attn_short alias:A=f16
-//! variant attn_short_f32_f32c attn_short_n NGW=2 CF32=1 alias:CV=vec4<f32> alias:H2=f32
+//! variant attn_short_n_f32_f32c attn_short_n NGW=2 CF32=1 alias:CV=vec4<f32> alias:H2=f32
+//! variant attn_short_n_f32_f16c attn_short_n NGW=2
+//! variant attn_short_n_f16_f16c attn_short_n NGW=2 alias:A=f16
 enable f16;
 alias A = f32;
 alias CV = vec4<u32>;                            // the cache's 16-byte vectors: 8 halves, or 4 f32 (CF32)

@@ -197,6 +197,7 @@ void op_attention_split(Vk *vk, const Tensor *q, const Tensor *kc, const Tensor 
         query is at position keys or later (the grid covers their chunks only; 0: n_ctx). */
 bool op_attention_short_fits(Vk *vk, u32 head_dim, DType cache, DType act, u64 keys);   /* attn_short runs for a decode split over at most keys keys */
 extern bool op_attn_short_off;           /* the split and merge even there (tests, edge fat) */
+extern bool op_attn_short_narrow;        /* attn_short_n (256 invocations) even where attn_short (512) fits (edge fat) */
 bool op_kernel_optional(const char *kernel);   /* a kernel the ops use only where the device allows it (attn_short: else the split and merge) */
 bool op_attention_split_fits(u32 head_dim, u64 n_ctx);   /* head_dim a multiple of 8, <= 256, head_dim / 8 divides 128; n_ctx <= 32768 */
 u32 op_attn_chunks(u64 n_ctx);                            /* key chunks of 32 over n_ctx */

@@ -214,14 +214,22 @@ bool op_attention_split_fits(u32 head_dim, u64 n_ctx) {
 }
 
 /* attn_short (kernels/attn_short.wgsl): decode over at most 128 keys in one dispatch, attn_split_h's
-   work and attn_merge's in one workgroup of 512, for an f16 cache where the kernel fits the device
-   (512 invocations: not the 256 of Mali's profiles). */
+   work and attn_merge's in one workgroup: of 512 (OP_ATTN_SHORT, an f16 cache) where the device allows
+   it, else of 256 (OP_ATTN_SHORT_N: also the f32 cache). OP_COUNT: neither fits. */
 bool op_attn_short_off;      /* tests, edge fat: the split and merge even where attn_short would run */
+bool op_attn_short_narrow;   /* edge fat: OP_ATTN_SHORT_N even where OP_ATTN_SHORT fits */
+static Op attn_short_op(Vk *vk, DType cache, DType act) {
+    static const Op ops[2] = { OP_ATTN_SHORT, OP_ATTN_SHORT_N };
+    for (u32 i = op_attn_short_narrow ? 1 : 0; i < 2; i++) {
+        i32 d = kdef_find(ops[i], PH_DECODE, cache, act, act);
+        i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
+        Err e;
+        if (k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e)) return ops[i];
+    }
+    return OP_COUNT;
+}
 bool op_attention_short_fits(Vk *vk, u32 head_dim, DType cache, DType act, u64 keys) {
-    i32 d = kdef_find(OP_ATTN_SHORT, PH_DECODE, cache, act, act);
-    i32 k = d < 0 ? -1 : vk_kernel_find(kdefs[d].kernel);
-    Err e;
-    return !op_attn_short_off && keys <= 128 && op_attention_split_fits(head_dim, keys) && k >= 0 && vk_kernel_check(&vk->caps, &kernel_table[k], &e);
+    return !op_attn_short_off && keys <= 128 && op_attention_split_fits(head_dim, keys) && attn_short_op(vk, cache, act) != OP_COUNT;
 }
 
 bool op_kernel_optional(const char *kernel) {
@@ -234,7 +242,7 @@ static void op_attention_short(Vk *vk, const Tensor *q, const Tensor *kc, const 
     const char *n = "attention_short";
     need(out->nelem == q->nelem && out->dtype == q->dtype, n, out, "out must have q's shape and dtype");
     need(n_head <= 65535 && T <= 65535, n, q, "more than 65535 heads or queries");
-    VkPipe *p = op_pipe(vk, OP_ATTN_SHORT, PH_DECODE, kc->dtype, q->dtype, out->dtype);
+    VkPipe *p = op_pipe(vk, attn_short_op(vk, kc->dtype, q->dtype), PH_DECODE, kc->dtype, q->dtype, out->dtype);
     AttnPush push = { (u32)hd, n_head, n_head_kv, (u32)T, (u32)n_ctx, window, scale, softcap, 0 };
     Tensor k4 = attn_cache(n, kc), v4 = attn_cache(n, vc);
     const Tensor *ts[5] = { q, &k4, &v4, pos, out };
