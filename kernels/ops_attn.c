@@ -12,8 +12,9 @@
      op_rope_kv(vk, q, k, v, pos, ff, qo, kc, vc, ..., bq, bk, bv)   biases, RoPE of q and k, both cache stores
      op_rope_kv_norm(vk, q, k, v, pos, ff, qo, kc, vc, qn, kn, eps, ...)   per-head q/k RMSNorm, then the same
      op_attention(...)                             one workgroup per (head, query), scores in a global scratch
-     op_attention_split(...)                       decode over at most 128 keys: attn_short, one workgroup per
-                                                   (head, query) (op_attention_short_fits); else
+     op_attention_split(...)                       decode over at most 128 keys: attn_short (512 invocations) or
+                                                   attn_short_n (256), one workgroup per (head, query)
+                                                   (op_attention_short_fits); else
                                                    a workgroup per (head, 32 keys, query) + attn_merge per
                                                    (head, query); part holds Q queries' partial rows of
                                                    op_attn_part_row = head_dim + 4 floats (m, sum, 0, 0, acc):
