@@ -12,9 +12,10 @@
 // A group past the query's keys takes part in every barrier and adds nothing. So the robustness
 // transform is off:
 //! norobust
-// The f32-cache build (devices without 16-bit storage: their workgroups allow 256 invocations) takes the
-// 4 chunks in 2 groups of 128, each group two chunks one after the other (NGW = 2: 14.3 KiB of workgroup
-// memory), reading a chunk's 8 dims as two 16-byte vectors of f32 (CF32).
+// attn_short_n (below) is the same work in 2 groups of 128, each group two chunks one after the other
+// (NGW = 2: 256 invocations, 14.3 KiB of workgroup memory), for the f32 cache (devices without 16-bit
+// storage, which allow 256 invocations: a chunk's 8 dims are two 16-byte vectors of f32, CF32) and for the
+// f16 cache where 512 invocations are not allowed (Mali).
 //! variant attn_short_f32_f16c attn_short
 //! variant attn_short_f16_f16c attn_short alias:A=f16
 //! variant attn_short_n_f32_f32c attn_short_n NGW=2 CF32=1 alias:CV=vec4<f32> alias:H2=f32

@@ -261,8 +261,9 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         const Tensor *ts[3] = { &v, cm ? &xw : X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-            bool two = dtype_klanes(W->dtype) && X->dtype == DT_F32;   /* matvec_k: two rows per invocation, lanes as for half the rows */
-            push.ll = mv_lanes(W->dtype, K, two ? (M + 1) / 2 : M, 7, wq_mv_threads(K, M));
+            bool two = dtype_klanes(W->dtype) && X->dtype == DT_F32;   /* matvec_k: two rows per invocation */
+            push.ll = mv_lanes(W->dtype, K, M, 7, wq_mv_threads(K, M));     /* (as the glu entries count their rows:
+                                                                                on a CPU device fused and separate give equal bits) */
             u32 mvr = (WQ_MV_WG >> push.ll) * (two ? 2 : 1);
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);

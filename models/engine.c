@@ -262,7 +262,8 @@ void eng_print_device(const Engine *g) { vk_print_info(&g->vk); }
 void eng_print_kernels(void) { kernel_print_table(); }
 
 /* Both phases described (xf_describe: recorded without the GPU) at a context of min(n_ctx, 256):
-   the plan, prefill and decode op by op, dispatch counts and the dtype-chain verdict; with n_seq > 1
+   the plan, prefill and decode op by op, dispatch counts (and a decode step's at 128 keys, the key level
+   whose attention is one dispatch where attn_short fits) and the dtype-chain verdict; with n_seq > 1
    also a batched step of n_seq rows (xf_decode_rows: each row a lone decode step's kernels, or the
    batch path on the prefill products from EDGE_BATCH_TILES_MIN sequences where they fit). */
 bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
@@ -272,6 +273,8 @@ bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
     bool okp = xf_describe(&xp, &g->vk, m, n_ctx, t_max, act, t_max, 1, &dp);
     bool okd = xf_describe(&xd, &g->vk, m, n_ctx, t_max, act, 1, 1, &dd);
     bool okb = n_seq < 2 || xf_describe(&xb, &g->vk, m, n_ctx, t_max, act, n_seq, n_seq, &db);
+    Xf xs; XfDesc ds = {0};
+    bool oks = n_ctx > 128 && xf_describe(&xs, &g->vk, m, 128, MIN(t_max, 128u), act, 1, 1, &ds);
     out("\nkernel-path plan (xf_path_decide, once per model and device; the debug tools that read each op record it unfused):\n");
     xf_path_print(&xd);
     /* decode fuses ops that prefill runs apart (q/k/v, gate/up/activation), so each phase is listed */
@@ -286,11 +289,13 @@ bool eng_print_paths(Engine *g, const Model *m, DType act, u32 n_seq) {
         xf_paths_print(&db, c->n_layer, &g->vk);
     }
     out("\ndispatches: %u per prefill batch of %u tokens, %u per decode token", dp.n_dispatch, t_max, dd.n_dispatch);
+    if (oks && ds.n_dispatch != dd.n_dispatch) out(" (%u up to 128 keys)", ds.n_dispatch);
     if (n_seq > 1) out(", %u per batched step of %u rows", db.n_dispatch, n_seq);
     out("\n");
     if (okp && okd && okb) out("dtype chain: ok (every op reads each activation with the dtype the op before it wrote)\n");
     else out("dtype chain: BROKEN: %s\n", !okp ? dp.chain_msg : !okd ? dd.chain_msg : db.chain_msg[0] ? db.chain_msg
                                                   : "a batched step of this many rows does not fit the context");
+    if (n_ctx > 128) { xf_desc_free(&ds); xf_free(&xs); }
     xf_desc_free(&dp); xf_desc_free(&dd);
     xf_free(&xp); xf_free(&xd);
     if (n_seq > 1) { xf_desc_free(&db); xf_free(&xb); }
