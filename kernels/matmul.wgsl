@@ -23,8 +23,7 @@
 //   get_rows                     embedding rows, dequantized and scaled
 //   matvec, matvec_glu           decode, lanes ANY: a lane takes 4 elements per pass (dq4)
 //   matvec_k*                    decode, lanes K / B, A = f32: 8 lanes per 256 elements (q4k_lane, q6k_lane;
-//                                b_lane: a whole 32-element group per lane); matvec_k and the glu entries take
-//                                two rows per invocation on one set of activation loads (dot_k_2, dot_kn_2)
+//                                b_lane: a whole 32-element group per lane)
 //   matvec_k*_h                  the same with A = f16: f16-pair lanes (q4k_lane_x, q6k_lane_x, b_lane_x;
 //                                the 0x4c00 / 0x4000 magic below), two products per f16 fma
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
@@ -200,9 +199,8 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 //   scales it needs, i.e. 32 elements, unpacked 4 bytes at a time. The f16-pair lanes (*_h
 //   entries: q4k_lane_x, q6k_lane_x) take 2-word chunks instead, so that their activations are
 //   16-byte loads of 8 halves (x8, xv8) that neighbouring lanes take from neighbouring bytes.
-// The glu entries of the lanes K / B take a gate row and its up row per invocation (glu_pair_store);
-// matvec_glu (lanes ANY) computes lanes-per-row output rows' gate rows in the first half of the
-// workgroup and the same up rows in the second (glu_half_store).
+// The glu entries compute lanes-per-row output rows' gate rows in the first half of the
+// workgroup and the same up rows in the second.
 const MVT = 128u;
 var<workgroup> red: array<f32, 128>;  // one partial sum per invocation
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
@@ -287,18 +285,10 @@ fn glu_rows_q(v: Inv) {
     let r = mv_row(v.wid, v.nw, v.lid.x, false);
     glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn_q(r < p.rows, r, r + p.rows, true, v.lid.x)));
 }
-// The f32 lanes take two neighbouring rows per invocation (2r, 2r + 1: one set of activation loads for
-// both; the host's grid counts 2 (MVT >> ll) rows per workgroup)
 @compute @workgroup_size(MVT)
 fn matvec_k(v: Inv) {
-    let r = 2u * mv_row(v.wid, v.nw, v.lid.x, false);
-    let lead = lane_of(v.lid.x) == 0u && r < p.rows;
-    let two = r + 1u < p.rows;
-    let i0 = v.wid.z * p.m + p.r0 + r;
-    var prev = vec2<f32>(0.0);
-    if (lead) { prev.x = f32(store_pre(i0)); if (two) { prev.y = f32(store_pre(i0 + 1u)); } }
-    let t = mv_reduce2(v.lid.x, dot_k_2(r < p.rows, r, r + 1u, two, v.lid.x, v.wid.z));
-    if (lead) { y[i0] = O(clampn(t.x + prev.x, YMAX)); if (two) { y[i0 + 1u] = O(clampn(t.y + prev.y, YMAX)); } }
+    let o = mv_out(v);
+    mv_out_store(o, v.wid.z, mv_reduce(v.lid.x, dot_k(o.row < p.rows, o.row, v.lid.x, v.wid.z)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_h(v: Inv) {
@@ -307,8 +297,8 @@ fn matvec_k_h(v: Inv) {
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu(v: Inv) {
-    let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_k2(r < p.rows, r, r + p.rows, v.lid.x, v.wid.z)));
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_k(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x, v.wid.z)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope(v: Inv) {
@@ -329,8 +319,8 @@ fn matvec_k_rope_h(v: Inv) {
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm(v: Inv) {
     mv_norm_xn(v.lid.x, v.wid.z, &gnw);
-    let r = mv_row(v.wid, v.nw, v.lid.x, false);
-    glu_pair_store(v.lid.x, r, v.wid.z, mv_reduce2(v.lid.x, dot_kn2(r < p.rows, r, r + p.rows, v.lid.x)));
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_kn(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_rope_norm(v: Inv) {
@@ -400,13 +390,13 @@ fn glu_store(idx: u32, g: f32, u: f32) {
     if (p.act != 0u) { z = 2.0 * clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0); }
     y[idx] = O(clampn(x * sigmoid(z) * f32(O(clampn(u, YMAX))), YMAX));
 }
-// The glu rows by halves (matvec_glu): output row r's gate row on the workgroup's first half, its up row
+// The glu rows by halves (f32 lanes): output row r's gate row on the workgroup's first half, its up row
 // (glu_wrow) on the second; the first half's lane 0 stores with the up sum from red. z: the token.
 fn glu_wrow(l: u32, r: u32) -> u32 { return r + (l / (MVT / 2u)) * p.rows; }
 fn glu_half_store(l: u32, r: u32, z: u32, t: f32) {
     if (lane_of(l) == 0u && l < MVT / 2u && r < p.rows) { glu_store(z * p.m + r, t, red[l + MVT / 2u]); }
 }
-// The glu rows by pairs (the f32, f16-pair and int8 lanes): an invocation takes gate row r and up row r + rows on
+// The glu rows by pairs (f16-pair and int8 lanes): an invocation takes gate row r and up row r + rows on
 // one set of activations; the sums are reduced as pairs (mv_reduce2).
 fn glu_pair_store(l: u32, r: u32, z: u32, t: vec2<f32>) { if (lane_of(l) == 0u && r < p.rows) { glu_store(z * p.m + r, t.x, t.y); } }
 
@@ -657,10 +647,9 @@ fn lane_k(row: u32, b: u32, c: u32, xa: array<vec4<f32>, 8>) -> f32 {
     return q6k_lane(row * nsb + b, c, xa);
 }
 
-// lane i's share of k-quant row `row` (with two, also row2: a glu entry's up row on the same
-// activations), activations of token z from x4
-fn dot_k_2(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32> {
-    var s = vec2<f32>(0.0);
+// lane i's share of k-quant row `row`, activations of token z from x4
+fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 {
+    var s = 0.0;
     lut_init(l);
     if (ok) {
         let i = lane_of(l);
@@ -670,15 +659,12 @@ fn dot_k_2(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32
             if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = vec4<f32>(x4[xv + 64u * b + sb_x(c, j)]); }
-            s.x = s.x + lane_k(row, b, c, xa);
-            if (two) { s.y = s.y + lane_k(row2, b, c, xa); }
+            s = s + lane_k(row, b, c, xa);
         }
     }
     lut_done();
     return s;
 }
-fn dot_k(ok: bool, row: u32, l: u32, z: u32) -> f32 { return dot_k_2(ok, row, row, false, l, z).x; }
-fn dot_k2(ok: bool, row: u32, row2: u32, l: u32, z: u32) -> vec2<f32> { return dot_k_2(ok, row, row2, true, l, z); }
 
 // ---- the *_norm entries (decode: a workgroup's token z = wid.z): the input is the f32 residual row and the product
 // takes its RMSNorm (times the norm weight, rounded to A as rmsnorm.wgsl's output would be), made by
@@ -778,9 +764,9 @@ fn mv_norm_xn(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     mv_norm_store(l, &xv, &gv, mv_norm_inv(l, &xv));
 }
 
-// dot_k_2 over the normalized row in xn
-fn dot_kn_2(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
-    var s = vec2<f32>(0.0);
+// dot_k over the normalized row in xn
+fn dot_kn(ok: bool, row: u32, l: u32) -> f32 {
+    var s = 0.0;
     lut_init(l);
     if (ok) {
         let i = lane_of(l);
@@ -789,15 +775,12 @@ fn dot_kn_2(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
             if (!bgrp_in(8u * b + c)) { continue; }
             var xa: array<vec4<f32>, 8>;
             for (var j = 0u; j < 8u; j = j + 1u) { xa[j] = xn[64u * b + sb_x(c, j)]; }
-            s.x = s.x + lane_k(row, b, c, xa);
-            if (two) { s.y = s.y + lane_k(row2, b, c, xa); }
+            s = s + lane_k(row, b, c, xa);
         }
     }
     lut_done();
     return s;
 }
-fn dot_kn(ok: bool, row: u32, l: u32) -> f32 { return dot_kn_2(ok, row, row, false, l).x; }
-fn dot_kn2(ok: bool, row: u32, row2: u32, l: u32) -> vec2<f32> { return dot_kn_2(ok, row, row2, true, l); }
 
 
 

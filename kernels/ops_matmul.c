@@ -117,12 +117,14 @@ static u32 mv_lanes(DType wt, u64 K, u64 rows, u32 max_ll, u32 target) {
    8,192) keeps WQ_MV_THREADS (#77). */
 static u32 wq_mv_threads(u64 K, u64 rows) { return K > WQ_NORM_MAX && rows > WQ_NORM_MAX ? WQ_MV_THREADS * 2 : WQ_MV_THREADS; }
 
-/* Rows per workgroup of a glu entry: the entries of the types with decode lanes (matmul.wgsl's
-   matvec_k_glu(_h), matvec_k_glu_norm(_h / _q), matvec_k_glu_res_norm_h / _q) take a gate row and its
-   up row in one invocation (one set of activations for both: on the f32 lanes, H200 portable profile,
-   docs/perf-log.md session 41), the plain matvec_glu (F32 F16 BF16) puts the gate rows on the first
-   half of the invocations and the up rows on the second. */
-static u32 wq_glu_rows(DType wt, u32 ll) { return (dtype_klanes(wt) ? WQ_MV_WG : WQ_MV_WG / 2) >> ll; }
+/* Rows per workgroup of a glu entry: the k-quant entries with f16 activations (matmul.wgsl runs its
+   *_h and *_q entries for them: matvec_k_glu_h, matvec_k_glu_norm_h / _q, matvec_k_glu_res_norm_h /
+   _q) take a gate row and its up row in one invocation (one set of activations for both), the others
+   put the gate rows on the first half of the invocations and the up rows on the second. */
+static u32 wq_glu_rows(DType wt, DType act, u32 ll) {
+    bool pairs = dtype_klanes(wt) && act == DT_F16;
+    return (pairs ? WQ_MV_WG : WQ_MV_WG / 2) >> ll;
+}
 
 static u64 wq_gcd(u64 a, u64 b) { while (b) { u64 t = a % b; a = b; b = t; } return a; }
 
@@ -261,10 +263,8 @@ static void wq_matmul(Vk *vk, Phase ph, const Tensor *W, const Tensor *X, const 
         const Tensor *ts[3] = { &v, cm ? &xw : X, Y };
         if (ph == PH_DECODE) {          /* WQ_MV_WG >> ll rows per workgroup, token in z */
             need(p->k->wg[0] == WQ_MV_WG, op, W, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-            bool two = dtype_klanes(W->dtype) && X->dtype == DT_F32;   /* matvec_k: two rows per invocation */
-            push.ll = mv_lanes(W->dtype, K, M, 7, wq_mv_threads(K, M));     /* (as the glu entries count their rows:
-                                                                                on a CPU device fused and separate give equal bits) */
-            u32 mvr = (WQ_MV_WG >> push.ll) * (two ? 2 : 1);
+            push.ll = mv_lanes(W->dtype, K, M, 7, wq_mv_threads(K, M));
+            u32 mvr = WQ_MV_WG >> push.ll;
             u32 gx, gy; rows_grid((nr + mvr - 1) / mvr, &gx, &gy);
             vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
         } else if (cm) {                /* 64 rows x 128 tokens (matmul_cm_b: 32) per workgroup of 4 subgroups */
@@ -571,7 +571,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, wq_norm_threads(K));
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
-    u32 g = wq_glu_rows(GU->dtype, push.ll);
+    u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, R ? 7 : 4, &push, sizeof push, gx, gy, (u32)T);
 }
@@ -600,7 +600,7 @@ void op_matmul_glu(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *Y, b
                     .ll = mv_lanes(GU->dtype, K, 2 * M, 6, WQ_MV_THREADS) };
     const Tensor *ts[3] = { &v, X, Y };
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
-    u32 g = wq_glu_rows(GU->dtype, push.ll);
+    u32 g = wq_glu_rows(GU->dtype, X->dtype, push.ll);
     u32 gx, gy; rows_grid((M + g - 1) / g, &gx, &gy);
     vk_dispatch(vk, p, ts, 3, &push, sizeof push, gx, gy, (u32)T);
 }
