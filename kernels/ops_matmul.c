@@ -543,6 +543,22 @@ void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw
     wq_norm_product(vk, "matmul_norm", OP_MATMUL_NORM, act, W, X, nw, eps, Y);
 }
 
+/* log2 of the lanes per row of a gate/up with the norm prologue. The int8 entries take 4 lanes per row
+   (one per 64-weight chunk of a super-block: twice the rows per workgroup, half the prologues) where that
+   pays: with Gemma's residual prologue, which reads four rows and normalizes twice in every workgroup
+   (measured on the H200, docs/perf-log.md #123: gemma-2-2b tg128 549.6 -> 582.3), and on the wide rows
+   (the *_norm_w entries, k > WQ_NORM_MAX) where that grid fits one wave of WQ_GLU_W_PER_UNIT workgroups
+   per compute unit, on devices that tell their compute units (perf-log #136, H200: llama-3.1-8b's 448
+   workgroups on 132 SMs, tg128 323.4 -> 333.1; qwen2.5-7b's 592 would leave a second wave nearly empty:
+   it keeps 8 lanes, level). The plain-norm entry of narrower rows is faster at mv_lanes' 8 (qwen2.5-1.5b
+   778.5 -> 759.6 at 4; qwen3-4b 441.4 -> 427.2). */
+#define WQ_GLU_W_PER_UNIT 4u
+static u32 wq_glu_norm_lanes(const Vk *vk, DType wt, u64 K, u64 M, bool q8, bool res) {
+    u64 units = vk->caps.compute_units, g4 = wq_glu_rows(wt, DT_F16, 2);
+    if (q8 && (res || (K > WQ_NORM_MAX && units && (M + g4 - 1) / g4 <= units * WQ_GLU_W_PER_UNIT))) return 2;
+    return mv_lanes(wt, K, 2 * M, 6, wq_norm_threads(K));
+}
+
 /* op_matmul_glu_norm, and with R (O, pw, Xout) Gemma's post-attention residual before the norm:
    X' = X + rmsnorm(O) * pw into Xout, then the product of rmsnorm(X') * nw */
 static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor *const *R, const Tensor *nw, f32 eps, const Tensor *Y, bool gelu) {
@@ -564,11 +580,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     op_q8_products += q8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
-    /* The int8 entry with the residual prologue (Gemma) reads four rows and normalizes twice in every
-       workgroup: 4 lanes per row (one super-block per pass, twice the rows per workgroup, half the
-       prologues) pay there. Measured on the H200 (docs/perf-log.md #123): gemma-2-2b tg128
-       549.6 -> 582.3; the plain-norm entry is faster at mv_lanes' 8 (qwen 778.5 -> 759.6 at 4). */
-    u32 ll = R && q8 ? 2 : mv_lanes(GU->dtype, K, 2 * M, 6, wq_norm_threads(K));
+    u32 ll = wq_glu_norm_lanes(vk, GU->dtype, K, M, q8, R != 0);
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);
