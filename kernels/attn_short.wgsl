@@ -70,16 +70,52 @@ fn hi8(r: ptr<function, array<vec4<u32>, 16>>, j: u32) -> vec4<f32> {
     return vec4<f32>(vec2<f32>(bitcast<H2>((*r)[j].z)), vec2<f32>(bitcast<H2>((*r)[j].w)));
 }
 
+// Both entries' shared steps. The step's query count, query t's position and its slot's first cache
+// row, read from the rows table by invocation 0 (called by every invocation: uniform loads).
+fn step_rows(i: u32, t: u32) -> vec3<u32> {
+    if (i == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
+    return vec3<u32>(workgroupUniformLoad(&posw[0]), workgroupUniformLoad(&posw[1]), workgroupUniformLoad(&posw[2]));
+}
+// Group g's sums of chunk c, after the barrier that follows its acc8 stores: each 8-dim vector's sum
+// over the group's value lanes into gacc (chunk c's acc[head_dim]), and the chunk's (max, weight sum)
+fn chunk_out(l: u32, g: u32, c: u32, dq: u32, m: f32, nk: u32) {
+    if (l < dq) {
+        var tlo = vec4<f32>(0.0);
+        var thi = vec4<f32>(0.0);
+        for (var k = 0u; k < 128u / dq; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
+        let o = 256u * c + 8u * l;
+        gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
+        gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
+    }
+    if (l == 0u) { gms[c] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
+}
+// The merge (attn_merge), after the barrier that follows every chunk_out: M the largest chunk max,
+// w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c; invocation i < head_dim writes dim i.
+fn merge_out(i: u32, t: u32, h: u32, d_n: u32) {
+    if (i >= d_n) { return; }
+    var big = -F32_MAX;
+    for (var c = 0u; c < NG; c = c + 1u) { big = max(big, gms[c].x); }
+    var num = 0.0;
+    var den = 0.0;
+    for (var c = 0u; c < NG; c = c + 1u) {
+        let w = exp(gms[c].x - big);
+        num = num + w * gacc[256u * c + i];
+        den = den + w * gms[c].y;
+    }
+    let ok = den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u;
+    out[(t * p.n_head + h) * d_n + i] = A(select(0.0, num / den, ok));
+}
+
 @compute @workgroup_size(512)
 fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let g = lid.x / 128u;                        // key group
     let l = lid.x % 128u;                        // invocation in the group
     let h = wid.x;
     let t = wid.z;
-    if (lid.x == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
-    let n_tok = workgroupUniformLoad(&posw[0]);
-    let qp = workgroupUniformLoad(&posw[1]);
-    let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
+    let st = step_rows(lid.x, t);
+    let n_tok = st.x;
+    let qp = st.y;
+    let sbase = st.z;                            // the slot's first cache row
     if (t >= n_tok || h >= p.n_head) { return; }
     let j0 = key_range(qp).x + 32u * g;
     let nk = select(0u, min(32u, qp + 1u - j0), j0 <= qp);
@@ -130,30 +166,9 @@ fn attn_short(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     acc8[256u * g + 2u * l] = alo;
     acc8[256u * g + 2u * l + 1u] = ahi;
     workgroupBarrier();
-    if (l < dq) {
-        var tlo = vec4<f32>(0.0);
-        var thi = vec4<f32>(0.0);
-        for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
-        let o = 256u * g + 8u * l;
-        gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
-        gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
-    }
-    if (l == 0u) { gms[g] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
+    chunk_out(l, g, g, dq, m, nk);
     workgroupBarrier();
-    // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
-    if (lid.x < d_n) {
-        var big = -F32_MAX;
-        for (var c = 0u; c < NG; c = c + 1u) { big = max(big, gms[c].x); }
-        var num = 0.0;
-        var den = 0.0;
-        for (var c = 0u; c < NG; c = c + 1u) {
-            let w = exp(gms[c].x - big);
-            num = num + w * gacc[256u * c + lid.x];
-            den = den + w * gms[c].y;
-        }
-        let ok = den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u;
-        out[(t * p.n_head + h) * d_n + lid.x] = A(select(0.0, num / den, ok));
-    }
+    merge_out(lid.x, t, h, d_n);
 }
 
 // attn_short_n: the same work for a workgroup of 128 NGW invocations (the f32 cache: NGW = 2, each group
@@ -166,10 +181,10 @@ fn attn_short_n(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let l = lid.x % 128u;                        // invocation in the group
     let h = wid.x;
     let t = wid.z;
-    if (lid.x == 0u) { let n = rows_n(); let tc = min(t, max(n, 1u) - 1u); posw[0] = n; posw[1] = row_pos(tc); posw[2] = row_slot(tc) * p.n_ctx; }
-    let n_tok = workgroupUniformLoad(&posw[0]);
-    let qp = workgroupUniformLoad(&posw[1]);
-    let sbase = workgroupUniformLoad(&posw[2]);  // the slot's first cache row
+    let st = step_rows(lid.x, t);
+    let n_tok = st.x;
+    let qp = st.y;
+    let sbase = st.z;                            // the slot's first cache row
     if (t >= n_tok || h >= p.n_head) { return; }
     let d_n = p.head_dim;
     let dq = d_n / 8u;
@@ -222,29 +237,8 @@ fn attn_short_n(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         acc8[256u * g + 2u * l] = alo;
         acc8[256u * g + 2u * l + 1u] = ahi;
         workgroupBarrier();
-        if (l < dq) {
-            var tlo = vec4<f32>(0.0);
-            var thi = vec4<f32>(0.0);
-            for (var k = 0u; k < ngv; k = k + 1u) { tlo = tlo + acc8[256u * g + 2u * (k * dq + l)]; thi = thi + acc8[256u * g + 2u * (k * dq + l) + 1u]; }
-            let o = 256u * c + 8u * l;
-            gacc[o] = tlo.x; gacc[o + 1u] = tlo.y; gacc[o + 2u] = tlo.z; gacc[o + 3u] = tlo.w;
-            gacc[o + 4u] = thi.x; gacc[o + 5u] = thi.y; gacc[o + 6u] = thi.z; gacc[o + 7u] = thi.w;
-        }
-        if (l == 0u) { gms[c] = vec2<f32>(select(-F32_MAX, m, nk > 0u), chunk_wsum(32u * g)); }
+        chunk_out(l, g, c, dq, m, nk);
     }
     workgroupBarrier();
-    // the merge (attn_merge): M the largest chunk max, w_c = exp(m_c - M), out = sum w_c acc_c / sum w_c sum_c
-    if (lid.x < d_n) {
-        var big = -F32_MAX;
-        for (var c = 0u; c < NG; c = c + 1u) { big = max(big, gms[c].x); }
-        var num = 0.0;
-        var den = 0.0;
-        for (var c = 0u; c < NG; c = c + 1u) {
-            let w = exp(gms[c].x - big);
-            num = num + w * gacc[256u * c + lid.x];
-            den = den + w * gms[c].y;
-        }
-        let ok = den > 0.0 || (bitcast<u32>(den) & 0x7fffffffu) > 0x7f800000u;
-        out[(t * p.n_head + h) * d_n + lid.x] = A(select(0.0, num / den, ok));
-    }
+    merge_out(lid.x, t, h, d_n);
 }
