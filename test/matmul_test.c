@@ -568,3 +568,23 @@ TEST(kernel_matmul_glu_equals_separate_ops) {
         vk_arena_free(&a);
     }
 }
+
+/* The int8 gate/up's lanes per row on the H200 (132 units) against what was measured there (docs/perf-log.md
+   #123, #136, session 37): 4 lanes (log2 2) for llama-3.1-8b's 4,096-wide rows (+3.0% tg128) and for Gemma's
+   residual prologue; 8 for qwen2.5-7b (4 lanes: -2.0%) and for the narrower rows (qwen3-4b -3.2%,
+   qwen2.5-1.5b -2.4%); without a compute-unit count the wide rows keep 8. */
+TEST(matmul_glu_norm_lanes_are_the_measured_fastest_on_the_h200) {
+    static Vk vk;
+    static const struct { const char *nm; u64 k, m; bool res; u32 units, ll; } sh[] = {
+        { "llama-3.1-8b", 4096, 14336, false, 132, 2 }, { "qwen2.5-7b", 3584, 18944, false, 132, 3 },
+        { "qwen3-4b", 2560, 9728, false, 132, 3 },      { "qwen2.5-1.5b", 1536, 8960, false, 132, 3 },
+        { "gemma-2-2b", 2304, 9216, true, 132, 2 },     { "llama-3.1-8b, no unit count", 4096, 14336, false, 0, 3 },
+    };
+    for (u32 i = 0; i < ARRAY_COUNT(sh); i++) {
+        vk.caps.compute_units = sh[i].units;
+        u32 ll = wq_glu_norm_lanes(&vk, DT_Q4_K, sh[i].k, sh[i].m, true, sh[i].res);
+        CHECKF(ll == sh[i].ll, "%s: %u lanes a row (measured fastest %u)", sh[i].nm, 1u << ll, 1u << sh[i].ll);
+    }
+    vk.caps.compute_units = 132;
+    CHECK(wq_glu_norm_lanes(&vk, DT_Q4_K, 4096, 14336, false, false) == 3);   /* the f16-pair lanes keep 8 */
+}
