@@ -306,18 +306,34 @@ typedef struct FatE2eOut {
     u32  exact;             /* follow: GPU ids that are the reference's argmax */
 } FatE2eOut;
 
-/* The reference backend on r->prompt: every prompt row's logits, then (greedy) r->n_steps greedy ids. */
-static bool fat_e2e_reference(FatE2eRef *r, const Model *m, bool greedy, Err *e) {
+/* The reference backend's progress on a terminal (a large -m file takes minutes on a board's CPU). */
+static void fat_ref_progress(const char *label, const char *what, u32 i, u32 n) {
+    if (!isatty(2)) return;
+    if (n) errf("\redge fat: %s: the reference backend (CPU), %s %u of %u   ", label, what, i, n);
+    else errf("\r%100s\r", "");
+}
+
+/* The reference backend on the prompt: every prompt row's logits, then (greedy) r->n_steps greedy ids.
+   Without greedy (model_path) its engine is kept after the prompt for fat_e2e_follow (st->keep). */
+static bool fat_e2e_reference(FatE2e *st, const char *label, const Model *m, bool greedy, Err *e) {
+    FatE2eRef *r = &st->ref;
     u32 nv = m->cfg.n_vocab;
-    Engine g;
-    if (!eng_open(&g, m, ENG_REF, r->n_prompt + r->n_steps, DT_F32, e)) return false;
+    Engine *g = calloc(1, sizeof *g);
+    if (!eng_open(g, m, ENG_REF, r->n_prompt + r->n_steps, DT_F32, e)) { free(g); return false; }
     r->logits = malloc((u64)r->n_prompt * nv * sizeof(f32));
-    bool ok = eng_feed(&g, r->prompt, r->n_prompt, r->logits, e);
-    r->tokens[0] = (i32)ref_argmax(eng_last_logits(&g), nv);
-    for (u32 s = 1; ok && greedy && s < r->n_steps; s++) ok = eng_decode(&g, r->tokens[s - 1], true, &r->tokens[s], e);
-    eng_close(&g);
+    fat_ref_progress(label, "the prompt's tokens", r->n_prompt, r->n_prompt);
+    bool ok = eng_feed(g, r->prompt, r->n_prompt, r->logits, e);
+    r->tokens[0] = (i32)ref_argmax(eng_last_logits(g), nv);
+    for (u32 s = 1; ok && greedy && s < r->n_steps; s++) ok = eng_decode(g, r->tokens[s - 1], true, &r->tokens[s], e);
+    fat_ref_progress(label, "", 0, 0);
+    if (ok && !greedy) { st->keep = g; return true; }
+    eng_close(g); free(g);
     if (!ok) { free(r->logits); r->logits = NULL; }
     return ok;
+}
+static void fat_e2e_free(FatE2e *st) {
+    free(st->ref.logits); st->ref.logits = NULL;
+    if (st->keep) { eng_close(st->keep); free(st->keep); st->keep = NULL; }
 }
 
 /* end_to_end's prompt: BOS and the story text through the embedded model's tokenizer. */
@@ -415,12 +431,12 @@ static bool fat_e2e_follow(const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
     const FatE2eRef *r = &sp->st->ref;
     const i32 *toks = o->toks[0];
     u32 nv = sp->m->cfg.n_vocab;
-    Engine g;
+    Engine *g = sp->st->keep;       /* after the prompt: rewound there, its last row's logits kept in r->logits */
     o->ref_at = -1;
-    if (!eng_open(&g, sp->m, ENG_REF, r->n_prompt + r->n_steps, DT_F32, e)) return false;
-    bool ok = eng_feed(&g, r->prompt, r->n_prompt, NULL, e);
+    bool ok = eng_truncate(g, r->n_prompt, e);
     for (u32 s = 0; ok && s < r->n_steps && o->ref_at < 0; s++) {
-        const f32 *l = eng_last_logits(&g);
+        fat_ref_progress(sp->label, "token", s + 1, r->n_steps);
+        const f32 *l = s == 0 ? r->logits + (u64)(r->n_prompt - 1) * nv : eng_last_logits(g);
         f64 top = -INFINITY, big = 0;
         for (u32 i = 0; i < nv; i++) { top = MAX(top, (f64)l[i]); big = MAX(big, fabs((f64)l[i])); }
         f64 tol = o->f16 ? o->tol * big : o->tol;
@@ -428,9 +444,9 @@ static bool fat_e2e_follow(const FatE2eSpec *sp, FatE2eOut *o, Err *e) {
         o->gap = MAX(o->gap, d / (2 * tol));
         o->exact += d == 0;
         if (!(d <= 2 * tol)) o->ref_at = (i32)s;
-        else if (s + 1 < r->n_steps) ok = eng_feed(&g, &toks[s], 1, NULL, e);
+        else if (s + 1 < r->n_steps) ok = eng_feed(g, &toks[s], 1, NULL, e);
     }
-    eng_close(&g);
+    fat_ref_progress(sp->label, "", 0, 0);
     return ok;
 }
 
@@ -472,7 +488,7 @@ static void fat_e2e_check(Fat *f, FatCheck *c, const FatE2eSpec *sp) {
     Err e = {0};
     FatE2eOut *o = calloc(1, sizeof *o);
     f64 t0 = fat_now(), t1 = 0, t2 = 0;     /* the reference backend's seconds go into the report */
-    if (!sp->st->have && !(sp->st->have = fat_e2e_reference(&sp->st->ref, sp->m, !sp->follow, &e))) {
+    if (!sp->st->have && !(sp->st->have = fat_e2e_reference(sp->st, sp->label, sp->m, !sp->follow, &e))) {
         fat_check_end(f, c, FAT_FAIL, "%s: reference backend: %s", sp->label, e.msg); goto done;
     }
     t1 = fat_now();
@@ -797,7 +813,7 @@ static bool fat_model_open(Fat *f, Err *e) {
 
 static void fat_model_close(Fat *f) {
     if (!f->model_path) return;
-    free(f->me2e.ref.logits);
+    fat_e2e_free(&f->me2e);
     model_close(&f->model);
     arena_free(&f->model_arena);
 }
@@ -903,7 +919,7 @@ static int fat_cmd(int argc, char **argv) {
     for (u32 i = 0; i < f->n_checks; i++) { np += f->checks[i].st == FAT_PASS; ns += f->checks[i].st == FAT_SKIP; }
     out("RESULT  %s: %u passed, %u failed, %u skipped in %.1f s (exit %d)\n", code ? "FAIL" : "PASS", np, f->n_fail, ns, fat_now() - t0, code);
     if (f->json && !fat_json_write(f, true, code ? "fail" : "pass", code)) code = FAT_EXIT_CANNOT_RUN;
-    free(f->checks); free(f->e2e.ref.logits);
+    free(f->checks); fat_e2e_free(&f->e2e);
     fat_model_close(f);
     return code;
 }

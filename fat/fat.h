@@ -59,6 +59,7 @@ typedef struct FatE2e {
     FatE2eRef ref;
     bool      have;         /* ref computed */
     i32       tokens0[64];  /* GPU tokens of soak repetition 0 */
+    Engine   *keep;         /* model_path: the reference engine after the prompt (fat_e2e_follow rewinds to it) */
 } FatE2e;
 
 typedef struct Fat {
