@@ -526,10 +526,23 @@ fn kv4(q: u32) -> u32 {
 // (lut_done: the reduction writes red next). Other types: no code. (A 1 KiB table of its own, 2 nibbles a
 // read, made the other types' entries 0.4-1.4% slower on the H200: shared memory every entry declares.)
 fn is_iq4() -> bool { return WT == WT_IQ4_NL || WT == WT_IQ4_XS; }
-fn lut_init(l: u32) {
+fn lut_init(l: u32) { lut_init_x(l, 0u); }
+// the table with every value byte ^ x: 0x80 gives the values as int8 (the int8 lanes, dot_kn_q)
+fn lut_init_x(l: u32, x: u32) {
     if (!is_iq4()) { return; }
     workgroupBarrier();
-    if (l < 64u) { red[l] = bitcast<f32>((kv4(l % 16u) & 0xffu) << (8u * (l / 16u))); }
+    if (l < 64u) { red[l] = bitcast<f32>(((kv4(l % 16u) ^ x) & 0xffu) << (8u * (l / 16u))); }
+    workgroupBarrier();
+}
+// the f16-pair lanes' table (dot_k_h, dot_kn_h): red[16 h + n] = nibble n's value times HB as an f16 in
+// half h of a word, so a pair is 2 reads ORed, with nothing to convert (iq4_lane_x)
+fn lut_init_h(l: u32) {
+    if (!is_iq4()) { return; }
+    workgroupBarrier();
+    if (l < 32u) {
+        let v = f16(f32(i32(kv4(l % 16u) & 0xffu) - 128) * HB);
+        red[l] = bitcast<f32>(bitcast<u32>(vec2<f16>(v, 0.0h)) << (16u * (l / 16u)));
+    }
     workgroupBarrier();
 }
 fn lut_done() { if (is_iq4()) { workgroupBarrier(); } }
@@ -573,6 +586,20 @@ fn bgrp_k23(o: u32, gg: u32) -> BGrp {
     }
     return r;
 }
+// IQ4_NL / IQ4_XS group g of row `row`: its scale and its 16 quant bytes (nibbles, the codebook's indices)
+struct IQ4Raw { d: f32, q: vec4<u32> }
+fn iq4_raw(row: u32, g: u32) -> IQ4Raw {
+    let b0 = row * (p.k / BLK);
+    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] (gu)
+        let a = gu(b0 + g / 8u);
+        let ib = g % 8u;
+        let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
+        let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
+        return IQ4Raw(f16v(h0 & 0xffffu) * f32(i32(ls) - 32), wvec(a.x / 16u + ib));
+    }
+    let a = gu(b0 + g);                                // IQ4_NL: f16 d; u8 q[16]
+    return IQ4Raw(f16v(rd16(a.y)), wvec(a.x / 16u));
+}
 // group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
 fn bgrp(row: u32, g: u32) -> BGrp {
     var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
@@ -586,15 +613,11 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         for (var j = 0u; j < 4u; j = j + 1u) { r.u[j] = q0[j] ^ 0x80808080u; r.u[j + 4u] = q1[j] ^ 0x80808080u; }
         return r;
     }
-    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] (gu)
-        let a = gu(b0 + g / 8u);
-        let ib = g % 8u;
-        let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
-        let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
-        r.d = vec2<f32>(f16v(h0 & 0xffffu) * f32(i32(ls) - 32));
-        let qv = wvec(a.x / 16u + ib);
+    if (is_iq4()) {
+        let a = iq4_raw(row, g);
+        r.d = vec2<f32>(a.d);
         for (var j = 0u; j < 4u; j = j + 1u) {
-            let kk = kv8(qv[j]);
+            let kk = kv8(a.q[j]);
             r.u[j] = kk.x; r.u[j + 4u] = kk.y;
         }
         return r;
@@ -612,7 +635,6 @@ fn bgrp(row: u32, g: u32) -> BGrp {
         var lo = q[j] & 0x0f0f0f0fu;
         var hi = (q[j] >> 4u) & 0x0f0f0f0fu;
         if (five) { lo = lo | hb4(qh >> (4u * j)); hi = hi | hb4(qh >> (16u + 4u * j)); }
-        if (WT == WT_IQ4_NL) { let kk = kv8(q[j]); lo = kk.x; hi = kk.y; }
         r.u[j] = lo; r.u[j + 4u] = hi;
     }
     return r;
@@ -1022,6 +1044,7 @@ fn q6k_lane_x(bi: u32, c: u32, xa: array<vec2<u32>, 8>) -> f32 {
 // pairs (x0, x2), (x1, x3); xsum[j] their sum times HP.
 const HB = 0.001953125;                // 2^-9
 fn b_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f32 {
+    if (is_iq4()) { return iq4_lane_x(row, g, xa); }
     let r = bgrp(row, g);
     let off = vec2<f16>(f16(2.0 + bgrp_off() * HB));
     var s = vec2<f32>(0.0);
@@ -1036,6 +1059,23 @@ fn b_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>) -> f
     }
     if (bgrp_min()) { return dot(r.d, s) / HB + dot(r.m, sx) / HP; }
     return dot(r.d, s) / HB;
+}
+// IQ4_NL / IQ4_XS on f16 pairs: the values come as f16 pairs from lut_init_h's table, the pair of the
+// nibbles at bits s0 and s1 of q (b_lane_x's e02, e13 exactly: v 2^-9 with v the codebook's value)
+fn kvh(q: u32, s0: u32, s1: u32) -> vec2<f16> {
+    return bitcast<vec2<f16>>(bitcast<u32>(red[(q >> s0) & 0xfu]) | bitcast<u32>(red[16u + ((q >> s1) & 0xfu)]));
+}
+fn iq4_lane_x(row: u32, g: u32, xa: array<vec2<u32>, 8>) -> f32 {
+    let r = iq4_raw(row, g);
+    var s = vec2<f32>(0.0);
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let q = r.q[j];
+        let pl = vec2<f32>(fma(kvh(q, 8u, 24u), bitcast<vec2<f16>>(xa[j].y), kvh(q, 0u, 16u) * bitcast<vec2<f16>>(xa[j].x)));
+        let ph = vec2<f32>(fma(kvh(q, 12u, 28u), bitcast<vec2<f16>>(xa[j + 4u].y), kvh(q, 4u, 20u) * bitcast<vec2<f16>>(xa[j + 4u].x)));
+        s.x = s.x + (pl.x + pl.y);
+        s.y = s.y + (ph.x + ph.y);
+    }
+    return dot(vec2<f32>(r.d), s) / HB;
 }
 // The f16-pair lanes' activations: vector j (0..3) of 8 halves of lane c, from the super-block's
 // first (q4k_lane_x: pair 2 (c / 4) + j / 2, low / high j % 2; q6k_lane_x: half c / 4, quarter j / 2
@@ -1057,7 +1097,7 @@ fn lane_x(row: u32, b: u32, c: u32, xa: array<vec2<u32>, 8>, xsum: array<f32, 8>
 // dot_k / dot_kn on f16 pairs; with two, also row2 (a glu entry's up row) on the same activations
 fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    lut_init(l);
+    lut_init_h(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -1079,7 +1119,7 @@ fn dot_k_h(ok: bool, row: u32, row2: u32, two: bool, l: u32, z: u32) -> vec2<f32
 }
 fn dot_kn_h(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    lut_init(l);
+    lut_init_h(l);
     if (ok) {
         let i = lane_of(l);
         let c = i % 8u;
@@ -1259,9 +1299,14 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
               + f32(i8v((sw1 >> 16u) & 0xffu)) * xqd[g / 2u + 3u] * f32(d3 - 32i * i32(xq16[g + 6u])));
 }
 
-// The int8 group lane: lane c4 takes groups 2 c4, 2 c4 + 1 of unit b (each one block of xq, xqd);
-// u ^ 0x80 is u - 128 as int8, so each half's product is dot(u - 128, q) + (128 - off) sum(q) (xq16).
+// The int8 group lane: lane c4 takes groups 2 c4, 2 c4 + 1 of unit b (each one block of xq, xqd).
+// The bytes u enter dot4I8Packed as int8: as they are where every byte is below 128 (the 4- and 5-bit
+// quants, Q2_K, Q3_K) or the table gave the values as int8 (IQ4_NL: lut_init_x), Q8_0's ^ 0x80 (its
+// own bytes again); each half's product is then dot(u, q) - off sum(q) (xq16: the sums of the q).
+fn b_q_xr() -> u32 { return select(0u, 0x80808080u, WT == WT_Q8_0); }
+fn b_q_off() -> f32 { if (WT == WT_Q8_0 || is_iq4()) { return 0.0; } return bgrp_off(); }
 fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
+    if (WT == WT_IQ4_XS) { return iq4xs_lane_q(row * (p.k / 256u) + b, c4, 64u * b); }
     var s = 0.0;
     for (var h = 0u; h < 2u; h = h + 1u) {
         let g = 8u * b + 2u * c4 + h;
@@ -1272,15 +1317,40 @@ fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
         var da = 0i;
         var db = 0i;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            da = da + dot4I8Packed(r.u[j] ^ 0x80808080u, xa[j]);
-            db = db + dot4I8Packed(r.u[j + 4u] ^ 0x80808080u, xb[j]);
+            da = da + dot4I8Packed(r.u[j] ^ b_q_xr(), xa[j]);
+            db = db + dot4I8Packed(r.u[j + 4u] ^ b_q_xr(), xb[j]);
         }
-        let sq = vec2<f32>(xq16[2u * g], xq16[2u * g + 1u]);   // the sums of the q of each half
-        var v = dot(r.d, vec2<f32>(f32(da), f32(db)) + (128.0 - bgrp_off()) * sq);
+        let sq = vec2<f32>(xq16[2u * g], xq16[2u * g + 1u]);
+        var v = dot(r.d, vec2<f32>(f32(da), f32(db)) - b_q_off() * sq);
         if (bgrp_min()) { v = v + dot(r.m, sq); }
         s = s + xqd[g] * v;
     }
     return s;
+}
+// IQ4_XS on int8, as the super-block lanes take Q4_K: lane c4 takes sub-blocks 2 c4, 2 c4 + 1 of
+// super-block bi (regrouped, gu: the 8-byte header d | scales_h << 16, scales_l[4]; the 16 quant bytes
+// of sub-block j at 16 j), its header read once for both; the table (lut_init_x) gives int8 values.
+fn iq4xs_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
+    let a = gu(bi);
+    let h0 = wword(a.y / 4u);
+    let sl = (wword(a.y / 4u + 1u) >> (8u * c4)) & 0xffu;
+    let sh = (h0 >> (16u + 4u * c4)) & 0xfu;
+    let ls = vec2<i32>(vec2<u32>((sl & 0xfu) | ((sh & 3u) << 4u), (sl >> 4u) | ((sh >> 2u) << 4u))) - vec2<i32>(32);
+    let qv = array<vec4<u32>, 2>(wvec(a.x / 16u + 2u * c4), wvec(a.x / 16u + 2u * c4 + 1u));
+    let g = xb / 8u + 2u * c4;                   // sub-block 2 c4's block of xq, xqd
+    var dd = vec2<i32>(0i);
+    for (var t = 0u; t < 2u; t = t + 1u) {
+        let x0 = xq[2u * (g + t)];
+        let x1 = xq[2u * (g + t) + 1u];
+        var s = 0i;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let kk = kv8(qv[t][j]);
+            s = s + dot4I8Packed(kk.x, x0[j]) + dot4I8Packed(kk.y, x1[j]);
+        }
+        dd[t] = s;
+    }
+    let d = f16v(h0 & 0xffffu);
+    return d * (f32(ls.x) * xqd[g] * f32(dd.x) + f32(ls.y) * xqd[g + 1u] * f32(dd.y));
 }
 // lane c4 of super-block b of row `row` (Q4_K or Q6_K) over the quantized row
 fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
@@ -1293,7 +1363,7 @@ fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
 // lane i's share of row `row` (and of row2 with two) over the quantized row
 fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
     var s = vec2<f32>(0.0);
-    lut_init(l);
+    lut_init_x(l, 0x80u);
     if (ok) {
         let i = lane_of(l);
         for (var b = i / 4u; b < n_units(); b = b + (1u << p.ll) / 4u) {
