@@ -2,7 +2,9 @@
 // Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS) dequantized in the kernel from
 // the raw GGUF block bytes (Q6_K's and the group types' regrouped by the upload: q6a, gu), bound as
 // 16-byte vectors of u32 (f32 weights: of f32) and read as words or vectors. Entries: get_rows
-// (embedding gather), matvec (decode), matmul (prefill, tiled). Each variant fixes the weight type
+// (embedding gather), matvec (decode); the prefill tiles without matrix units are matmul_tile.wgsl,
+// which shares this file's header (common/mm_head.wgsl) and group decode (common/bgrp.wgsl).
+// Each variant fixes the weight type
 // (override WT, its block BLK / BB, its regrouped header HDR), the activation type A (f32 or f16
 // storage) and the output type O; arithmetic and
 // accumulation are f32. A weight type is its case in dq4 (common/dq4.wgsl, shared with matmul_cm.wgsl:
@@ -29,10 +31,7 @@
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
 //                                4 lanes per 256 elements; gate/up with its norm prologue (i8 GLU in
 //                                config/dtypes.def: all but Q6_K) and the output norm + LM head
-//   matmul                       prefill: 64-row x 64-token tiles (f32 arithmetic); the matmul_split_* variants (KSPLIT)
-//                                take one k slice per grid z into f32 partials (splitk.wgsl adds them)
-//   matmul_q                     the same tiles on int8 activations (lanes K / B, f16 activations, caps.idot,
-//                                no matrix units): matmul_q8_* and matmul_q8_split_*
+//   (matmul, matmul_q            prefill tiles: matmul_tile.wgsl)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
 // RMSNorm of the f32 residual row in the prologue, k <= 3072; the _norm_w variants 4096), _rope (RoPE, biases and both KV-cache
 // stores in the epilogue, as rope_kv.wgsl), _res_norm (Gemma: the post-attention residual add first),
@@ -68,11 +67,6 @@ enable f16;
 //! variant-each matvec_{t}_a16_y16     {mv}{h}           {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
 //! variant-each matvec_glu_{t}_a32_y32 {mv}_glu          {type} alias:W={w}
 //! variant-each matvec_glu_{t}_a16_y16 {mv}_glu{h}       {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
-//! variant-each matmul_{t}_a32_y32     matmul            {type} alias:W={w}
-//! variant-each matmul_{t}_a16_y32     matmul            {type} alias:W={w} alias:A=f16
-//! variant-each matmul_{t}_a16_y16     matmul            {type} YMAX=65504 alias:W={w} alias:A=f16 alias:O=f16
-//! variant-each matmul_split_{t}_a32   matmul            {type} KSPLIT=1 alias:W={w}
-//! variant-each matmul_split_{t}_a16   matmul            {type} KSPLIT=1 alias:W={w} alias:A=f16
 //! variant-lanes matvec_rope_{t}_a32_c32 matvec_k_rope {type}
 //! variant-lanes matvec_rope_{t}_a32_c16 matvec_k_rope {type} CMAX=65504 alias:C=f16
 //! variant-lanes matvec_rope_{t}_a16_c32 matvec_k_rope_h {type} YMAX=65504 alias:A=f16 alias:O=f16
@@ -97,79 +91,13 @@ enable f16;
 //! variant-i8glu matvec_glu_res_norm_q8_w_{t}_a16_y16 matvec_k_glu_res_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
 //! variant-lanes matvec_norm_q8_w_{t}_a16_y32 matvec_k_norm_q {type} alias:A=f16 XV=8 alias:XVA=XV8
 //! variant-lanes matvec_norm_w_{t}_a16_y32 matvec_k_norm_h {type} AMAX=65504 alias:A=f16 XV=8 alias:XVA=XV8
-//! variant-lanes matmul_q8_{t}_a16_y32 matmul_q {type} alias:A=f16
-//! variant-lanes matmul_q8_{t}_a16_y16 matmul_q {type} YMAX=65504 alias:A=f16 alias:O=f16
-//! variant-lanes matmul_q8_split_{t}_a16 matmul_q {type} KSPLIT=1 alias:A=f16
 
-alias W = u32;
-alias A = f32;
-alias O = f32;
-alias C = f32;                         // matvec_k_rope: the KV cache dtype
-override WT: u32 = 7u;                 // weight type: the C enum DType, i.e. a row of config/dtypes.def (WT_* of common/dq4.wgsl)
-override BLK: u32 = 256u;              // its elements and bytes per block (config/dtypes.def; the generic entries)
-override BB: u32 = 144u;
-override HDR: u32 = 0u;                // a type regrouped at upload: its header bytes (dtypes.def up G2..G8; common/q6a.wgsl)
-override KSPLIT: u32 = 0u;              // matmul_split_*: split-k (grid z = k slice of p.kc, f32 partials)
-override YMAX: f32 = 0x1.fffffep+127f;    // outputs are clamped to +-YMAX (65504 for f16 outputs: no inf)
-override AMAX: f32 = 0x1.fffffep+127f;    // the *_norm prologues' normalized row, clamped to +-AMAX as A (65504 for f16 activations)
-override CMAX: f32 = 0x1.fffffep+127f;    // matvec_k_rope: cache values are clamped to +-CMAX
-
-// One push-constant block for every entry: k = row length, rows = rows of the bound weight
-// chunk, r0 = its first row in the whole tensor, m = output row stride (all rows), t = tokens,
-// acc = 1: add the product to what y holds (a fused residual add, y += W.x); act (matvec_glu
-// entries): 0 SiLU, 1 GELU-tanh; ll (matvec entries): log2 of the lanes per row, 0..7 (glu: 0..6).
-// matvec_k_rope only: the attention shape and RoPE (as rope_kv.wgsl), bias = 1 adds bq/bk/bv,
-// rbase = the first row's index in the rows of q, k and v. eps: the *_norm entries' RMSNorm epsilon.
-struct Params { k: u32, rows: u32, r0: u32, m: u32, t: u32, scale: f32, acc: u32, act: u32, ll: u32,
-                hd: u32, n_head: u32, n_head_kv: u32, n_rot: u32, log2_base: f32, freq_scale: f32, neox: u32,
-                n_ctx: u32, bias: u32, rbase: u32, eps: f32, kc: u32 }
-var<immediate> p: Params;
-
-@group(0) @binding(0) var<storage, read> w: array<vec4<W>>;    // weight rows by 16 bytes (GGUF bytes; Q6_K in units, below)
-@group(0) @binding(1) var<storage, read> x: array<A>;          // (k, t) activations
-@group(0) @binding(2) var<storage, read_write> y: array<O>;    // (m, t)
-@group(0) @binding(1) var<storage, read> ids: array<u32>;      // get_rows: (t) row ids
-@group(0) @binding(2) var<storage, read_write> yr: array<f32>; // get_rows: (k, t)
-
-// ---- bytes of the weight binding ----------------------------------------------------
+//! include common/mm_head.wgsl
 //! include common/clampn.wgsl
-
-fn wword(i: u32) -> u32 { return bitcast<u32>(w[i >> 2u][i & 3u]); }   // word i (one 4-byte load)
-fn wvec(i: u32) -> vec4<u32> { return bitcast<vec4<u32>>(w[i]); }      // bytes 16 i .. +15 (one 16-byte load)
-fn wwords() -> u32 { return 4u * arrayLength(&w); }
-// The block decode of every weight type (dq4, dq4_block; the WT_* ids), over wword:
 //! include common/dq4.wgsl
-
-// Q6_K on the device, regrouped in units of 8 (common/q6a.wgsl): super-block bi's parts. The binding's
-// block count floor(range / 210) from its 16-byte vectors: 8 blocks per 105 (no overflow near 4 GiB).
 //! include common/q6a.wgsl
-fn q6a(bi: u32) -> Q6A {
-    let nv = arrayLength(&w);
-    return q6a_at(bi, nv / 105u * 8u + (nv % 105u) * 16u / 210u);
-}
-fn gu(bi: u32) -> vec2<u32> {              // a group type's block bi: its quants, its header (gu_at)
-    let nv = arrayLength(&w);
-    return gu_at(bi, nv / BB * 16u + (nv % BB) * 16u / BB);
-}
-// The prefill tiles' weight loads (ld_raw) and decode (dq16):
 //! include common/ldraw.wgsl
-// Activations i..i+3 of the row starting at element xb (0 past k).
-fn xload4(xb: u32, i: u32, k: u32) -> vec4<f32> {
-    if (i + 3u < k) { return vec4<f32>(f32(x[xb + i]), f32(x[xb + i + 1u]), f32(x[xb + i + 2u]), f32(x[xb + i + 3u])); }
-    var v = vec4<f32>(0.0);
-    for (var c = 0u; c < 4u; c = c + 1u) { if (i + c < k) { v[c] = f32(x[xb + i + c]); } }
-    return v;
-}
-
-fn store(idx: u32, s: f32) {
-    var v = s;
-    if (p.acc != 0u) { v = v + f32(y[idx]); }
-    y[idx] = O(clampn(v, YMAX));
-}
-// store with the value to add (acc) read beforehand: the decode k-quant entries read it at their
-// start, so that load does not wait after the reduction (each row is read and written by one lane)
-fn store_pre(idx: u32) -> O { if (p.acc != 0u) { return y[idx]; } return O(0.0); }
-fn store_with(idx: u32, s: f32, prev: O) { y[idx] = O(clampn(s + f32(prev), YMAX)); }
+//! include common/bgrp.wgsl
 
 // ---- get_rows: yr[:, t] = dequant(row ids[t]) * scale ------------------------------------
 // grid (ceil(k / 256), t); a chunk dispatch writes only the tokens whose id is in its rows;
@@ -202,7 +130,7 @@ fn get_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 // The glu entries compute lanes-per-row output rows' gate rows in the first half of the
 // workgroup and the same up rows in the second.
 const MVT = 128u;
-var<workgroup> red: array<f32, 128>;  // one partial sum per invocation
+// red (one partial sum per invocation) is common/bgrp.wgsl's: IQ4's table lives there while the lanes run
 @group(0) @binding(1) var<storage, read> x4: array<vec4<A>>;    // matvec_k: activations by 4
 
 fn hsum(v: vec4<f32>) -> f32 { return (v.x + v.y) + (v.z + v.w); }
@@ -489,43 +417,14 @@ fn q5k_hb(qh: u32, j: u32) -> u32 { return ((qh >> j) & 0x01010101u) << 4u; }
 fn n_units() -> u32 { if (is_b()) { return (p.k + 255u) / 256u; } return p.k / 256u; }
 fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
 
-// ---- the group lanes (lanes B in config/dtypes.def: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) ----
-// A row is taken in groups of 32 elements (a block; Q2_K Q3_K IQ4_XS: 32 elements of a super-block),
-// 8 per unit of 256, lane c of a unit taking group c whole, so its scales are decoded once per 16 or
-// 32 weights. A type is its case in bgrp: the group's 32 quants as bytes u (word j: elements 4j ..
-// 4j + 3) and per half (words 0..3, 4..7: Q2_K / Q3_K have a scale per 16) a scale d and minimum m,
-// x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
-// int8 (b_lane_q). The regrouped types (gu) take their quants as 16-byte loads; Q3_K's 110-byte blocks
-// start at even bytes: span8 reads them as words.
-struct BGrp { d: vec2<f32>, m: vec2<f32>, u: array<u32, 8> }
-// words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
-// last load is the word holding bytes o + 4n - 2, o + 4n - 1: inside the block, unused when aligned)
-fn span8(o: u32, n: u32) -> array<u32, 8> {
-    let sh = (o & 2u) * 8u;
-    let i = o >> 2u;
-    var a: array<u32, 9>;
-    for (var j = 0u; j < n; j = j + 1u) { a[j] = wword(i + j); }
-    a[n] = wword((o + 4u * n - 2u) >> 2u);
-    var r: array<u32, 8>;
-    for (var j = 0u; j < n; j = j + 1u) { r[j] = select((a[j] >> sh) | (a[j + 1u] << (32u - sh)), a[j], sh == 0u); }
-    return r;
-}
-// IQ4_NL / IQ4_XS: 4 nibbles (one per byte) to kvalues_iq4nl + 128, by bytes (KV_IQ4NL packed in 4 words)
-fn kv4(q: u32) -> u32 {
-    let n = vec4<u32>(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
-    let b2 = (n & vec4<u32>(4u)) != vec4<u32>(0u);
-    let lo = select(vec4<u32>(0x3f2d1801u), vec4<u32>(0x766a5d4fu), b2);   // 1 24 45 63 | 79 93 106 118
-    let hi = select(vec4<u32>(0xa6998d81u), vec4<u32>(0xf1d9c5b5u), b2);   // 129 141 153 166 | 181 197 217 241
-    let v = (select(lo, hi, (n & vec4<u32>(8u)) != vec4<u32>(0u)) >> ((n & vec4<u32>(3u)) * 8u)) & vec4<u32>(0xffu);
-    return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
-}
+// The group lanes' block decode (bgrp, span8, the IQ4 codebook kv4 / kv8) is common/bgrp.wgsl, shared
+// with matmul_tile.wgsl (matmul_q's Q2_K / Q3_K).
 // IQ4_NL / IQ4_XS in the decode lanes: kv4 through a table in shared memory (kv4's selects cost ~13
 // integer ops a value): red[16 j + n] = nibble n's value byte at byte j, so a word of 4 values is 4
 // reads ORed (red is free while the lanes run; 16 words per byte position, so no bank conflicts). Every
 // dot_* that reaches bgrp makes it first (lut_init, after the prologue's use of red) and ends on a barrier
 // (lut_done: the reduction writes red next). Other types: no code. (A 1 KiB table of its own, 2 nibbles a
 // read, made the other types' entries 0.4-1.4% slower on the H200: shared memory every entry declares.)
-fn is_iq4() -> bool { return WT == WT_IQ4_NL || WT == WT_IQ4_XS; }
 fn lut_init(l: u32) { lut_init_x(l, 0u); }
 // the table with every value byte ^ x: 0x80 gives the values as int8 (the int8 lanes, dot_kn_q)
 fn lut_init_x(l: u32, x: u32) {
@@ -546,99 +445,6 @@ fn lut_init_h(l: u32) {
     workgroupBarrier();
 }
 fn lut_done() { if (is_iq4()) { workgroupBarrier(); } }
-fn kvb(q: u32, sh: u32, j: u32) -> u32 { return bitcast<u32>(red[16u * j + ((q >> sh) & 0xfu)]); }
-// (kv4(q & 0x0f0f0f0f), kv4((q >> 4) & 0x0f0f0f0f)): the 4 low and the 4 high nibbles of q's bytes
-fn kv8(q: u32) -> vec2<u32> {
-    return vec2<u32>(kvb(q, 0u, 0u) | kvb(q, 8u, 1u) | kvb(q, 16u, 2u) | kvb(q, 24u, 3u),
-                     kvb(q, 4u, 0u) | kvb(q, 12u, 1u) | kvb(q, 20u, 2u) | kvb(q, 28u, 3u));
-}
-fn bgrp_off() -> f32 {
-    if (WT == WT_Q4_0) { return 8.0; }
-    if (WT == WT_Q5_0) { return 16.0; }
-    if (WT == WT_Q3_K) { return 4.0; }
-    if (WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K) { return 0.0; }
-    return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4)
-}
-fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K; }
-// Q2_K / Q3_K group gg (0..7) of the super-block at byte o: 128-element half n, shift j (2 bits each)
-fn bgrp_k23(o: u32, gg: u32) -> BGrp {
-    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
-    let n = gg / 4u;
-    let j = gg % 4u;
-    for (var h = 0u; h < 2u; h = h + 1u) {             // halves of 16: scale is = 8n + 2j + h
-        let is = 8u * n + 2u * j + h;
-        if (WT == WT_Q2_K) {                           // u8 scales[16] (4-bit scale, 4-bit min); u8 q[64]; f16 d, dmin
-            let sc = rd8(o + is);
-            r.d[h] = f16v(rd16(o + 80u)) * f32(sc & 0xfu);
-            r.m[h] = -(f16v(rd16(o + 82u)) * f32(sc >> 4u));
-            for (var w = 0u; w < 4u; w = w + 1u) { r.u[4u * h + w] = (wword((o + 16u + 32u * n + 16u * h) / 4u + w) >> (2u * j)) & 0x03030303u; }
-        } else {                                       // Q3_K: u8 hmask[32]; u8 q[64]; 12 scale bytes; f16 d; u = q + 4 hmask bit
-            let b = is % 4u;
-            let gs = is / 4u;
-            let sc = ((rd8(o + 96u + b + 4u * (gs & 1u)) >> (4u * (gs >> 1u))) & 0xfu) | (((rd8(o + 104u + b) >> (2u * gs)) & 3u) << 4u);
-            r.d[h] = f16v(rd16(o + 108u)) * f32(i32(sc) - 32);
-            let q = span8(o + 32u + 32u * n + 16u * h, 4u);
-            let hm = span8(o + 16u * h, 4u);
-            for (var w = 0u; w < 4u; w = w + 1u) {
-                r.u[4u * h + w] = ((q[w] >> (2u * j)) & 0x03030303u) | (((hm[w] >> (4u * n + j)) & 0x01010101u) << 2u);
-            }
-        }
-    }
-    return r;
-}
-// IQ4_NL / IQ4_XS group g of row `row`: its scale and its 16 quant bytes (nibbles, the codebook's indices)
-struct IQ4Raw { d: f32, q: vec4<u32> }
-fn iq4_raw(row: u32, g: u32) -> IQ4Raw {
-    let b0 = row * (p.k / BLK);
-    if (WT == WT_IQ4_XS) {                             // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128] (gu)
-        let a = gu(b0 + g / 8u);
-        let ib = g % 8u;
-        let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
-        let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
-        return IQ4Raw(f16v(h0 & 0xffffu) * f32(i32(ls) - 32), wvec(a.x / 16u + ib));
-    }
-    let a = gu(b0 + g);                                // IQ4_NL: f16 d; u8 q[16]
-    return IQ4Raw(f16v(rd16(a.y)), wvec(a.x / 16u));
-}
-// group g of row `row`, each case the twin of its dq4_block / dq4 case (models/quant.c)
-fn bgrp(row: u32, g: u32) -> BGrp {
-    var r = BGrp(vec2<f32>(0.0), vec2<f32>(0.0), array<u32, 8>());
-    if (WT == WT_Q2_K || WT == WT_Q3_K) { return bgrp_k23(row * row_bytes(p.k) + g / 8u * BB, g % 8u); }
-    let b0 = row * (p.k / BLK);                        // the row's first block
-    if (WT == WT_Q8_0) {                               // f16 d; i8 q[32] (regrouped: gu, two 16-byte loads)
-        let a = gu(b0 + g);
-        r.d = vec2<f32>(f16v(rd16(a.y)));
-        let q0 = wvec(a.x / 16u);
-        let q1 = wvec(a.x / 16u + 1u);
-        for (var j = 0u; j < 4u; j = j + 1u) { r.u[j] = q0[j] ^ 0x80808080u; r.u[j + 4u] = q1[j] ^ 0x80808080u; }
-        return r;
-    }
-    if (is_iq4()) {
-        let a = iq4_raw(row, g);
-        r.d = vec2<f32>(a.d);
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let kk = kv8(a.q[j]);
-            r.u[j] = kk.x; r.u[j + 4u] = kk.y;
-        }
-        return r;
-    }
-    // the 32-element 4-bit blocks (gu): f16 d (Q4_1, Q5_1: and m); Q5_*: u32 qh; u8 q[16], lo nibbles 0..15
-    let a = gu(b0 + g);
-    let one = bgrp_min();
-    let five = WT == WT_Q5_0 || WT == WT_Q5_1;
-    r.d = vec2<f32>(f16v(rd16(a.y)));
-    if (one) { r.m = vec2<f32>(f16v(rd16(a.y + 2u))); }
-    var qh = 0u;
-    if (five) { qh = rd32(a.y + select(2u, 4u, one)); }
-    let q = wvec(a.x / 16u);
-    for (var j = 0u; j < 4u; j = j + 1u) {
-        var lo = q[j] & 0x0f0f0f0fu;
-        var hi = (q[j] >> 4u) & 0x0f0f0f0fu;
-        if (five) { lo = lo | hb4(qh >> (4u * j)); hi = hi | hb4(qh >> (16u + 4u * j)); }
-        r.u[j] = lo; r.u[j + 4u] = hi;
-    }
-    return r;
-}
 // the f32 group lane: group g, its activations in xa (sb_x)
 fn b_lane(row: u32, g: u32, xa: array<vec4<f32>, 8>) -> f32 {
     let r = bgrp(row, g);
@@ -946,10 +752,9 @@ const HP = 0.5;                        // the minimum term's activation sums are
 var<workgroup> xh: array<vec2<u32>, MVT * XV>;    // *_norm_h: the normalized row as f16 pairs
 var<workgroup> xsm: array<f32, MVT * XV>;         // *_norm_h: the sum of each 4, times HP
 
-// The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8: the binding of x
-// and x4). hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3),
+// The *_h entries read their f16 activations as 16-byte vectors of 8 halves (x8, common/mm_head.wgsl).
+// hv_pair: 4 halves held as 2 words as the lanes take them, the pairs (x0, x2), (x1, x3),
 // and their sum times HP.
-@group(0) @binding(1) var<storage, read> x8: array<vec4<u32>>;
 struct HPair { h: vec2<u32>, sum: f32 }
 fn hv_pair(r: vec2<u32>) -> HPair {
     let p0 = bitcast<vec2<f16>>(r.x);
@@ -1376,292 +1181,3 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
 }
 
 @group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
-
-// ---- matmul (prefill, devices without matrix units): a workgroup of 256 computes a 64-row x
-// 64-token tile in 32-wide k steps (one sub-block of Q4_K scales). Per step the 64 x 32 weight tile
-// is dequantized into workgroup memory once, as f32, and the 32 x 64 activation tile staged beside
-// it; both are k-major by 16-byte vectors (ws[k][row / 4], xs[k][token / 4]: 16 KiB in all, the least
-// Vulkan promises). Invocation l multiplies rows 4 (l / 16) .. +3 with tokens 4 (l % 16) .. +3: per k
-// one 16-byte load of weights (a warp reads two addresses) and one of activations for 16
-// multiply-adds, into four named vec4 accumulators (an array of them may be kept in local memory).
-// The next step is loaded into registers before the step's products and written to the tiles after
-// them, invocations 0 .. 127 its weight words (common/ldraw.wgsl's ld_raw: 16-byte vectors where the
-// type's layout allows, dq4 for the others; row l / 2, weights 16 (l % 2) .. +15, as matmul_cm), 128 ..
-// 255 its activations (k l % 32 of tokens l / 32 % 4 + 4 i: a warp reads 32 consecutive values), so
-// that no invocation holds both (80 registers on the H100). The activations stay as loaded (A) until
-// they are written: converting f16 to f32 at the load made the invocation wait for it there (the
-// f16 path ran 12-19% slower than the f32 one, docs/perf-log.md session 29). A row of xs is swizzled
-// (token vector v of k at v ^ (k % 16)), so that a warp's stores of one token's 32 k spread over the
-// banks. f32 arithmetic, every sum in k order (the f32 class of edge fat).
-// Bounds: weight rows past p.rows and tokens past p.t are zeros and not stored; k past p.k is
-// zero on both sides (dq4's float types end anywhere).
-const TM = 64u;
-const TN = 64u;
-const TK = 32u;
-var<workgroup> ws: array<vec4<f32>, 512>;    // [TK][TM / 4] dequantized weights
-var<workgroup> xs: array<vec4<f32>, 512>;    // [TK][TN / 4] activations, swizzled
-// the IQ4 codebook (KV_IQ4NL) as signed bytes in registers (a workgroup table would not fit beside the tiles;
-// the matmul tests and edge fat hold the IQ4 tiles to the CPU decode, so a wrong byte here fails them)
-fn kv_iq4(i: u32) -> f32 {
-    let q = vec4<u32>(0xbfad9881u, 0xf6eaddcfu, 0x26190d01u, 0x71594535u)[i / 4u];
-    return f32(bitcast<i32>((q >> (8u * (i % 4u))) << 24u) >> 24);
-}
-
-// the next step's activations of invocation l (128 .. 255): k k0 + l % 32 of tokens t0 + l / 32 % 4 + 4 i
-// (0 past p.t, ke), held as loaded (A) until mm_stage: a conversion here would wait for the loads
-fn mm_ldx(t0: u32, k0: u32, ke: u32, l: u32) -> array<A, 16> {
-    var v: array<A, 16>;
-    let k = k0 + l % 32u;
-    for (var i = 0u; i < 16u; i = i + 1u) {
-        let t = t0 + (l / 32u) % 4u + 4u * i;
-        v[i] = A(0.0);
-        if (t < p.t && k < ke) { v[i] = x[t * p.k + k]; }
-    }
-    return v;
-}
-fn xs_at(k: u32, v: u32) -> u32 { return k * (TN / 4u) + (v ^ (k % 16u)); }   // token vector v of k
-// invocations 0 .. 127 stage a step's weights (row l / 2, k 16 (l % 2) .. +15), 128 .. 255 its activations
-fn mm_stage(raw: array<u32, 20>, xv: array<A, 16>, live: bool, r: u32, k0: u32, l: u32) {
-    if (l < 128u) {
-        let h = l % 2u;
-        let d = dq16(raw, r, k0, h);
-        let rr = l / 2u;
-        for (var i = 0u; i < 16u; i = i + 1u) { ws[((16u * h + i) * TM + rr) / 4u][rr % 4u] = select(0.0, d.v[i], live); }
-        return;
-    }
-    let k = l % 32u;
-    for (var i = 0u; i < 16u; i = i + 1u) {
-        let t = (l / 32u) % 4u + 4u * i;
-        xs[xs_at(k, t / 4u)][t % 4u] = f32(xv[i]);
-    }
-}
-
-@compute @workgroup_size(256)
-fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let row0 = wid.x * TM;
-    let t0 = wid.y * TN;
-    let tv = l % 16u;                   // this invocation's tokens 4 tv .. +3
-    let rg = (l / 16u) * 4u;            // and rows rg .. rg + 3
-    let dr = row0 + (l % 128u) / 2u;    // its row of the weight tile (invocations 0 .. 127)
-    let live = dr < p.rows;
-    var kb = 0u; var ke = p.k; var yo = 0u;
-    if (KSPLIT != 0u) { kb = wid.z * p.kc; ke = min(kb + p.kc, p.k); yo = wid.z * p.m * p.t; }
-    var a0 = vec4<f32>(0.0); var a1 = vec4<f32>(0.0); var a2 = vec4<f32>(0.0); var a3 = vec4<f32>(0.0);
-    var raw: array<u32, 20>;
-    var xv: array<A, 16>;
-    if (l < 128u) { if (live) { raw = ld_raw(dr, kb, l % 2u); } } else { xv = mm_ldx(t0, kb, ke, l); }
-    mm_stage(raw, xv, live, dr, kb, l);
-    workgroupBarrier();
-    for (var k0 = kb; k0 < ke; k0 = k0 + TK) {
-        let more = k0 + TK < ke;
-        if (more) {
-            if (l < 128u) { if (live) { raw = ld_raw(dr, k0 + TK, l % 2u); } } else { xv = mm_ldx(t0, k0 + TK, ke, l); }
-        }
-        for (var kk = 0u; kk < TK; kk = kk + 1u) {
-            let w0 = ws[(kk * TM + rg) / 4u];
-            let xq = xs[xs_at(kk, tv)];
-            a0 = a0 + w0.x * xq; a1 = a1 + w0.y * xq; a2 = a2 + w0.z * xq; a3 = a3 + w0.w * xq;
-        }
-        if (more) {
-            workgroupBarrier();
-            mm_stage(raw, xv, live, dr, k0 + TK, l);
-            workgroupBarrier();
-        }
-    }
-    let t = t0 + 4u * tv;
-    mm_out(yo, row0 + rg, t, a0); mm_out(yo, row0 + rg + 1u, t, a1);
-    mm_out(yo, row0 + rg + 2u, t, a2); mm_out(yo, row0 + rg + 3u, t, a3);
-}
-// row r's outputs for tokens t .. t + 3
-fn mm_out(yo: u32, r: u32, t: u32, a: vec4<f32>) {
-    if (r >= p.rows) { return; }
-    for (var j = 0u; j < 4u; j = j + 1u) {
-        if (t + j < p.t) { store(yo + (t + j) * p.m + p.r0 + r, a[j]); }
-    }
-}
-
-// ---- matmul_q (prefill on int8 activations: devices that accelerate dot4I8Packed (caps.idot) and
-// have no matrix units; the types with decode lanes, K or B; ops_matmul.c wq_q8_tile): matmul's
-// 64-row x 64-token tile and 32-wide k steps, its invocation layout (rows 4 (l / 16) .. +3 with tokens
-// 4 (l % 16) .. +3) and its loads one step ahead (ld_raw), but both tiles as int8. Per step
-// invocations 0 .. 127 decode their row's 16 weights (half h = l % 2 of the step) to signed bytes with
-// a scale d and a minimum m (iq16: w = d u + m, dq16's twin), 128 .. 255 quantize their token's 16
-// activations (two 16-byte loads of f16): q = round(x 127 / max|x|), scale max|x| / 127, and the sum
-// of the dequantized values (for m). Per half an output takes 4 dot4I8Packed and d_w d_x s + m_w sum_x:
-// per 32 weights and token 8 integer dot products and 6 f32 operations where matmul takes 32 fma.
-// The product is W . Q16(x) up to f32 rounding (edge fat's int8 class: fat_q8_tile; Q16: the int8
-// rounding per 16, about 16x f16's, test/fixtures.c TOL_GPU_I8_REL). Measured on the H200
-// (docs/perf-log.md, session 39): pp512 1.6x matmul's tiles; single buffer (two buffers and one barrier
-// a step: 2% slower), a scale per 16 (per 32: 95 registers, 22% slower), the quantization by the
-// 1.5 2^23 rounding trick (round + clamp + convert: 7% slower).
-var<workgroup> mqw: array<vec4<u32>, 128>;   // [8 words][16]: word j of rows 4v .. 4v + 3
-var<workgroup> mqx: array<vec4<u32>, 128>;   // [8 words][16]: word j of tokens 4v .. 4v + 3
-var<workgroup> mqwd: array<vec4<f32>, 32>;   // [half][16]: the rows' d
-var<workgroup> mqwm: array<vec4<f32>, 32>;   // [half][16]: the rows' m
-var<workgroup> mqxd: array<vec4<f32>, 32>;   // [half][16]: the tokens' scale
-var<workgroup> mqxs: array<vec4<f32>, 32>;   // [half][16]: the tokens' sum of dequantized values
-struct Iq { u: vec4<u32>, d: f32, m: f32 }
-// bytes u (< 128 each) minus off, as int8
-fn sub8(u: u32, off: u32) -> u32 { return ((u | 0x80808080u) - off * 0x01010101u) ^ 0x80808080u; }
-fn iq_has_m() -> bool { return WT == WT_Q4_K || WT == WT_Q5_K || bgrp_min(); }
-// weights 16 h .. 16 h + 15 of the step at k0 of row r as signed bytes (the twin of dq16's cases)
-fn iq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Iq {
-    var o = Iq(vec4<u32>(0u), 0.0, 0.0);
-    if (WT == WT_Q2_K || WT == WT_Q3_K) {         // the group lanes' decode (no loads ahead)
-        let g = bgrp(r, k0 / 32u);
-        let off = u32(bgrp_off());
-        for (var i = 0u; i < 4u; i = i + 1u) { o.u[i] = sub8(g.u[4u * h + i], off); }
-        o.d = g.d[h]; o.m = g.m[h];
-        return o;
-    }
-    if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
-        var qo = 0u;
-        if (WT == WT_IQ4_NL) { o.d = f16v(raw[4]); } else {
-            let jj = (k0 % 256u) / 32u;
-            let ls = ((raw[1] >> (4u * jj)) & 0xfu) | (((raw[0] >> (16u + 2u * jj)) & 3u) << 4u);
-            o.d = f16v(raw[0]) * f32(i32(ls) - 32);
-            qo = 2u;
-        }
-        for (var i = 0u; i < 4u; i = i + 1u) { o.u[i] = kv4((raw[qo + i] >> (4u * h)) & 0x0f0f0f0fu) ^ 0x80808080u; }
-        return o;
-    }
-    if (WT == WT_Q4_1 || WT == WT_Q5_0 || WT == WT_Q5_1) {
-        o.d = f16v(raw[4] & 0xffffu);
-        if (WT != WT_Q5_0) { o.m = f16v(raw[4] >> 16u); }
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            var b = (raw[i] >> (4u * h)) & 0x0f0f0f0fu;
-            if (WT != WT_Q4_1) { b = b | hb4(raw[5] >> (16u * h + 4u * i)); }
-            o.u[i] = select(b, sub8(b, 16u), WT == WT_Q5_0);
-        }
-        return o;
-    }
-    if (WT == WT_Q8_0 || WT == WT_Q4_0) {
-        o.d = f16v(raw[4]);
-        for (var i = 0u; i < 4u; i = i + 1u) { o.u[i] = select(sub8((raw[i] >> (4u * h)) & 0x0f0f0f0fu, 8u), raw[i], WT == WT_Q8_0); }
-        return o;
-    }
-    let j = (k0 % 256u) / 32u;
-    if (WT == WT_Q4_K || WT == WT_Q5_K) {
-        let sm = q4k_sm(raw[1], raw[2], raw[3], j);
-        o.d = f16v(raw[0]) * sm.x;
-        o.m = -(f16v(raw[0] >> 16u) * sm.y);
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            var b = (raw[4u + i] >> (4u * (j % 2u))) & 0x0f0f0f0fu;
-            if (WT == WT_Q5_K) { b = b | (((raw[8u + i] >> j) & 0x01010101u) << 4u); }
-            o.u[i] = b;
-        }
-        return o;
-    }
-    let qq = j % 4u;                              // Q6_K
-    let sc = (raw[18] >> (8u * ((2u * qq) % 4u) + 8u * h)) & 0xffu;
-    o.d = f16v(raw[19]) * f32(bitcast<i32>(sc << 24u) >> 24u);
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let ql = (raw[i] >> (4u * (qq >> 1u))) & 0x0f0f0f0fu;
-        let qh = ((raw[9u + i] >> (2u * qq)) & 0x03030303u) << 4u;
-        o.u[i] = sub8(ql | qh, 32u);
-    }
-    return o;
-}
-// the next step's activations of invocation l (128 .. 255): token t0 + (l - 128) / 2, k k0 + 16 h .. +15
-// (k0 + 16 h is a multiple of 16 and the slice ends at a multiple of 256: a half is in or out whole)
-fn mq_ldx(t0: u32, k0: u32, ke: u32, l: u32) -> array<vec4<u32>, 2> {
-    let t = t0 + (l - 128u) / 2u;
-    let kb = k0 + 16u * (l % 2u);
-    var v = array<vec4<u32>, 2>(vec4<u32>(0u), vec4<u32>(0u));
-    if (t < p.t && kb < ke) { let i = (t * p.k + kb) / 8u; v[0] = x8[i]; v[1] = x8[i + 1u]; }
-    return v;
-}
-fn mq_stage(raw: array<u32, 20>, xh: array<vec4<u32>, 2>, live: bool, r: u32, k0: u32, l: u32) {
-    let h = l % 2u;
-    let hv = 16u * h;
-    if (l < 128u) {
-        var o = Iq(vec4<u32>(0u), 0.0, 0.0);
-        if (live) { o = iq16(raw, r, k0, h); }
-        let rr = l / 2u;
-        for (var i = 0u; i < 4u; i = i + 1u) { mqw[(4u * h + i) * 16u + rr / 4u][rr % 4u] = o.u[i]; }
-        mqwd[hv + rr / 4u][rr % 4u] = o.d;
-        mqwm[hv + rr / 4u][rr % 4u] = o.m;
-        return;
-    }
-    let t = (l - 128u) / 2u;
-    var mh = vec2<f16>(0.0);                      // max |x| and NaN / Inf on the f16 pairs (exact)
-    var nh = vec2<f16>(0.0);
-    for (var i = 0u; i < 8u; i = i + 1u) {
-        let v = bitcast<vec2<f16>>(xh[i / 4u][i % 4u]);
-        mh = max(mh, abs(v));
-        nh = nh + v * vec2<f16>(0.0);
-    }
-    let m = f32(max(mh.x, mh.y));
-    let inv = select(127.0 / m, 0.0, m == 0.0);
-    var qs = 0i;
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let u = xh[i / 2u];
-        let xv = vec4<f32>(vec2<f32>(bitcast<vec2<f16>>(u[2u * (i % 2u)])), vec2<f32>(bitcast<vec2<f16>>(u[2u * (i % 2u) + 1u])));
-        // x 127 / m rounded to the nearest integer (ties to even) by adding 1.5 2^23: the low byte of the
-        // sum's bits is the int8 (|x 127 / m| <= 127, so no clamp)
-        let q = pack4xU8(bitcast<vec4<u32>>(xv * inv + 12582912.0));
-        mqx[(4u * h + i) * 16u + t / 4u][t % 4u] = q;
-        qs = qs + dot4I8Packed(q, 0x01010101u);
-    }
-    let d = m / 127.0 + f32(nh.x + nh.y);
-    mqxd[hv + t / 4u][t % 4u] = d;
-    mqxs[hv + t / 4u][t % 4u] = d * f32(qs);
-}
-// one step's products of the invocation's 4 rows (w: a row's word per component) and 4 tokens
-fn mq_step(rv: u32, tv: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
-    for (var h = 0u; h < 2u; h = h + 1u) {
-        var s = array<vec4<i32>, 4>(vec4<i32>(0), vec4<i32>(0), vec4<i32>(0), vec4<i32>(0));
-        for (var jj = 0u; jj < 4u; jj = jj + 1u) {
-            let j = 4u * h + jj;
-            let wv = mqw[j * 16u + rv];
-            let xv = mqx[j * 16u + tv];
-            for (var r = 0u; r < 4u; r = r + 1u) {
-                s[r] = s[r] + vec4<i32>(dot4I8Packed(wv[r], xv.x), dot4I8Packed(wv[r], xv.y),
-                                        dot4I8Packed(wv[r], xv.z), dot4I8Packed(wv[r], xv.w));
-            }
-        }
-        let dw = mqwd[16u * h + rv];
-        let dx = mqxd[16u * h + tv];
-        for (var r = 0u; r < 4u; r = r + 1u) { (*acc)[r] = (*acc)[r] + (dw[r] * dx) * vec4<f32>(s[r]); }
-        if (iq_has_m()) {
-            let mw = mqwm[16u * h + rv];
-            let sx = mqxs[16u * h + tv];
-            for (var r = 0u; r < 4u; r = r + 1u) { (*acc)[r] = (*acc)[r] + mw[r] * sx; }
-        }
-    }
-}
-
-@compute @workgroup_size(256)
-fn matmul_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let row0 = wid.x * TM;
-    let t0 = wid.y * TN;
-    let tv = l % 16u;
-    let rv = l / 16u;                   // rows 4 rv .. 4 rv + 3
-    let dr = row0 + (l % 128u) / 2u;
-    let live = dr < p.rows;
-    var kb = 0u; var ke = p.k; var yo = 0u;
-    if (KSPLIT != 0u) { kb = wid.z * p.kc; ke = min(kb + p.kc, p.k); yo = wid.z * p.m * p.t; }
-    var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    var raw: array<u32, 20>;
-    var xv = array<vec4<u32>, 2>(vec4<u32>(0u), vec4<u32>(0u));
-    let dqk = WT == WT_Q2_K || WT == WT_Q3_K;     // (iq16 loads these itself)
-    if (l < 128u) { if (live && !dqk) { raw = ld_raw(dr, kb, l % 2u); } } else { xv = mq_ldx(t0, kb, ke, l); }
-    mq_stage(raw, xv, live, dr, kb, l);
-    workgroupBarrier();
-    for (var k0 = kb; k0 < ke; k0 = k0 + TK) {
-        let more = k0 + TK < ke;
-        if (more) {
-            if (l < 128u) { if (live && !dqk) { raw = ld_raw(dr, k0 + TK, l % 2u); } } else { xv = mq_ldx(t0, k0 + TK, ke, l); }
-        }
-        mq_step(rv, tv, &acc);
-        if (more) {
-            workgroupBarrier();
-            mq_stage(raw, xv, live, dr, k0 + TK, l);
-            workgroupBarrier();
-        }
-    }
-    let t = t0 + 4u * tv;
-    for (var r = 0u; r < 4u; r = r + 1u) { mm_out(yo, row0 + 4u * rv + r, t, acc[r]); }
-}

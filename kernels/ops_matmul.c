@@ -25,7 +25,7 @@
               weight type but F32 and BF16) where op_matmul_cm_fits and cm_view can bind X up to a whole tile
               of tokens; a batched decode step's rows (op_matmul_rows) matmul_cm_b_* (64 x 32 tiles, key
               PH_DECODE) there. Without matrix units, where the int8 lanes run (caps.idot) and for the
-              types with decode lanes and f16 activations, matmul_q8_* (matmul.wgsl matmul_q: the same
+              types with decode lanes and f16 activations, matmul_q8_* (matmul_tile.wgsl matmul_q: the same
               tiles on int8 activations per 16 values: wq_q8_tile; their own tolerance class, docs/testing.md,
               and docs/usage.md "Options"). op_matmul_split runs a product in 2 or 4 k slices (f32 partials in a caller's
               free scratch, then splitk.wgsl's sum) where op_matmul_split_slices finds that slices fill
@@ -80,8 +80,8 @@ typedef struct WqPush {
     u32 kc;                                                                                     /* matmul split-k: k per grid-z slice (0 = whole rows) */
 } WqPush;
 
-#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul.wgsl TM; a workgroup of 256) */
-#define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul.wgsl TN) */
+#define WQ_MATMUL_TM 64u   /* rows per matmul workgroup tile (matmul_tile.wgsl TM; a workgroup of 256) */
+#define WQ_MATMUL_TN 64u   /* tokens per matmul workgroup tile (matmul_tile.wgsl TN) */
 #define WQ_CM_TM 64u       /* rows per matmul_cm workgroup tile (matmul_cm.wgsl TM) */
 #define WQ_CM_TN 128u      /* tokens per matmul_cm workgroup tile (matmul_cm.wgsl TN) */
 #define WQ_CM_TK 32u       /* k per matmul_cm step (matmul_cm.wgsl TK): its rows are a multiple */

@@ -132,6 +132,15 @@ static void reflect(const uint32_t *w, size_t nw, const char *path, Refl *r) {
         i += wc;
     }
     if (!r->wg[0]) fail("no LocalSize execution mode (use literal or override-fixed workgroup sizes)", path);
+    /* bindings by (set, binding), not by the order Tint declares the variables in (which follows the
+       WGSL file's order, includes last): the table, and what reads it, stay the same when code moves */
+    for (int i = 1; i < r->nv; i++)
+        for (int j = i; j > 0; j--) {
+            uint32_t a = r->vars[j - 1], b = r->vars[j];
+            if (a >= MAXID || b >= MAXID || dset[a] < dset[b] || (dset[a] == dset[b] && dbind[a] <= dbind[b])) break;
+            uint32_t t = r->vars[j]; r->vars[j] = r->vars[j - 1]; r->vars[j - 1] = t;
+            t = r->varty[j]; r->varty[j] = r->varty[j - 1]; r->varty[j - 1] = t;
+        }
 }
 
 /* The kernel's words as a C array into o, and its KernelInfo row (with its bindings) onto table. */
