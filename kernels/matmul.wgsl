@@ -48,7 +48,8 @@
 //   block decode   q4k_head, q6k_head, q6a (common/q6a.wgsl), bgrp (the group lanes: one case per
 //                  type), dq4 / dq4_block (prefill, get_rows and the plain decode lanes)
 // A group-lane type (B) is its case in bgrp (a 32-element group's scale, minimum and quants as bytes),
-// which all three families read; a k-quant layout adds a q?k_lane* function per family and a case in
+// which all three families read (IQ4: the f16-pair lanes take iq4_raw and the f16 table, IQ4_XS's int8
+// lane is iq4xs_lane_q, shaped as Q4_K's); a k-quant layout adds a q?k_lane* function per family and a case in
 // lane_k / lane_x / lane_q (and sb_x / xv8 for its activation order). Every entry then runs it. A type
 // without (lanes ANY) is only its case in dq4 / dq4_block.
 // `enable f16;` covers every entry; Tint declares shaderFloat16 only for the entries whose own code
@@ -419,11 +420,13 @@ fn bgrp_in(g: u32) -> bool { return !is_b() || g < p.k / 32u; }
 
 // The group lanes' block decode (bgrp, span8, the IQ4 codebook kv4 / kv8) is common/bgrp.wgsl, shared
 // with matmul_tile.wgsl (matmul_q's Q2_K / Q3_K).
-// IQ4_NL / IQ4_XS in the decode lanes: kv4 through a table in shared memory (kv4's selects cost ~13
-// integer ops a value): red[16 j + n] = nibble n's value byte at byte j, so a word of 4 values is 4
-// reads ORed (red is free while the lanes run; 16 words per byte position, so no bank conflicts). Every
-// dot_* that reaches bgrp makes it first (lut_init, after the prologue's use of red) and ends on a barrier
-// (lut_done: the reduction writes red next). Other types: no code. (A 1 KiB table of its own, 2 nibbles a
+// IQ4_NL / IQ4_XS in the decode lanes: the codebook through a table in shared memory (kv4's selects cost
+// ~13 integer ops a value), in the form its lane family takes: the f32 lanes (dot_k, dot_kn: lut_init)
+// red[16 j + n] = nibble n's value + 128 as the byte at byte j, so a word of 4 values is 4 reads ORed
+// (kv8); the int8 lanes (dot_kn_q: lut_init_x(l, 0x80)) the same bytes as int8 values; the f16-pair lanes
+// (dot_k_h, dot_kn_h: lut_init_h) f16 values in half-words (kvh). red is free while the lanes run; 16
+// words per byte position, so no bank conflicts. Each dot_* makes its table first (after the prologue's
+// use of red) and ends on a barrier (lut_done: the reduction writes red next). Other types: no code. (A 1 KiB table of its own, 2 nibbles a
 // read, made the other types' entries 0.4-1.4% slower on the H200: shared memory every entry declares.)
 fn lut_init(l: u32) { lut_init_x(l, 0u); }
 // the table with every value byte ^ x: 0x80 gives the values as int8 (the int8 lanes, dot_kn_q)

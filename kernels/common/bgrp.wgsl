@@ -1,5 +1,6 @@
 // common/bgrp.wgsl — included by matmul.wgsl and matmul_tile.wgsl: the group types' block decode (bgrp),
-// read by the decode group lanes (all three families) and by matmul_q for Q2_K / Q3_K. `red` is the decode
+// read by the decode group lanes (the f32 and int8 families; IQ4 on f16 pairs takes iq4_raw alone) and by
+// matmul_q for Q2_K / Q3_K. `red` is the decode
 // lanes' reduction array (one partial sum per invocation, matmul.wgsl's mv_reduce); while the lanes run it
 // holds IQ4's codebook table (matmul.wgsl's lut_init*), which kv8 reads.
 var<workgroup> red: array<f32, 128>;
@@ -10,7 +11,9 @@ var<workgroup> red: array<f32, 128>;
 // 32 weights. A type is its case in bgrp: the group's 32 quants as bytes u (word j: elements 4j ..
 // 4j + 3) and per half (words 0..3, 4..7: Q2_K / Q3_K have a scale per 16) a scale d and minimum m,
 // x = d (u - bgrp_off) + m; the lane families read only that: f32 (b_lane), f16 pairs (b_lane_x),
-// int8 (b_lane_q). The regrouped types (gu) take their quants as 16-byte loads; Q3_K's 110-byte blocks
+// int8 (b_lane_q); IQ4's u is the codebook's value + 128 from the f32 lanes' table and the value as int8
+// from the int8 lanes' (matmul.wgsl lut_init*), and the f16-pair lanes and IQ4_XS's int8 lane read
+// iq4_raw (the scale and the nibbles) instead. The regrouped types (gu) take their quants as 16-byte loads; Q3_K's 110-byte blocks
 // start at even bytes: span8 reads them as words.
 struct BGrp { d: vec2<f32>, m: vec2<f32>, u: array<u32, 8> }
 // words j < n of the bytes from even byte o: n + 1 aligned loads, funnel-shifted where o % 4 == 2 (the
@@ -36,7 +39,8 @@ fn kv4(q: u32) -> u32 {
 }
 fn is_iq4() -> bool { return WT == WT_IQ4_NL || WT == WT_IQ4_XS; }
 fn kvb(q: u32, sh: u32, j: u32) -> u32 { return bitcast<u32>(red[16u * j + ((q >> sh) & 0xfu)]); }
-// (kv4(q & 0x0f0f0f0f), kv4((q >> 4) & 0x0f0f0f0f)): the 4 low and the 4 high nibbles of q's bytes
+// (kv4(q & 0x0f0f0f0f), kv4((q >> 4) & 0x0f0f0f0f)): the 4 low and the 4 high nibbles of q's bytes (each byte
+// ^ 0x80, i.e. the values as int8, under the int8 lanes' table)
 fn kv8(q: u32) -> vec2<u32> {
     return vec2<u32>(kvb(q, 0u, 0u) | kvb(q, 8u, 1u) | kvb(q, 16u, 2u) | kvb(q, 24u, 3u),
                      kvb(q, 4u, 0u) | kvb(q, 12u, 1u) | kvb(q, 20u, 2u) | kvb(q, 28u, 3u));
@@ -46,7 +50,7 @@ fn bgrp_off() -> f32 {
     if (WT == WT_Q5_0) { return 16.0; }
     if (WT == WT_Q3_K) { return 4.0; }
     if (WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K) { return 0.0; }
-    return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4)
+    return 128.0;                                      // Q8_0 (i8 ^ 0x80), IQ4_NL / IQ4_XS (kv4; the f32 lanes)
 }
 fn bgrp_min() -> bool { return WT == WT_Q4_1 || WT == WT_Q5_1 || WT == WT_Q2_K; }
 // Q2_K / Q3_K group gg (0..7) of the super-block at byte o: 128-element half n, shift j (2 bits each)

@@ -1,4 +1,4 @@
-// common/dq4.wgsl — the weight types' block decode, included by matmul.wgsl and matmul_cm.wgsl
+// common/dq4.wgsl — the weight types' block decode, included by matmul.wgsl, matmul_tile.wgsl and matmul_cm.wgsl
 // (build.sh '//! include'): a weight type is its case in dq4 / dq4_block (4 consecutive elements of
 // a block, the twin of its CPU loop in models/quant.c) and its row in config/dtypes.def. The
 // including file declares the weight binding and provides wword(i) (its u32 word i), wwords() (its

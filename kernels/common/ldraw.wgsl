@@ -1,7 +1,8 @@
 // common/ldraw.wgsl — a prefill product's weight loads and decode, 16 weights of a 32-wide k step at
 // a time: ld_raw (the words those weights need, as 16-byte vectors where the type's layout allows,
 // issued a step or two ahead of their use) and dq16 (the words to f32 weights). Included by
-// matmul_cm.wgsl (the cooperative-matrix tiles) and matmul.wgsl (the tiles without matrix units).
+// matmul_cm.wgsl (the cooperative-matrix tiles), matmul_tile.wgsl (the tiles without matrix units) and
+// matmul.wgsl (bytes_f32, for the decode lanes).
 // The including file declares the weight binding and provides wword(i) and wvec(i) (its u32 word i,
 // its 16-byte vector i), kv_iq4(i) (entry i of the IQ4 codebook, KV_IQ4NL), q6a(bi), gu(bi), and includes common/dq4.wgsl (f16v, row_bytes, dq4: every type without its own
 // loads here is decoded by dq4 at the time of the loads). k0 is a multiple of 32; p.k whole blocks.

@@ -1,8 +1,8 @@
 // common/mm_head.wgsl — included by matmul.wgsl (decode, get_rows) and matmul_tile.wgsl (the prefill tiles
 // without matrix units): the type aliases and overrides their variant lines set, the push constants, the
 // bindings, the weight words (wword, wvec), Q6_K's and the group types' regrouped parts (q6a, gu) and the
-// output stores. The including file also includes common/clampn, dq4, q6a and ldraw (an include cannot
-// include), and declares `enable f16;`.
+// output stores. The including file also includes common/clampn, dq4, q6a, ldraw and bgrp (an include
+// cannot include), and declares `enable f16;`.
 alias W = u32;
 alias A = f32;
 alias O = f32;

@@ -1,4 +1,4 @@
-// common/q6a.wgsl — included by matmul.wgsl and matmul_cm.wgsl: where Q6_K's and the group types' parts
+// common/q6a.wgsl — included by matmul.wgsl, matmul_tile.wgsl and matmul_cm.wgsl: where Q6_K's and the group types' parts
 // lie on the device. The upload (vk.c vk_units) regroups a tensor's 210-byte super-blocks in units of 8 (its last
 // unit may hold fewer, n): a unit holds the n blocks' ql (128 bytes each), then their qh (64 each),
 // scales (16 each) and d (2 each), in the same 210 n bytes. Every part but d then starts on a 16-byte
