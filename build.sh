@@ -2,9 +2,9 @@
 # build.sh — the one build entry of edge.
 #
 #   ./build.sh              install what is missing, fetch Tint, compile kernels, build ./edge, run the demo
-#   ./build.sh test         build, then run the whole test suite (C tests, then test/cli/*.sh); names every
-#                           skipped test with its reason ("skipped: NAME  (REASON)"), then ends with
-#                           "N passed, N failed, N skipped"
+#   ./build.sh test         build, then run the whole test suite (C tests and test/cli/*.sh, EDGE_TEST_JOBS
+#                           processes at once); names every skipped test with its reason
+#                           ("skipped: NAME  (REASON)"), then ends with "N passed, N failed, N skipped"
 #   ./build.sh debug        -O1 -g with AddressSanitizer + UndefinedBehaviorSanitizer (./edge-debug)
 #   ./build.sh test debug   the test suite built that way
 #   ./build.sh kernels      only compile kernels/*.wgsl -> build/kernels.gen.h
@@ -33,6 +33,7 @@
 # Khronos validation layer; on in CI), EDGE_TEST_REQUIRE=1 (a test that cannot open its Vulkan device, load
 # a fixture or vocabulary, or find a tool fails instead of skipping; on in CI: .ci/run), EDGE_SKIP_APT=1
 # (never call apt-get), EDGE_TEST_FAILFAST=1 (stop the tests at the first failure; test/mutants.sh),
+# EDGE_TEST_JOBS=N (test processes at once; default the CPU count),
 # EDGE_APT_ETC (default /etc/apt: the apt configuration folder whose sources files name the Debian mirror;
 # tests point it elsewhere).
 set -eu
@@ -471,6 +472,13 @@ if [ "$arch" = aarch64 ]; then
     }
     info_lavapipe() { qrun "./$BIN" info > build/info-aarch64.txt && grep -q 'llvmpipe' build/info-aarch64.txt; }
     info_profile() { EDGE_PROFILE=portable qrun "./$BIN" info | grep -q '^profile: *portable'; }
+    # The C tests that matter on arm64: kernels against C, golden logits/greedy, profiles; beside the
+    # checks below when EDGE_TEST_JOBS allows two processes (see the test pool further down).
+    # (No kernel uses unpack2x16float: Debian 12's arm64 lavapipe aborts compiling it; docs/porting.md.)
+    ctests() { qrun "$TBIN" kernel_table every_kernel_def kernel_add kernel_mul kernel_rmsnorm kernel_matvec_f32 kernel_matvec_f16 \
+                   dispatch_refuses reference_fixture reference_embedded profile > build/test-c-aarch64.log 2>&1; }
+    AJ=${EDGE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+    cpid=; if [ "$AJ" != 1 ]; then ctests & cpid=$!; fi
     check version qrun "./$BIN" version
     check info_on_arm64_lavapipe info_lavapipe
     check info_profile_portable info_profile
@@ -480,11 +488,23 @@ if [ "$arch" = aarch64 ]; then
     check greedy_ref greedy ref
     check greedy_gpu greedy gpu
     printf 'decode_tps 0\nmatvec_gbps 0\n' > build/fat-zero.floors   # emulated: function, not speed (docs/fat.md)
-    check fat_quick qrun "./$BIN" fat --quick --floors build/fat-zero.floors
-    # The C tests that matter on arm64: kernels against C, golden logits/greedy, profiles.
-    # (No kernel uses unpack2x16float: Debian 12's arm64 lavapipe aborts compiling it; docs/porting.md.)
-    qrun "$TBIN" kernel_table every_kernel_def kernel_add kernel_mul kernel_rmsnorm kernel_matvec_f32 kernel_matvec_f16 dispatch_refuses \
-        reference_fixture reference_embedded profile 2>&1 | tee build/test-c-aarch64.log
+    # edge fat --quick, in two processes when EDGE_TEST_JOBS allows: every other kernel of the table
+    # each (edge info lists them), the other groups with the first half
+    fat_part() {    # fat_part I
+        local only; only=$(qrun "./$BIN" info | sed -n 's/^  \([a-z0-9_][a-z0-9_]*\)  *kernels\/.*/\1/p' | awk -v i="$1" 'NR % 2 == i' | paste -sd, -)
+        [ -n "$only" ] || { echo "fat_part $1: edge info listed no kernels"; return 1; }
+        [ "$1" = 1 ] || only="traps,end_to_end,determinism,memory,throughput,$only"
+        qrun "./$BIN" fat --quick --floors build/fat-zero.floors --only "$only"
+    }
+    if [ "$AJ" != 1 ]; then
+        (fat_part 1 > build/fat-aarch64-1.log 2>&1; echo $? > build/fat-aarch64-1.rc) & fpid=$!
+        check fat_quick_first_half fat_part 0
+        wait "$fpid" || true
+        fat_second() { cat build/fat-aarch64-1.log; [ "$(cat build/fat-aarch64-1.rc)" = 0 ]; }
+        check fat_quick_second_half fat_second
+    else check fat_quick qrun "./$BIN" fat --quick --floors build/fat-zero.floors; fi
+    if [ -n "$cpid" ]; then wait "$cpid" || true; else ctests || true; fi
+    cat build/test-c-aarch64.log
     last=$(tail -n 1 build/test-c-aarch64.log)
     cp=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
     cf=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
@@ -509,28 +529,64 @@ fi
 [ "$flavor" = debug ] && export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
 # the sanitizer pass: the scripts that loop over every model fixture take one per architecture (docs/testing.md)
 [ "$flavor" = debug ] && export EDGE_TEST_QUICK=1
+# The tests run as a pool of EDGE_TEST_JOBS processes (default: the CPU count; 1 with EDGE_TEST_FAILFAST):
+# the C tests as that many shards (test/runner.c's EDGE_TEST_SHARD), then test/cli/*.sh, the slowest first.
+# Most of a test's time is lavapipe compiling pipelines, one thread each, so two jobs on two cores take
+# about two thirds of the time of one. Each job's lines are printed when it ends; its output is kept in
+# build/test-jobs-FLAVOR/NAME.log, the C shards' together in build/test-c.log (test-c-debug.log).
 log=build/test-c.log; [ "$flavor" = debug ] && log=build/test-c-debug.log    # each flavor's own log
+J=${EDGE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$J" in ''|*[!0-9]*|0) echo "build.sh: EDGE_TEST_JOBS=$J: want a count of 1 or more" >&2; exit 1;; esac
+[ -z "${EDGE_TEST_FAILFAST:-}" ] || J=1                  # test/mutants.sh: stop at the first failure
+jd=build/test-jobs-$flavor; rm -rf "$jd"; mkdir -p "$jd"
+queue=(); for ((i = 0; i < J; i++)); do queue+=("c$i"); done
+if [ -z "${EDGE_TEST_FILTER:-}" ]; then                  # EDGE_TEST_FILTER: C tests only
+    slow=" run_parallel fat run_prefix profile_matrix gen_rows tok_commands run_flags debug_nan "   # CI's slowest
+    for n in $slow; do [ -e "test/cli/$n.sh" ] && queue+=("$n"); done
+    for t in test/cli/*.sh; do n=$(basename "$t" .sh); case "$slow" in *" $n "*) ;; *) queue+=("$n");; esac; done
+fi
+report() {  # report NAME RC SECONDS: a job's lines (a C shard's log less its summary and skip lines)
+    local n=$1 rc=$2 dt=$3
+    if [[ $n == c[0-9]* ]]; then grep -vE '^skipped: |^[0-9]+ passed, [0-9]+ failed' "$jd/$n.log"
+    elif [ "$rc" = 0 ]; then echo "PASS  cli/$n  (${dt}s)"
+    elif [ "$rc" = 77 ]; then echo "SKIP  cli/$n  ($(tail -n 1 "$jd/$n.log"))"
+    else echo "FAIL  cli/$n  (exit $rc, ${dt}s)"; tail -n 20 "$jd/$n.log" | sed 's/^/    /'; fi
+}
+job() {     # job NAME: one queue entry, its output into $jd/NAME.log, its exit code into $jd/NAME.rc
+    local n=$1 t0=$SECONDS rc=0
+    if [[ $n == c[0-9]* ]]; then EDGE_TEST_SHARD="${n#c}/$J" "$TBIN" ${EDGE_TEST_FILTER:-} > "$jd/$n.log" 2>&1 || rc=$?
+    else bash "test/cli/$n.sh" > "$jd/$n.log" 2>&1 || rc=$?; fi
+    echo "$rc" > "$jd/$n.rc"
+    { flock 9; report "$n" "$rc" $((SECONDS - t0)); } 9> "$jd/.print"
+}
+failed_yet() { local r; for r in "$jd"/*.rc; do [ -e "$r" ] || continue; case $(cat "$r") in 0|77) ;; *) return 0;; esac; done; return 1; }
 set +e
-"$TBIN" ${EDGE_TEST_FILTER:-} 2>&1 | tee "$log"
-set -e
-cp=$(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p'); cp=${cp:-0}
-cf=$(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
-cs=$(tail -n 1 "$log" | sed -n 's/.*failed, \([0-9]*\) skipped.*/\1/p'); cs=${cs:-0}
-[ -n "$cf" ] || { echo "FAIL  test binary did not finish (see $log)"; cf=1; }
-# Script tests: test/cli/*.sh drive the built binary; each exits 0 (pass), 77 (skip) or other (fail).
-sp=0; sf=0; ss=0; skipped=$(grep '^skipped: ' "$log" || true)
-for t in test/cli/*.sh; do
-    [ -z "${EDGE_TEST_FILTER:-}" ] || break
-    [ -n "${EDGE_TEST_FAILFAST:-}" ] && [ $((cf + sf)) -gt 0 ] && break     # test/mutants.sh: stop at the first failure
-    [ -e "$t" ] || continue
-    t0=$SECONDS; set +e; out=$(bash "$t" 2>&1); rc=$?; set -e
-    n=$(basename "$t" .sh)
-    if [ $rc = 0 ]; then sp=$((sp+1)); echo "PASS  cli/$n  ($((SECONDS-t0))s)"
-    elif [ $rc = 77 ]; then ss=$((ss+1)); why=$(echo "$out" | tail -n 1); echo "SKIP  cli/$n  ($why)"
-                            skipped="$skipped${skipped:+$'\n'}skipped: cli/$n  ($why)"
-    else sf=$((sf+1)); echo "FAIL  cli/$n"; echo "$out" | tail -n 20 | sed 's/^/    /'; fi
+running=0
+for n in "${queue[@]}"; do
+    [ "$running" -lt "$J" ] || { wait -n; running=$((running - 1)); }
+    [ -n "${EDGE_TEST_FAILFAST:-}" ] && failed_yet && break
+    job "$n" & running=$((running + 1))
 done
-p=$((cp+sp)); f=$((cf+sf)); s=$((cs+ss))
-[ -z "$skipped" ] || echo "$skipped"
+wait
+set -e
+# the sums: a C shard counts what its summary line says; a shard without one failed (a crash)
+p=0; f=0; : > "$log"
+for ((i = 0; i < J; i++)); do
+    [ -e "$jd/c$i.log" ] || continue
+    cat "$jd/c$i.log" >> "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$jd/c$i.log" | tail -n 1)
+    if [ -n "$last" ]; then
+        p=$((p + $(echo "$last" | sed 's/^\([0-9]*\) passed.*/\1/'))); f=$((f + $(echo "$last" | sed 's/.* \([0-9]*\) failed.*/\1/')))
+    else echo "FAIL  C test shard $i/$J did not finish (exit $(cat "$jd/c$i.rc" 2>/dev/null); see $jd/c$i.log)"; tail -n 15 "$jd/c$i.log" | sed 's/^/    /'; f=$((f + 1)); fi
+done
+for n in "${queue[@]}"; do
+    [[ $n == c[0-9]* ]] && continue
+    [ -e "$jd/$n.rc" ] || continue
+    case $(cat "$jd/$n.rc") in 0) p=$((p + 1));; 77) echo "skipped: cli/$n  ($(tail -n 1 "$jd/$n.log"))" >> "$jd/.skips";; *) f=$((f + 1));; esac
+done
+# skipped: every distinct line (a fixture the table skips is reported by each shard that met it)
+{ grep -h '^skipped: ' "$jd"/c*.log 2>/dev/null | sort -u; cat "$jd/.skips" 2>/dev/null || true; } > "$jd/.skipped"
+s=$(wc -l < "$jd/.skipped")
+cat "$jd/.skipped"
 echo "$p passed, $f failed, $s skipped"
 [ "$f" = 0 ]

@@ -2,7 +2,9 @@
    "N passed, N failed, N skipped" (always the last line).
    Usage: build/edge_test [SUBSTRING...]  runs the tests whose names contain any SUBSTRING.
    Environment: EDGE_TEST_REQUIRE=1 turns SKIP_UNLESS_REQUIRED (no Vulkan device, a fixture,
-   vocabulary or tool missing) into a failure with the reason; .ci/run sets it.
+   vocabulary or tool missing) into a failure with the reason; .ci/run sets it. EDGE_TEST_SHARD=I/N
+   runs every N-th of the selected tests from the I-th (0-based): build.sh runs N such processes side
+   by side (EDGE_TEST_JOBS).
    The options (base/options.h) are read from the environment once, before the first test.
    After each test: what it saved (test_save, TEST_OPTION) is put back, and a test during which
    the Khronos validation layer reported errors (EDGE_VALIDATION=1) fails. */
@@ -89,6 +91,12 @@ int main(int argc, char **argv) {
     const char *req = getenv("EDGE_TEST_REQUIRE");
     test_required = req && !strcmp(req, "1");
     options_load();
+    static u32 shard, shards = 1, selected;     /* static: kept across the tests' longjmp */
+    const char *sh = getenv("EDGE_TEST_SHARD");
+    if (sh && (sscanf(sh, "%u/%u", &shard, &shards) != 2 || shards == 0 || shard >= shards)) {
+        errf("EDGE_TEST_SHARD=%s: want I/N with 0 <= I < N\n", sh);
+        return 2;
+    }
     out("edge tests: shared fixtures %s\n", shared_fixtures_present()
         ? "found at ../shared/fixtures (running every fixture)"
         : "not found (running the copies in test/fixtures only)");
@@ -98,6 +106,7 @@ int main(int argc, char **argv) {
             for (int i = 1; i < argc; i++) if (strstr(t->name, argv[i])) hit = 1;
             if (!hit) continue;
         }
+        if (selected++ % shards != shard) continue;
         cur_failed = 0; cur_skipped = 0;
         static double t0; t0 = now_s();
         static u32 verr0; verr0 = vk_validation_errors();
