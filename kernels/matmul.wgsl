@@ -1114,7 +1114,6 @@ fn q6k_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
 fn b_q_xr() -> u32 { return select(0u, 0x80808080u, WT == WT_Q8_0); }
 fn b_q_off() -> f32 { if (WT == WT_Q8_0 || is_iq4()) { return 0.0; } return bgrp_off(); }
 fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
-    if (WT == WT_IQ4_XS) { return iq4xs_lane_q(row * (p.k / 256u) + b, c4, 64u * b); }
     var s = 0.0;
     for (var h = 0u; h < 2u; h = h + 1u) {
         let g = 8u * b + 2u * c4 + h;
@@ -1141,9 +1140,8 @@ fn b_lane_q(row: u32, b: u32, c4: u32) -> f32 {
 fn iq4xs_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
     let a = gu(bi);
     let h0 = wword(a.y / 4u);
-    let sl = (wword(a.y / 4u + 1u) >> (8u * c4)) & 0xffu;
-    let sh = (h0 >> (16u + 4u * c4)) & 0xfu;
-    let ls = vec2<i32>(vec2<u32>((sl & 0xfu) | ((sh & 3u) << 4u), (sl >> 4u) | ((sh >> 2u) << 4u))) - vec2<i32>(32);
+    let h1 = wword(a.y / 4u + 1u);
+    let ls = vec2<i32>(iq4xs_ls(h0, h1, 2u * c4), iq4xs_ls(h0, h1, 2u * c4 + 1u));
     let qv = array<vec4<u32>, 2>(wvec(a.x / 16u + 2u * c4), wvec(a.x / 16u + 2u * c4 + 1u));
     let g = xb / 8u + 2u * c4;                   // sub-block 2 c4's block of xq, xqd
     var dd = vec2<i32>(0i);
@@ -1160,10 +1158,12 @@ fn iq4xs_lane_q(bi: u32, c4: u32, xb: u32) -> f32 {
     let d = f16v(h0 & 0xffffu);
     return d * (f32(ls.x) * xqd[g] * f32(dd.x) + f32(ls.y) * xqd[g + 1u] * f32(dd.y));
 }
-// lane c4 of super-block b of row `row` (Q4_K or Q6_K) over the quantized row
+// lane c4 of unit b of row `row` over the quantized row: the super-block lanes (Q4_K, Q6_K, IQ4_XS) or
+// the group lane (b_lane_q)
 fn lane_q(row: u32, b: u32, c4: u32) -> f32 {
-    if (is_b()) { return b_lane_q(row, b, c4); }
     let nsb = p.k / 256u;
+    if (WT == WT_IQ4_XS) { return iq4xs_lane_q(row * nsb + b, c4, 64u * b); }
+    if (is_b()) { return b_lane_q(row, b, c4); }
     if (is_q4k()) { return q4k_lane_q((row * nsb + b) * q4k_words(), c4, 64u * b); }
     return q6k_lane_q(row * nsb + b, c4, 64u * b);
 }

@@ -160,9 +160,7 @@ fn iq16(raw: array<u32, 20>, r: u32, k0: u32, h: u32) -> Iq {
     if (WT == WT_IQ4_NL || WT == WT_IQ4_XS) {
         var qo = 0u;
         if (WT == WT_IQ4_NL) { o.d = f16v(raw[4]); } else {
-            let jj = (k0 % 256u) / 32u;
-            let ls = ((raw[1] >> (4u * jj)) & 0xfu) | (((raw[0] >> (16u + 2u * jj)) & 3u) << 4u);
-            o.d = f16v(raw[0]) * f32(i32(ls) - 32);
+            o.d = f16v(raw[0]) * f32(iq4xs_ls(raw[0], raw[1], (k0 % 256u) / 32u));
             qo = 2u;
         }
         for (var i = 0u; i < 4u; i = i + 1u) { o.u[i] = kv4((raw[qo + i] >> (4u * h)) & 0x0f0f0f0fu) ^ 0x80808080u; }

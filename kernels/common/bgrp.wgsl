@@ -87,8 +87,7 @@ fn iq4_raw(row: u32, g: u32) -> IQ4Raw {
         let a = gu(b0 + g / 8u);
         let ib = g % 8u;
         let h0 = wword(a.y / 4u);                      // d | scales_h << 16 (the header is 8-byte aligned)
-        let ls = ((wword(a.y / 4u + 1u) >> (4u * ib)) & 0xfu) | (((h0 >> (16u + 2u * ib)) & 3u) << 4u);
-        return IQ4Raw(f16v(h0 & 0xffffu) * f32(i32(ls) - 32), wvec(a.x / 16u + ib));
+        return IQ4Raw(f16v(h0 & 0xffffu) * f32(iq4xs_ls(h0, wword(a.y / 4u + 1u), ib)), wvec(a.x / 16u + ib));
     }
     let a = gu(b0 + g);                                // IQ4_NL: f16 d; u8 q[16]
     return IQ4Raw(f16v(rd16(a.y)), wvec(a.x / 16u));

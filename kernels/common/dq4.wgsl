@@ -81,6 +81,11 @@ fn nib4(q: u32, e: u32) -> u32 { return wword((q + e % 16u) / 4u) >> select(0u, 
 
 // IQ4_NL / IQ4_XS: a nibble indexes ggml's kvalues_iq4nl
 const KV_IQ4NL = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+// IQ4_XS: sub-block j's scale (its 6 bits less 32) from the super-block header's two words:
+// h0 = d | scales_h << 16 (2 bits per sub-block), h1 = scales_l (4 bits per sub-block)
+fn iq4xs_ls(h0: u32, h1: u32, j: u32) -> i32 {
+    return i32(((h1 >> (4u * j)) & 0xfu) | (((h0 >> (16u + 2u * j)) & 3u) << 4u)) - 32i;
+}
 
 // The block types past Q6_K: elements e .. e + 3 (e a multiple of 4) of the block at byte o (its
 // GGUF offset; the group types' parts through gu: a.y the header, a.x the quants). One case per type,
@@ -115,8 +120,7 @@ fn dq4_block(o: u32, e: u32) -> vec4<f32> {
     if (WT == WT_IQ4_XS) {                           // f16 d; u16 scales_h; u8 scales_l[4]; u8 q[128]: 8 sub-blocks of 32
         let a = gu(o / BB);
         let ib = e / 32u;
-        let ls = ((rd8(a.y + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xfu) | (((rd16(a.y + 2u) >> (2u * ib)) & 3u) << 4u);
-        let dl = f16v(rd16(a.y)) * f32(i32(ls) - 32);
+        let dl = f16v(rd16(a.y)) * f32(iq4xs_ls(wword(a.y / 4u), wword(a.y / 4u + 1u), ib));   // header 8-byte aligned (gu)
         let q = nib4(a.x + 16u * ib, e % 32u);
         for (var c = 0u; c < 4u; c = c + 1u) { v[c] = dl * KV_IQ4NL[(q >> (8u * c)) & 0xfu]; }
         return v;
