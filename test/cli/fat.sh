@@ -12,6 +12,7 @@ set -u
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "$*"; exit 1; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/test/cli/require.bash"     # kernel_names, skip_unless_required
 M=$root/../shared/fixtures/models
 # the model fixtures config/fixtures.def marks supported (its why column empty) that the folder has
 supported_models() {
@@ -53,7 +54,7 @@ margs=(); [ -f "$M/tiny-llama-Q4_K_M.gguf" ] && margs=(-m "$M/tiny-llama-Q4_K_M.
 # code checks the others, and the validation-layer pass runs them all)
 qargs=()
 if [ -n "${EDGE_TEST_QUICK:-}" ]; then
-    ks=$("$EDGE_BIN" info | sed -n 's/^  \([a-z0-9_][a-z0-9_]*\)  *kernels\/.*/\1/p' | awk 'NR % 4 == 1' | paste -sd, -)
+    ks=$("$EDGE_BIN" info | kernel_names | awk 'NR % 4 == 1' | paste -sd, -)
     [ -n "$ks" ] || fail "edge info listed no kernels"
     qargs=(--only "traps,end_to_end,determinism,memory,throughput,model_path,$ks")
 fi

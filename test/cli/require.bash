@@ -12,3 +12,6 @@ unxz_vocab() {
     [ -f "$2" ] && [ "$2" -nt "$1" ] && return 0
     xz -dkc "$1" > "$2.$$" && mv "$2.$$" "$2"
 }
+#   kernel_names                      filter: the kernel names of `edge info`'s kernel table (one per line), as
+#                                     `edge fat --only` takes them (build.sh's aarch64 pass sources this file too)
+kernel_names() { sed -n 's/^  \([a-z0-9_][a-z0-9_]*\)  *kernels\/.*/\1/p'; }
