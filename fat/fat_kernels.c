@@ -278,7 +278,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
     /* res: Gemma's post-attention residual first, x' = x + rmsnorm(o) * pw, stored by the kernel */
     Op op = op_norm_narrow(d->op);
     bool res = op == OP_MATMUL_GLU_RES_NORM || op == OP_MATMUL_GLU_RES_NORM_Q8;
-    bool norm = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_NORM_Q8 || res;   /* x is the f32 residual, normalized in the kernel */
+    bool norm = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_NORM_S8 || res;   /* x is the f32 residual, normalized in the kernel */
     DType xt = norm ? DT_F32 : at;
     u64 rb = dtype_bytes(wt, K);
     DevArena a;
@@ -306,7 +306,7 @@ static void fat_matmul_glu(FatK *k, u64 M, u64 K, f32 xs) {   /* xs: the input s
         }
         fat_up(vk, &to, o); fat_up(vk, &tp, pw);
     }
-    bool q8 = op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_RES_NORM_Q8;   /* the normalized row (f32, not rounded to A) as int8 blocks */
+    bool q8 = op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_RES_NORM_Q8 || op == OP_MATMUL_GLU_NORM_S8;   /* the normalized row (f32, not rounded to A) as int8 blocks */
     if (norm) { fat_norm_input(q8 ? DT_F32 : at, x, nwv, K, 1, 1e-6f); vk_upload(vk, &tn, nwv); }
     if (q8) fat_q8(x, K);
     f64 lim = ot == DT_F16 ? 65504.0 : 3.4028234663852886e38;
@@ -1096,9 +1096,10 @@ static void fat_fused_cases(FatK *k, bool short_rows) {
     /* the f16-pair glu lanes also where the int8 lanes would run; the int8 kernels also where
        unaccelerated (vk_kernel_check passed) */
     op_matmul_q8_off = op == OP_MATMUL_GLU_NORM || op == OP_MATMUL_GLU_RES_NORM;
+    op_matmul_s8_on = op == OP_MATMUL_GLU_NORM_S8;
     if (op == OP_MATMUL_GLU_NORM_Q8 || op == OP_MATMUL_GLU_RES_NORM_Q8 || op == OP_MATMUL_NORM_Q8) vk->caps.idot = true;
     switch (op) {
-    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
+    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8: case OP_MATMUL_GLU_NORM_S8:
         if (wide) { fat_matmul_glu(k, 40, 4096, 300); fat_matmul_glu(k, 19, 3584, 300); fat_matmul_glu(k, 5, 4096, 1e20f); break; }
         fat_matmul_glu(k, 37, 2304, 300); fat_matmul_glu(k, 300, 3072, 300); fat_matmul_glu(k, 5, 256, 1e20f);
         if (short_rows) fat_matmul_glu(k, 29, 1152, 300);   /* gemma-3-1b's rows (not of 256: a group lane's last unit is partial) */
@@ -1116,7 +1117,7 @@ static void fat_fused_cases(FatK *k, bool short_rows) {
         if (short_rows) fat_matmul_rope(k, 64, 64, true, 4, 1, true, 896);   /* qwen2.5-0.5b's rows */
         break;
     }
-    op_matmul_q8_off = false; vk->caps.idot = idot;
+    op_matmul_q8_off = op_matmul_s8_on = false; vk->caps.idot = idot;
 }
 
 /* ---- the kernel check: one line per variant --------------------------------------------- */
@@ -1182,7 +1183,7 @@ static void fat_kernel_one(Fat *f, i32 di) {
     case OP_ROPE_KV: case OP_ROPE_KV_NORM:
         fat_rope_kv(&k, 64, 64, false, 8, 2); fat_rope_kv(&k, 128, 128, true, 2, 2); fat_rope_kv(&k, 256, 256, true, 4, 1); break;
     case OP_MATMUL_GLU: fat_matmul_glu(&k, 37, 2304, 1); fat_matmul_glu(&k, 5, 9216, 1); if (short_rows) fat_matmul_glu(&k, 7, 1152, 1); break;
-    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8:
+    case OP_MATMUL_GLU_NORM: case OP_MATMUL_GLU_NORM_Q8: case OP_MATMUL_GLU_RES_NORM: case OP_MATMUL_GLU_RES_NORM_Q8: case OP_MATMUL_GLU_NORM_S8:
     case OP_MATMUL_NORM: case OP_MATMUL_NORM_Q8: case OP_MATMUL_ROPE: case OP_MATMUL_ROPE_NORM:
     case OP_MATMUL_GLU_NORM_W: case OP_MATMUL_GLU_NORM_Q8_W: case OP_MATMUL_GLU_RES_NORM_W: case OP_MATMUL_GLU_RES_NORM_Q8_W:
     case OP_MATMUL_NORM_W: case OP_MATMUL_NORM_Q8_W: case OP_MATMUL_ROPE_NORM_W:

@@ -92,6 +92,10 @@ enable f16;
 //! variant-i8glu matvec_glu_res_norm_q8_w_{t}_a16_y16 matvec_k_glu_res_norm_q {type} YMAX=65504 alias:A=f16 alias:O=f16 XV=8 alias:XVA=XV8
 //! variant-lanes matvec_norm_q8_w_{t}_a16_y32 matvec_k_norm_q {type} alias:A=f16 XV=8 alias:XVA=XV8
 //! variant-lanes matvec_norm_w_{t}_a16_y32 matvec_k_norm_h {type} AMAX=65504 alias:A=f16 XV=8 alias:XVA=XV8
+// The gate/up on int8 activations without integer dot products (matvec_k_glu_norm_s): the Q4_K layout's
+// types only (their WT, BLK, BB as config/dtypes.def's rows; edge fat checks both on every device).
+//! variant matvec_glu_norm_s8_q4_k_a32_y32 matvec_k_glu_norm_s WT=7 BLK=256 BB=144 HDR=0
+//! variant matvec_glu_norm_s8_q5_k_a32_y32 matvec_k_glu_norm_s WT=14 BLK=256 BB=176 HDR=0
 
 //! include common/mm_head.wgsl
 //! include common/clampn.wgsl
@@ -281,6 +285,14 @@ fn matvec_k_norm_h(v: Inv) {
 }
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_norm_q(v: Inv) { mv_norm_q(v.lid.x, v.wid.z, &gnw); glu_rows_q(v); }
+// the same on int8 activations in 32-bit multiplies (devices without integer dot products or f16: the
+// *_s section below); gate rows on the workgroup's first half, up rows on its second, as matvec_k_glu_norm
+@compute @workgroup_size(MVT)
+fn matvec_k_glu_norm_s(v: Inv) {
+    mv_norm_s(v.lid.x, v.wid.z, &gnw);
+    let r = mv_row(v.wid, v.nw, v.lid.x, true);
+    glu_half_store(v.lid.x, r, v.wid.z, mv_reduce(v.lid.x, dot_kn_s(r < p.rows, glu_wrow(v.lid.x, r), v.lid.x)));
+}
 // Gemma's gate/up with the attention residual in the prologue (mv_res_add) before the FFN norm
 @compute @workgroup_size(MVT)
 fn matvec_k_glu_res_norm_h(v: Inv) { mv_res_norm_h(v); glu_rows_h(v); }
@@ -1184,3 +1196,100 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
 }
 
 @group(0) @binding(3) var<storage, read> onw: array<vec4<f32>>;     // matvec_k_norm_q: the norm weight (k)
+
+// ---- the *_s entries: int8 activations on devices without integer dot products (and without f16, whose
+// activations are f32: the portable profile, boards without either). A 32-bit multiply takes two int8
+// products: with two quants in the halves of a word, w = w0 + w2 2^16 ((q >> s) & 0x000f000f), and two
+// activations the other way round, a = a2 + a0 2^16, w a = w0 a2 + (w0 a0 + w2 a2) 2^16 (mod 2^32), so the
+// high half holds the pair's dot product. Words started at 2^15 take 8 such products (Q5_K's 5-bit quants:
+// 4) with both halves in range (|a| <= 127: the low half's sum stays within 2^15 of the start, the high
+// half's below 2^15 in magnitude), and an arithmetic shift by 16 gives the integer sum: about 1.4
+// operations and 1 byte of activations per weight where the f32 lanes spend about 3 and 4. The row is
+// normalized and quantized per 32 as the *_q entries do (q = round(127 x / max|x|), the same int8
+// values and scales, fat's fat_q8 reference) and held as those pairs: xps[e], entry e = the pairs of the
+// values 8e .. 8e + 7, (a2, a0), (a3, a1), (a6, a4), (a7, a5). The lanes are q4k_lane_q's (lane c4 of a
+// super-block: sub-blocks 2 c4, 2 c4 + 1, 8 entries each); stored as they read them, lane c4's entries
+// were 128 bytes apart, every load an 8-way bank conflict (slower than the f32 lanes: docs/perf-log.md
+// #138), so sw_pos places entry w of lane c4 of unit u at 4 (w ^ u % 8) + c4 of the unit's 32.
+var<workgroup> xps: array<vec4<u32>, MVT * XV / 2u>;
+var<workgroup> xs4: array<i32, MVT * XV>;                          // the sum of each 4 q (for xq16)
+fn sw_pos(e: u32) -> u32 { let u = e / 32u; return 32u * u + 4u * ((e % 8u) ^ (u % 8u)) + (e % 32u) / 8u; }
+// The prologue: as mv_norm_q_regs (the block maxima meet in xsm), the q packed in pairs into xps
+fn mv_norm_s(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
+    var xv: XVA; var gv: XVA;
+    mv_norm_load(l, z, &xv, &gv, g);
+    let inv = mv_norm_inv(l, &xv);
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        xv[j] = xv[j] * inv * gv[j];
+        let a = abs(xv[j]);
+        if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum(xv[j]); }   // (NaN stays NaN)
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < XV; j = j + 1u) {
+        let i = l + MVT * j;
+        if (i < p.k / 4u) {
+            let b0 = i & ~7u;
+            var bm = 0.0;
+            var nan = 0.0;
+            for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
+            let q = vec4<i32>(round(clamp(xv[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0));
+            let pr = bitcast<vec2<u32>>(q.zw + q.xy * 65536i);          // a2 + a0 2^16 (an OR of a2's 16 bits would add a borrow)
+            let ps = sw_pos(i / 2u);
+            if (i % 2u == 0u) { xps[ps].x = pr.x; xps[ps].y = pr.y; } else { xps[ps].z = pr.x; xps[ps].w = pr.y; }
+            xs4[i] = q.x + q.y + q.z + q.w;
+            if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
+        }
+    }
+    workgroupBarrier();
+    for (var u = l; u < p.k / 16u; u = u + MVT) { xq16[u] = f32(xs4[4u * u] + xs4[4u * u + 1u] + xs4[4u * u + 2u] + xs4[4u * u + 3u]); }
+    workgroupBarrier();
+}
+// a word started at 2^15: the sum of its pairs' products, from the high half
+fn swar_hi(a: u32) -> i32 { return bitcast<i32>(a) >> 16u; }
+// lane c4 (0..3) of the Q4_K / Q5_K super-block at word ow, as q4k_lane_q; xb: the index of its first value / 4
+fn q4k_lane_s(ow: u32, c4: u32, xb: u32) -> f32 {
+    let hd = q4k_head(ow);
+    let dm = vec2<f32>(f16v(hd.dd & 0xffffu), f16v(hd.dd >> 16u));
+    let sl = 16u * (c4 & 1u);
+    let scw = select(hd.sc03, hd.sc47, c4 >= 2u);
+    let mnw = select(hd.mn03, hd.mn47, c4 >= 2u);
+    let ja = xb + 16u * c4;                       // sub-block 2 c4's first vec4; 2 c4 + 1 at ja + 8
+    let qs = (ow + q4k_qs()) / 4u;
+    let qv = array<vec4<u32>, 2>(wvec(qs + 2u * c4), wvec(qs + 1u + 2u * c4));
+    var hv = array<vec4<u32>, 2>(vec4<u32>(0u), vec4<u32>(0u));
+    if (WT == WT_Q5_K) { hv = array<vec4<u32>, 2>(wvec(ow / 4u + 1u), wvec(ow / 4u + 2u)); }   // qh[32]
+    let wpa = select(4u, 2u, WT == WT_Q5_K);      // words of 2 + 2 products per accumulator
+    var acc = array<u32, 8>(0x8000u, 0x8000u, 0x8000u, 0x8000u, 0x8000u, 0x8000u, 0x8000u, 0x8000u);
+    for (var t2 = 0u; t2 < 4u; t2 = t2 + 1u) {
+        let xa = xps[sw_pos(ja / 2u + t2)];
+        let xc = xps[sw_pos(ja / 2u + 4u + t2)];
+        for (var h = 0u; h < 2u; h = h + 1u) {
+            let t = 2u * t2 + h;
+            let q = qv[t / 4u][t % 4u];
+            var ql = q & 0x0f0f0f0fu; var qu = (q >> 4u) & 0x0f0f0f0fu;
+            if (WT == WT_Q5_K) { let qh = hv[t / 4u][t % 4u]; ql = ql | q5k_hb(qh, 2u * c4); qu = qu | q5k_hb(qh, 2u * c4 + 1u); }
+            let pa = select(xa.xy, xa.zw, h == 1u);
+            let pc = select(xc.xy, xc.zw, h == 1u);
+            let n = t / wpa;
+            acc[n] = acc[n] + (ql & 0x00ff00ffu) * pa.x + ((ql >> 8u) & 0x00ff00ffu) * pa.y;
+            acc[4u + n] = acc[4u + n] + (qu & 0x00ff00ffu) * pc.x + ((qu >> 8u) & 0x00ff00ffu) * pc.y;
+        }
+    }
+    let da = (swar_hi(acc[0]) + swar_hi(acc[1])) + (swar_hi(acc[2]) + swar_hi(acc[3]));
+    let db = (swar_hi(acc[4]) + swar_hi(acc[5])) + (swar_hi(acc[6]) + swar_hi(acc[7]));
+    let ba = ja / 8u;
+    return dm.x * (f32((scw >> sl) & 0xffu) * xqd[ba] * f32(da) + f32((scw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * f32(db))
+         - dm.y * (f32((mnw >> sl) & 0xffu) * xqd[ba] * (xq16[2u * ba] + xq16[2u * ba + 1u])
+                   + f32((mnw >> (sl + 8u)) & 0xffu) * xqd[ba + 1u] * (xq16[2u * ba + 2u] + xq16[2u * ba + 3u]));
+}
+// lane i's share of row `row` over the packed row (4 lanes per super-block)
+fn dot_kn_s(ok: bool, row: u32, l: u32) -> f32 {
+    var s = 0.0;
+    if (ok) {
+        let i = lane_of(l);
+        let nsb = p.k / 256u;
+        for (var b = i / 4u; b < n_units(); b = b + (1u << p.ll) / 4u) { s = s + q4k_lane_s((row * nsb + b) * q4k_words(), i % 4u, 64u * b); }
+    }
+    return s;
+}

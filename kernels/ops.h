@@ -128,6 +128,7 @@ void op_matmul_normed(Vk *vk, const Tensor *W, const Tensor *X, const Tensor *nw
      /* one token: Y (M) f32 = W . (rmsnorm(X) * nw), X the f32 residual row, on int8 activations
         (matvec_k_norm_q: the output norm and the LM head in one dispatch), where op_matmul_norm_q8_fits */
 extern bool op_matmul_q8_off;   /* tests: the f16-pair decode lanes even where the int8 lanes (*_q) would run */
+extern bool op_matmul_s8_on;    /* tests, fat: the gate/up on int8 in 32-bit multiplies (*_s) also where the device would not take it */
 extern u64 op_q8_products;      /* products recorded on the int8 lanes */
 extern bool op_matmul_q8t_off;  /* tests: the f32 prefill tiles even where matmul_q (int8 activations) would run */
 extern u64 op_q8t_products;     /* prefill products recorded on matmul_q */

@@ -463,6 +463,19 @@ static bool wq_q8(const Vk *vk, const Tensor *W, DType out) {
     return wq_q8_dev(vk) && dtype_info[W->dtype].i8 == DI_GLU && out == DT_F16;
 }
 
+bool op_matmul_s8_on;         /* tests, fat: the gate/up on int8 in 32-bit multiplies also where the device would not take it */
+/* Does the gate/up product with the FFN norm in its prologue run on int8 activations in 32-bit
+   multiplies (matvec_k_glu_norm_s, two int8 products per multiply)? With EDGE_IDOT=1 on a device
+   without f16 arithmetic (the portable profile: f32 activations, and the dot-product lanes take f16),
+   for the Q4_K layout's types. Not by default: it moves that path from the f32 class to the int8
+   class (docs/testing.md), which the devices with accelerated dot products take by default. Measured
+   on the H200 (portable, docs/perf-log.md #138): gate/up 25.1 -> 17.7 us per llama-3.2-1b layer, tg128
+   +12-14%. */
+static bool wq_s8(const Vk *vk, const Tensor *W, DType out) {
+    bool dev = op_matmul_s8_on || (edge_opt.idot && !vk->caps.f16_arith && !edge_opt.no_idot);
+    return dev && !op_matmul_q8_off && out == DT_F32 && (W->dtype == DT_Q4_K || W->dtype == DT_Q5_K);
+}
+
 bool op_matmul_norm_fits(const Tensor *W, const Tensor *X, DType act) {
     return dtype_klanes(W->dtype) && X->dtype == DT_F32 && X->ne[0] == W->ne[0] && X->nelem % W->ne[0] == 0 &&
            W->ne[0] <= (act == DT_F16 ? WQ_NORM_W_MAX : WQ_NORM_MAX);
@@ -574,10 +587,11 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
         need(R[2]->arena != X->arena || R[2]->block != X->block || R[2]->offset >= X->offset + X->nbytes || X->offset >= R[2]->offset + R[2]->nbytes, op, R[2],
              "x' must not overlap x (other workgroups still read x)");
     }
-    bool q8 = wq_q8(vk, GU, Y->dtype);
-    Op kop = wq_norm_op(R ? (q8 ? OP_MATMUL_GLU_RES_NORM_Q8 : OP_MATMUL_GLU_RES_NORM) : (q8 ? OP_MATMUL_GLU_NORM_Q8 : OP_MATMUL_GLU_NORM), K);
+    bool q8 = wq_q8(vk, GU, Y->dtype), s8 = !R && wq_s8(vk, GU, Y->dtype);
+    Op kop = wq_norm_op(R ? (q8 ? OP_MATMUL_GLU_RES_NORM_Q8 : OP_MATMUL_GLU_RES_NORM)
+                          : (q8 ? OP_MATMUL_GLU_NORM_Q8 : s8 ? OP_MATMUL_GLU_NORM_S8 : OP_MATMUL_GLU_NORM), K);
     VkPipe *p = op_pipe(vk, kop, PH_DECODE, GU->dtype, Y->dtype, Y->dtype);
-    op_q8_products += q8;
+    op_q8_products += q8 || s8;
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     u32 ll = wq_glu_norm_lanes(vk, GU->dtype, K, M, q8, R != 0);

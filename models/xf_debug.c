@@ -580,6 +580,7 @@ static void xf_paths_op(const XfDescOp *op, const Vk *vk) {
                                          "f16 cache, head_dim 64, 128 or 256)", kd->op == OP_ATTN_TILE_H64 ? "64" : "16", kd->op == OP_ATTN_TILE_H256 ? "16" : "32");
         if (kd->op == OP_MATMUL_GLU_NORM_Q8 || kd->op == OP_MATMUL_NORM_Q8 || kd->op == OP_MATMUL_GLU_RES_NORM_Q8 ||
             kd->op == OP_MATMUL_GLU_NORM_Q8_W || kd->op == OP_MATMUL_NORM_Q8_W || kd->op == OP_MATMUL_GLU_RES_NORM_Q8_W) out("; the normalized row as int8 on 4x8-bit integer dot products (device accelerates them)");
+        if (kd->op == OP_MATMUL_GLU_NORM_S8) out("; the normalized row as int8, two products per 32-bit multiply (EDGE_IDOT=1 on a device without f16)");
         if (k && k->cap_f16) out("; f16 arithmetic (device has shaderFloat16)");
         if (k && k->cap_s16) out("; 16-bit storage (device has it)");
         if (k && k->cap_sub_arith) out("; subgroup arithmetic (device has it)");

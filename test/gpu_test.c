@@ -338,6 +338,18 @@ TEST(gpu_fixture_greedy_int8) {
     CHECKF(op_q8_products > n, "no decode product ran on the int8 lanes");
 }
 
+/* The f32 path's gate/up on int8 activations in 32-bit multiplies (matvec_k_glu_norm_s: what EDGE_IDOT=1
+   runs on a device without f16, e.g. the portable profile), forced on any device: the int8 class. */
+static const GpuPath gpu_s8_path = { DT_F32, "f32 int8 mul", 0, TOL_GPU_I8_REL, GREEDY_MARGIN_I8, DT_COUNT };
+TEST(gpu_fixture_greedy_int8_mul) {
+    if (!gput_device_ok()) SKIP_UNLESS_REQUIRED("no Vulkan device");
+    u64 n = op_q8_products;
+    op_matmul_s8_on = true;
+    gput_greedy_path(&gpu_s8_path);
+    op_matmul_s8_on = false;
+    CHECKF(op_q8_products > n, "no decode product ran on the int8 multiply lanes");
+}
+
 /* The embedded model (stories260K) opened into a fresh arena, and a prompt of its vocabulary */
 static const i32 gput_prompt5[5] = { 1, 403, 407, 261, 378 };
 static bool gput_embedded(Arena *a, const char *name, Model *m) {
