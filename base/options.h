@@ -31,7 +31,7 @@ typedef struct OptInt { bool set; i64 v; } OptInt;
     X(STR,  device,            "EDGE_DEVICE")            /* physical device index (--device sets it) */     \
     X(STR,  profile,           "EDGE_PROFILE")           /* config/profiles.def name: restrict the caps */  \
     X(FLAG, no_idot,           "EDGE_NO_IDOT")           /* never the int8 dot-product lanes */             \
-    X(FLAG, idot,              "EDGE_IDOT")              /* int8 lanes also where not accelerated */        \
+    X(FLAG, idot,              "EDGE_IDOT")              /* int8 lanes also where not accelerated (no f16: wq_s8) */        \
     X(FLAG, no_coopmat,        "EDGE_NO_COOPMAT")        /* never cooperative matrices */                   \
     X(FLAG, no_attn_tile,      "EDGE_NO_ATTN_TILE")      /* attn_flash where attn_tile would run */         \
     X(INT,  max_binding,       "EDGE_MAX_BINDING")       /* bytes: cap on one storage binding */            \

@@ -31,6 +31,8 @@
 //   matvec_k*_q                  int8 activations where the device accelerates dot4I8Packed (caps.idot):
 //                                4 lanes per 256 elements; gate/up with its norm prologue (i8 GLU in
 //                                config/dtypes.def: all but Q6_K) and the output norm + LM head
+//   matvec_k_glu_norm_s          int8 activations in 32-bit multiplies (EDGE_IDOT=1, no f16): the Q4_K
+//                                layout's gate/up, 4 lanes per 256 elements (the *_s section)
 //   (matmul, matmul_q            prefill tiles: matmul_tile.wgsl)
 // Fused forms of the decode entries: _glu (gate and up rows back to back, act(gate) * up), _norm (the
 // RMSNorm of the f32 residual row in the prologue, k <= 3072; the _norm_w variants 4096), _rope (RoPE, biases and both KV-cache
@@ -194,8 +196,8 @@ fn dot_any(ok: bool, row: u32, l: u32, z: u32) -> f32 {
 
 // ---- the decode entries -----------------------------------------------------------------------
 // Each entry is its product's rows (mv_row, mv_out, rope_head), its prologue (the *_norm entries:
-// mv_norm_xn, mv_norm_h, mv_norm_q, mv_res_norm_*), one lane family's dot (f32 lanes: dot_any, dot_k,
-// dot_kn; f16-pair lanes: dot_k_h, dot_kn_h; int8 lanes: dot_kn_q), the reduction and its epilogue
+// mv_norm_xn, mv_norm_h, mv_norm_q, mv_norm_s, mv_res_norm_*), one lane family's dot (f32 lanes: dot_any, dot_k,
+// dot_kn; f16-pair lanes: dot_k_h, dot_kn_h; int8 lanes: dot_kn_q, in 32-bit multiplies: dot_kn_s), the reduction and its epilogue
 // (store, mv_out_store, glu_*_store, rope_epilogue). The families stay separate entries: a function
 // that uses f16 (or dot4I8Packed, or a workgroup array) makes every entry that reaches it need it.
 @compute @workgroup_size(MVT)
@@ -1208,7 +1210,7 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
 // normalized and quantized per 32 as the *_q entries do (q = round(127 x / max|x|), the same int8
 // values and scales, fat's fat_q8 reference) and held as those pairs: xps[e], entry e = the pairs of the
 // values 8e .. 8e + 7, (a2, a0), (a3, a1), (a6, a4), (a7, a5). The lanes are q4k_lane_q's (lane c4 of a
-// super-block: sub-blocks 2 c4, 2 c4 + 1, 8 entries each); stored as they read them, lane c4's entries
+// super-block: sub-blocks 2 c4, 2 c4 + 1, 4 entries each); stored as they read them, lane c4's entries
 // were 128 bytes apart, every load an 8-way bank conflict (slower than the f32 lanes: docs/perf-log.md
 // #138), so sw_pos places entry w of lane c4 of unit u at 4 (w ^ u % 8) + c4 of the unit's 32.
 var<workgroup> xps: array<vec4<u32>, MVT * XV / 2u>;

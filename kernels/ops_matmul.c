@@ -18,7 +18,9 @@
               BF16); for the types with decode lanes (K: Q4_K Q5_K Q6_K; B: Q8_0 Q4_0 Q4_1 Q5_0
               Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS) with f16 activations the f16-pair lanes (*_h); where the device
               accelerates int8 dot products (caps.idot) the int8 lanes (*_q) for the gate/up product
-              with its norm prologue (all of them but Q6_K: wq_q8) and the output norm + LM head. The
+              with its norm prologue (all of them but Q6_K: wq_q8) and the output norm + LM head; with
+              EDGE_IDOT=1 on a device without f16, the Q4_K / Q5_K gate/up on int8 in 32-bit multiplies
+              (*_s, wq_s8: the f32 lanes' rows and lanes, 4 of them per super-block). The
               q/k/v product keeps its f16 lanes (docs/perf-log.md #85). The fused entries (norm
               prologues, RoPE epilogue, glu) run on every type with decode lanes.
      prefill  matmul_* (64 x 64 tiles), or matmul_cm_* (cooperative matrices, 64 x 128 tiles; every
@@ -595,6 +597,7 @@ static void wq_glu_norm(Vk *vk, const Tensor *GU, const Tensor *X, const Tensor 
     need(p->k->wg[0] == WQ_MV_WG, op, GU, "the matvec kernel's workgroup size differs from WQ_MV_WG");
     Tensor v = wq_view(op, GU, 0, 2 * M, dtype_bytes(GU->dtype, K));
     u32 ll = wq_glu_norm_lanes(vk, GU->dtype, K, M, q8, R != 0);
+    need(!s8 || ll >= 2, op, GU, "the int8 multiply lanes take 4 lanes per super-block: at least 4 lanes per row");
     WqPush push = { .k = (u32)K, .rows = (u32)M, .m = (u32)M, .t = 1, .scale = 1.0f, .act = gelu ? 1u : 0u, .ll = ll, .eps = eps };
     const Tensor *ts[7] = { &v, X, Y, nw, R ? R[0] : 0, R ? R[1] : 0, R ? R[2] : 0 };
     u32 g = wq_glu_rows(GU->dtype, Y->dtype, push.ll);

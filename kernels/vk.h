@@ -28,7 +28,8 @@
    EDGE_NO_PIPELINE_CACHE=1 disables the pipeline cache ($XDG_CACHE_HOME/edge/pipelines-<vendor>-<device>-<uuid>.bin,
    ~/.cache/edge/... without XDG_CACHE_HOME); EDGE_VERBOSE=1 prints notes (e.g. an ignored cache file);
    EDGE_NO_IDOT=1 leaves integer dot products off (the int8 decode lanes), EDGE_IDOT=1 uses them where
-   the device has them but does not call them accelerated (lavapipe: tests); EDGE_NO_COOPMAT=1 likewise
+   the device has them but does not call them accelerated (lavapipe: tests), and on a device without f16
+   the gate/up's int8 lanes in 32-bit multiplies (ops_matmul.c wq_s8); EDGE_NO_COOPMAT=1 likewise
    for cooperative matrices;
    EDGE_PROFILE=NAME restricts the capabilities to a board's (config/profiles.def: mali-g610 mali-g720
    adreno-740 adreno-750 adreno-6xx-turnip v3d-7.1 portable). A profile is applied right after the caps
