@@ -1029,25 +1029,32 @@ fn mv_res_norm_q(v: Inv) {
     mv_res_norm_load(v, &xv, &gv);
     mv_norm_q_regs(v.lid.x, &xv, &gv);
 }
-fn mv_norm_q_regs(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
+// The int8 prologues' first half (mv_norm_q_regs, mv_norm_s): the normalized values into xv (not rounded
+// to A: quantized next) and each 4's largest |x| into xsm; ends on a barrier.
+fn mv_q_max(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
     let inv = mv_norm_inv(l, xv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
-        (*xv)[j] = (*xv)[j] * inv * (*gv)[j];                      // (not rounded to O: quantized next)
+        (*xv)[j] = (*xv)[j] * inv * (*gv)[j];
         let a = abs((*xv)[j]);
         if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum((*xv)[j]); }   // (0 x the values: NaN stays NaN)
     }
     workgroupBarrier();
+}
+// values 4i .. 4i + 3 (v) as int8 of their block of 32 (its 8 maxima in xsm); the block's first vec4 stores its scale
+fn mv_q_round(i: u32, v: vec4<f32>) -> vec4<i32> {
+    let b0 = i & ~7u;
+    var bm = 0.0;
+    var nan = 0.0;
+    for (var t = 0u; t < 8u; t = t + 1u) { let m = xsm[b0 + t]; bm = max(bm, m); nan = nan + 0.0 * m; }
+    if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
+    return vec4<i32>(round(clamp(v * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0));
+}
+fn mv_norm_q_regs(l: u32, xv: ptr<function, XVA>, gv: ptr<function, XVA>) {
+    mv_q_max(l, xv, gv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
-        if (i < p.k / 4u) {
-            let b0 = i & ~7u;
-            var bm = 0.0;
-            var nan = 0.0;
-            for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
-            xq[i / 4u][i % 4u] = pack4xI8(vec4<i32>(round(clamp((*xv)[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0)));
-            if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
-        }
+        if (i < p.k / 4u) { xq[i / 4u][i % 4u] = pack4xI8(mv_q_round(i, (*xv)[j])); }
     }
     workgroupBarrier();
     for (var u = l; u < p.k / 16u; u = u + MVT) {
@@ -1216,31 +1223,19 @@ fn dot_kn_q(ok: bool, row: u32, row2: u32, two: bool, l: u32) -> vec2<f32> {
 var<workgroup> xps: array<vec4<u32>, MVT * XV / 2u>;
 var<workgroup> xs4: array<i32, MVT * XV>;                          // the sum of each 4 q (for xq16)
 fn sw_pos(e: u32) -> u32 { let u = e / 32u; return 32u * u + 4u * ((e % 8u) ^ (u % 8u)) + (e % 32u) / 8u; }
-// The prologue: as mv_norm_q_regs (the block maxima meet in xsm), the q packed in pairs into xps
+// The prologue: mv_norm_q_regs' values and scales (mv_q_max, mv_q_round), the q packed in pairs into xps
 fn mv_norm_s(l: u32, z: u32, g: ptr<storage, array<vec4<f32>>, read>) {
     var xv: XVA; var gv: XVA;
     mv_norm_load(l, z, &xv, &gv, g);
-    let inv = mv_norm_inv(l, &xv);
-    for (var j = 0u; j < XV; j = j + 1u) {
-        let i = l + MVT * j;
-        xv[j] = xv[j] * inv * gv[j];
-        let a = abs(xv[j]);
-        if (i < p.k / 4u) { xsm[i] = max(max(a.x, a.y), max(a.z, a.w)) + 0.0 * hsum(xv[j]); }   // (NaN stays NaN)
-    }
-    workgroupBarrier();
+    mv_q_max(l, &xv, &gv);
     for (var j = 0u; j < XV; j = j + 1u) {
         let i = l + MVT * j;
         if (i < p.k / 4u) {
-            let b0 = i & ~7u;
-            var bm = 0.0;
-            var nan = 0.0;
-            for (var t = 0u; t < 8u; t = t + 1u) { let v = xsm[b0 + t]; bm = max(bm, v); nan = nan + 0.0 * v; }
-            let q = vec4<i32>(round(clamp(xv[j] * select(1.0 / bm, 0.0, bm == 0.0), vec4<f32>(-1.0), vec4<f32>(1.0)) * 127.0));
+            let q = mv_q_round(i, xv[j]);
             let pr = bitcast<vec2<u32>>(q.zw + q.xy * 65536i);          // a2 + a0 2^16 (an OR of a2's 16 bits would add a borrow)
             let ps = sw_pos(i / 2u);
             if (i % 2u == 0u) { xps[ps].x = pr.x; xps[ps].y = pr.y; } else { xps[ps].z = pr.x; xps[ps].w = pr.y; }
             xs4[i] = q.x + q.y + q.z + q.w;
-            if (i == b0) { xqd[i / 8u] = bm / 127.0 + nan; }
         }
     }
     workgroupBarrier();
